@@ -1,0 +1,82 @@
+// The KubeApi port: the few API calls the functions make, as plain objects and one error type.
+// Only shared/kube.ts implements it with @kubernetes/client-node; tests may hand in their own.
+
+import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
+
+export type { V1OwnerReference as OwnerReference } from "@kubernetes/client-node";
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  /** Absent for cluster-scoped kinds. */
+  namespace?: string;
+}
+
+export interface KubeApi {
+  /** GET one object. Throws KubeError (404 NotFound, and UnknownKind for kinds the server does not serve). */
+  read<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T>;
+  /** POST; throws KubeError 409 AlreadyExists, 403 Forbidden (e.g. terminating namespace). */
+  create<T extends KubeObject = KubeObject>(object: T): Promise<T>;
+  /** PUT with the object's resourceVersion as precondition; throws KubeError 409 Conflict when stale. */
+  replace<T extends KubeObject = KubeObject>(object: T): Promise<T>;
+}
+
+/** A failed API call, reduced to what callers branch on. status 0 means no HTTP answer at all. */
+export class KubeError extends Error {
+  override readonly name = "KubeError";
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function kubeErrorOf(err: unknown): KubeError | undefined {
+  return err instanceof KubeError ? err : undefined;
+}
+
+export function isNotFound(err: unknown): boolean {
+  const e = kubeErrorOf(err);
+  return e !== undefined && (e.status === 404 || e.reason === "UnknownKind");
+}
+
+export function isAlreadyExists(err: unknown): boolean {
+  const e = kubeErrorOf(err);
+  return e !== undefined && e.status === 409 && e.reason === "AlreadyExists";
+}
+
+export function isConflict(err: unknown): boolean {
+  const e = kubeErrorOf(err);
+  return e !== undefined && e.status === 409 && e.reason !== "AlreadyExists";
+}
+
+/** Worth retrying: no answer, throttled, or a server-side failure. */
+export function isTransient(err: unknown): boolean {
+  const e = kubeErrorOf(err);
+  if (e === undefined) return false;
+  return e.status === 0 || e.status === 429 || e.status >= 500;
+}
+
+export function refOf(object: KubeObject): ObjectRef {
+  const ref: ObjectRef = {
+    apiVersion: object.apiVersion ?? "",
+    kind: object.kind ?? "",
+    name: object.metadata?.name ?? "",
+  };
+  if (object.metadata?.namespace) ref.namespace = object.metadata.namespace;
+  return ref;
+}
+
+export function describeRef(ref: ObjectRef): string {
+  return `${ref.apiVersion}/${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ""}${ref.name}`;
+}
