@@ -1,7 +1,7 @@
 // The KubeApi port: the few API calls the functions make, as plain objects and one error type.
 // Only shared/kube.ts implements it with @kubernetes/client-node; tests may hand in their own.
 
-import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
+import type { V1ObjectMeta } from "@kubernetes/client-node";
 
 export type { V1OwnerReference as OwnerReference } from "@kubernetes/client-node";
 
