@@ -1,0 +1,105 @@
+// The simkube.io/v1 Simulation this function serves: its shape, pure readers, and a short-lived cache.
+
+import { LRUCache } from "lru-cache";
+import { SIMKUBE_API_VERSION, SIMULATION_KIND } from "./keys.js";
+import type { KubeApi, KubeObject } from "./kube-api.js";
+
+export interface LifecycleParams {
+  imagePullDelay?: number;
+  imagePullJitter?: number;
+  podStartupDelay?: number;
+  podStartupJitter?: number;
+}
+
+export interface SimulationSpec {
+  speed?: number;
+  rescheduleInterruptedBarePods?: boolean;
+  lifecycleParams?: LifecycleParams;
+  driver?: { namespace?: string; virtualNsPrefix?: string; tracePath?: string };
+}
+
+export type SimulationState =
+  | "Blocked"
+  | "Initializing"
+  | "Finished"
+  | "Failed"
+  | "Paused"
+  | "Retrying"
+  | "Running";
+
+export interface Simulation extends KubeObject {
+  spec?: SimulationSpec;
+  status?: { state?: SimulationState | string; startTime?: string; endTime?: string };
+}
+
+export const DEFAULT_VIRTUAL_NS_PREFIX = "virtual";
+
+/** spec.speed, 1 when unset; a non-positive or non-finite speed is a broken Simulation, not a default. */
+export function simulationSpeed(sim: Simulation): number {
+  const speed = sim.spec?.speed;
+  if (speed === undefined || speed === null) return 1;
+  if (typeof speed !== "number" || !Number.isFinite(speed) || speed <= 0) {
+    throw new Error(`Simulation ${sim.metadata?.name ?? ""} has an invalid spec.speed: ${String(speed)}`);
+  }
+  return speed;
+}
+
+export function virtualNsPrefix(sim: Simulation): string {
+  return sim.spec?.driver?.virtualNsPrefix || DEFAULT_VIRTUAL_NS_PREFIX;
+}
+
+export function wantsBarePodRescheduling(sim: Simulation): boolean {
+  return sim.spec?.rescheduleInterruptedBarePods === true;
+}
+
+/** Finished, failed or being deleted: nothing the simulation does from now on is an interruption. */
+export function isSimulationOver(sim: Simulation): boolean {
+  const state = sim.status?.state;
+  return state === "Finished" || state === "Failed" || Boolean(sim.metadata?.deletionTimestamp);
+}
+
+/** The lifecycleParams delay, as the `<n>ms` string KWOK's stages read; 0 when unset. */
+export function delayAnnotationValue(millis: number | undefined): string {
+  if (millis === undefined || millis === null) return "0ms";
+  if (!Number.isInteger(millis) || millis < 0)
+    throw new Error(`lifecycleParams delay must be a whole number of ms, got ${millis}`);
+  return `${millis}ms`;
+}
+
+export interface SimulationSource {
+  /** The Simulation, read at most once per TTL however many reviews ask at once. */
+  get(): Promise<Simulation>;
+  /** Forget the cached copy (the next get() reads the API). */
+  invalidate(): void;
+}
+
+export interface SimulationSourceOptions {
+  ttlMs?: number;
+  /** Milliseconds clock; injectable so tests need no sleeps. */
+  now?: () => number;
+}
+
+export function createSimulationSource(
+  kube: KubeApi,
+  simName: string,
+  options: SimulationSourceOptions = {},
+): SimulationSource {
+  const now = options.now ?? (() => performance.now());
+  const cache = new LRUCache<string, Simulation>({
+    max: 1,
+    ttl: options.ttlMs ?? 5_000,
+    perf: { now },
+    fetchMethod: async () =>
+      kube.read<Simulation>({ apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_KIND, name: simName }),
+  });
+  return {
+    async get() {
+      const sim = await cache.fetch(simName);
+      if (sim === undefined) throw new Error(`Simulation ${simName} could not be read`);
+      return sim;
+    },
+    invalidate() {
+      cache.clear();
+    },
+  };
+}
