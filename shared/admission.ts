@@ -131,3 +131,6 @@ export function decodePatch(response: AdmissionResponse): Operation[] {
   if (!response.patch) return [];
   return JSON.parse(Buffer.from(response.patch, "base64").toString("utf8")) as Operation[];
 }
+
+/** What every function is, whatever fronts it: the parsed JSON body in, the review to send back out. */
+export type ReviewHandler = (body: unknown) => Promise<AdmissionReview>;
