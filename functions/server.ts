@@ -70,12 +70,20 @@ function jsonErrors(log: Logger): ErrorRequestHandler {
   };
 }
 
-export function createApp(handle: ReviewHandler, log: Logger): Express {
+export interface AppOptions {
+  /** Counters the function keeps (decisions by reason, clones created); served at GET /stats with the RSS. */
+  stats?: () => Record<string, unknown>;
+}
+
+export function createApp(handle: ReviewHandler, log: Logger, options: AppOptions = {}): Express {
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
+  });
+  app.get("/stats", (_req, res) => {
+    res.json({ ...(options.stats?.() ?? {}), rssBytes: process.memoryUsage().rss });
   });
   app.post("/", jsonBody(MAX_BODY_BYTES), async (req, res, next) => {
     try {
