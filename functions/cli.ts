@@ -1,0 +1,91 @@
+// simkube-fn: the command line. The only reader of argv and process.env; everything else gets plain values.
+
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../shared/config.js";
+import { createKubeApi } from "../shared/kube.js";
+import { createLogger } from "../shared/log.js";
+import { hashPodText } from "./hash-pod.js";
+import { runLoadtestCommand } from "./loadtest/command.js";
+import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "./registry.js";
+
+const USAGE = `Usage:
+  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N]
+      Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
+      Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
+      SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG.
+  simkube-fn hash-pod <FILE|->
+      Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
+  simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
+      Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
+      throughput, p50/p95/p99 latency, errors, clones created and server RSS.
+  simkube-fn help
+`;
+
+class UsageError extends Error {}
+
+function readInput(file: string): string {
+  return readFileSync(file === "-" ? 0 : file, "utf8");
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { port: { type: "string" } }, allowPositionals: true });
+  const name = positionals[0];
+  if (!name || !isFunctionName(name) || positionals.length > 1) {
+    throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`);
+  }
+  const config = loadConfig(process.env, values.port !== undefined ? { port: values.port } : {});
+  const log = createLogger(config.logLevel).child({ function: name as FunctionName });
+  const kube = createKubeApi();
+  const running = await startFunction(name, config, kube, log);
+
+  // Knative sends SIGTERM after queue-proxy drained; finish what is in flight, then go.
+  const stop = () => {
+    log.info("shutting down");
+    running.server.close(() => process.exit(0));
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      await serve(rest);
+      return -1; // keep running
+    case "hash-pod": {
+      if (rest.length !== 1) throw new UsageError("hash-pod takes one argument: a file, or - for stdin");
+      process.stdout.write(`${hashPodText(readInput(rest[0] as string))}\n`);
+      return 0;
+    }
+    case "loadtest":
+      return runLoadtestCommand(rest);
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return 0;
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : "no command given");
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`simkube-fn: ${err.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else if (err instanceof ConfigError) {
+      process.stderr.write(`simkube-fn: ${err.message}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`simkube-fn: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,57 @@
+// The functions this project serves, and how each is started from configuration.
+
+import type { Server } from "node:http";
+import type { ReviewHandler } from "../shared/admission.js";
+import type { FunctionConfig } from "../shared/config.js";
+import type { KubeApi } from "../shared/kube-api.js";
+import type { Logger } from "../shared/log.js";
+import { buildMutateCreateDeps, createMutateCreateHandler } from "./mutate-create/handler.js";
+import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "./reschedule-delete/handler.js";
+import { createApp, listen } from "./server.js";
+
+export const FUNCTION_NAMES = ["mutate-create", "reschedule-delete"] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+export function isFunctionName(name: string): name is FunctionName {
+  return (FUNCTION_NAMES as readonly string[]).includes(name);
+}
+
+export interface BuiltFunction {
+  handle: ReviewHandler;
+  stats: () => Record<string, unknown>;
+}
+
+/** Everything a function needs (trace, caches, stores), built before it listens: a listening server is ready. */
+export async function buildFunction(
+  name: FunctionName,
+  config: FunctionConfig,
+  kube: KubeApi,
+  log: Logger,
+): Promise<BuiltFunction> {
+  if (name === "mutate-create") {
+    const deps = await buildMutateCreateDeps(config, kube, log);
+    return { handle: createMutateCreateHandler(deps), stats: () => deps.counters?.snapshot() ?? {} };
+  }
+  const deps = await buildRescheduleDeleteDeps(config, kube, log);
+  return { handle: createRescheduleDeleteHandler(deps), stats: () => deps.stats?.snapshot() ?? {} };
+}
+
+export interface RunningFunction {
+  server: Server;
+  port: number;
+}
+
+export async function startFunction(
+  name: FunctionName,
+  config: FunctionConfig,
+  kube: KubeApi,
+  log: Logger,
+  host?: string,
+): Promise<RunningFunction> {
+  const built = await buildFunction(name, config, kube, log);
+  const server = await listen(createApp(built.handle, log, { stats: built.stats }), config.port, host);
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  log.info({ port, simName: config.simName }, "listening");
+  return { server, port };
+}
