@@ -1,0 +1,540 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  buildSequenceConfigMap,
+  createClusterSequenceStore,
+  reserve,
+  SEQUENCE_CONFIGMAP_PREFIX,
+  sequenceConfigMapName,
+} from "../../shared/cluster-sequence-store.js";
+import { SIMULATION_LABEL_KEY } from "../../shared/keys.js";
+import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import {
+  createMemorySequenceStore,
+  type SequenceScope,
+  type SequenceStore,
+  SequenceStoreError,
+} from "../../shared/sequence-store.js";
+import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
+
+const NAMESPACE = "simkube-fn";
+const ROOT = {
+  apiVersion: "simkube.io/v1",
+  kind: "SimulationRoot",
+  name: "sk-test-sim-root",
+  uid: "6f9f4a52-1b1e-4c1a-9d3e-0c1d2e3f4a5b",
+};
+const SCOPE: SequenceScope = { simName: "test-sim", owner: ROOT };
+const HASHES = ["1234567890123456789", "42", "18446744073709551615", "7"];
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+function cmRef(scope: SequenceScope = SCOPE): ObjectRef {
+  return { apiVersion: "v1", kind: "ConfigMap", namespace: NAMESPACE, name: sequenceConfigMapName(scope) };
+}
+
+/** A deterministic PRNG (mulberry32) so interleavings and jitter vary but replay. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A store whose backoff yields a macrotask instead of sleeping, on a clock that only the sleeps move. */
+function clusterStore(
+  kube: MemoryKube,
+  extra: Partial<Parameters<typeof createClusterSequenceStore>[1]> = {},
+) {
+  let clock = 0;
+  const sleeps: number[] = [];
+  const store = createClusterSequenceStore(kube, {
+    namespace: NAMESPACE,
+    random: seeded(7),
+    now: () => clock,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      clock += ms;
+      await macrotask();
+    },
+    ...extra,
+  });
+  return { store, sleeps, advance: (ms: number) => (clock += ms) };
+}
+
+function assertExactRange(numbers: number[], label: string): void {
+  const sorted = [...numbers].sort((a, b) => a - b);
+  assert.deepEqual(
+    sorted,
+    sorted.map((_, i) => i),
+    `${label}: expected exactly 0..${numbers.length - 1}`,
+  );
+}
+
+describe("memory sequence store", () => {
+  test("counts per spec hash from 0, like SimKube's driver", async () => {
+    const store = createMemorySequenceStore();
+    const got = [];
+    for (const hash of ["1", "1", "2", "1", "2"]) got.push(await store.next(hash, SCOPE));
+    assert.deepEqual(got, [0, 1, 0, 2, 1]);
+  });
+
+  test("simulations and runs of one simulation count separately", async () => {
+    const store = createMemorySequenceStore();
+    assert.equal(await store.next("1", SCOPE), 0);
+    assert.equal(await store.next("1", SCOPE), 1);
+    assert.equal(await store.next("1", { simName: "other-sim" }), 0);
+    assert.equal(await store.next("1", { simName: "test-sim", owner: { ...ROOT, uid: "rerun" } }), 0);
+    assert.equal(await store.next("1", SCOPE), 2);
+  });
+
+  test("a hash that cannot be a ConfigMap key is refused", async () => {
+    const store = createMemorySequenceStore();
+    await assert.rejects(store.next("not/a/hash", SCOPE), SequenceStoreError);
+    await assert.rejects(store.next("", SCOPE), SequenceStoreError);
+  });
+});
+
+describe("sequenceConfigMapName", () => {
+  const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+  test("the sim name, then a short hash of the owner uid", () => {
+    const name = sequenceConfigMapName(SCOPE);
+    assert.match(name, /^sk-fn-seq-test-sim-[0-9a-f]{10}$/);
+    assert.equal(sequenceConfigMapName({ simName: "test-sim" }), "sk-fn-seq-test-sim");
+    assert.equal(sequenceConfigMapName({ ...SCOPE }), name, "deterministic");
+    assert.notEqual(sequenceConfigMapName({ simName: "test-sim", owner: { ...ROOT, uid: "x" } }), name);
+  });
+
+  const cases: Array<[string, string]> = [
+    ["upper case and underscores", "My_Sim"],
+    ["leading and trailing junk", "--sim--"],
+    ["nothing usable", "___"],
+    ["too long", "s".repeat(300)],
+    ["long with dots", `${"a.".repeat(130)}b`],
+  ];
+  for (const [label, simName] of cases) {
+    test(`valid and distinct: ${label}`, () => {
+      for (const scope of [{ simName }, { simName, owner: ROOT }]) {
+        const name = sequenceConfigMapName(scope);
+        assert.ok(name.length <= 253, `${name.length} chars`);
+        assert.match(name, DNS_SUBDOMAIN);
+        assert.ok(name.startsWith(SEQUENCE_CONFIGMAP_PREFIX));
+        assert.notEqual(name, sequenceConfigMapName({ simName: `${simName}x` }));
+      }
+    });
+  }
+
+  test("names that clean up alike stay apart", () => {
+    assert.notEqual(
+      sequenceConfigMapName({ simName: "My_Sim" }),
+      sequenceConfigMapName({ simName: "my-sim" }),
+    );
+  });
+});
+
+describe("reserve", () => {
+  test("consecutive numbers per hash in queue order, continuing from the stored counters", () => {
+    const { data, numbers } = reserve({ "1": "5", "9": "1" }, [
+      { hash: "1" },
+      { hash: "2" },
+      { hash: "1" },
+      { hash: "2" },
+    ]);
+    assert.deepEqual(numbers, [5, 0, 6, 1]);
+    assert.deepEqual(data, { "1": "7", "2": "2", "9": "1" });
+  });
+
+  test("a stored value that is not a count is an error, not a reset", () => {
+    for (const bad of ["-1", "1.5", "x", "", "99999999999999999999"]) {
+      assert.throws(() => reserve({ "1": bad }, [{ hash: "1" }]), SequenceStoreError, bad);
+    }
+  });
+});
+
+describe("cluster sequence store", () => {
+  test("first use creates the ConfigMap, owned by the SimulationRoot and labelled; later uses are one PUT", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    assert.equal(await store.next(HASHES[0] as string, SCOPE), 0);
+    assert.deepEqual(
+      kube.calls.map((c) => [c.verb, c.status]),
+      [
+        ["read", 404],
+        ["create", 201],
+      ],
+    );
+    const cm = kube.get<ConfigMap>(cmRef());
+    assert.ok(cm);
+    assert.deepEqual(cm.metadata?.ownerReferences, [ROOT]);
+    assert.equal(cm.metadata?.labels?.[SIMULATION_LABEL_KEY], "test-sim");
+    assert.deepEqual(cm.data, { [HASHES[0] as string]: "1" });
+
+    assert.equal(await store.next(HASHES[0] as string, SCOPE), 1);
+    assert.equal(await store.next(HASHES[1] as string, SCOPE), 0);
+    assert.deepEqual(
+      kube.calls.slice(2).map((c) => [c.verb, c.status]),
+      [
+        ["replace", 200],
+        ["replace", 200],
+      ],
+    );
+    assert.deepEqual(kube.get<ConfigMap>(cmRef())?.data, {
+      [HASHES[0] as string]: "2",
+      [HASHES[1] as string]: "1",
+    });
+  });
+
+  test("without an owner the object has no ownerReferences; a long sim name gets no label", () => {
+    const longName = "s".repeat(80);
+    const cm = buildSequenceConfigMap({ namespace: NAMESPACE, name: "n" }, { simName: longName }, {});
+    assert.equal(cm.metadata?.ownerReferences, undefined);
+    assert.equal(cm.metadata?.labels?.[SIMULATION_LABEL_KEY], undefined);
+  });
+
+  test("an existing ConfigMap (another replica, a previous process) is read and continued", async () => {
+    const kube = createMemoryKube();
+    kube.seed(buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, { "42": "17" }));
+    const { store } = clusterStore(kube);
+    assert.equal(await store.next("42", SCOPE), 17);
+    assert.deepEqual(
+      kube.calls.map((c) => c.verb),
+      ["read", "replace"],
+    );
+  });
+
+  test("create racing another replica's create: AlreadyExists, then read and PUT", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    // The other replica creates the object between our 404 and our POST.
+    kube.inject({ verb: "read", error: new KubeError(404, "NotFound", "not found") });
+    kube.seed(buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, { "42": "3" }));
+    assert.equal(await store.next("42", SCOPE), 3);
+    assert.deepEqual(
+      kube.calls.map((c) => [c.verb, c.status]),
+      [
+        ["read", 404],
+        ["create", 409],
+        ["read", 200],
+        ["replace", 200],
+      ],
+    );
+  });
+
+  test("a stale cached copy gets 409: re-read, back off with jitter, and continue from the other writer", async () => {
+    const kube = createMemoryKube();
+    const { store, sleeps } = clusterStore(kube);
+    const other = clusterStore(kube).store;
+    assert.equal(await store.next("42", SCOPE), 0);
+    assert.equal(await other.next("42", SCOPE), 1);
+    assert.equal(await other.next("42", SCOPE), 2);
+    const before = kube.calls.length;
+    assert.equal(await store.next("42", SCOPE), 3);
+    assert.deepEqual(
+      kube.calls.slice(before).map((c) => [c.verb, c.status]),
+      [
+        ["replace", 409],
+        ["read", 200],
+        ["replace", 200],
+      ],
+    );
+    assert.equal(sleeps.length, 1);
+    assert.ok(
+      (sleeps[0] as number) >= 0 && (sleeps[0] as number) < 5,
+      `first backoff step is under 5 ms: ${sleeps[0]}`,
+    );
+  });
+
+  test("concurrent calls in one instance share one write and get consecutive numbers", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    const first = await Promise.all(Array.from({ length: 10 }, () => store.next("42", SCOPE)));
+    assert.deepEqual(first, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(
+      kube.calls.map((c) => c.verb),
+      ["read", "create"],
+    );
+
+    const mixed = await Promise.all([
+      store.next("42", SCOPE),
+      store.next("7", SCOPE),
+      store.next("42", SCOPE),
+      store.next("7", SCOPE),
+    ]);
+    assert.deepEqual(mixed, [10, 0, 11, 1]);
+    assert.equal(kube.countCalls("replace"), 1);
+  });
+
+  test("calls arriving while a write is in flight join the next write", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    await store.next("42", SCOPE);
+    const writesBefore = kube.countCalls("replace");
+    const calls: Array<Promise<number>> = [];
+    for (let i = 0; i < 20; i++) {
+      calls.push(store.next("42", SCOPE));
+      await macrotask();
+    }
+    assertExactRange([0, ...(await Promise.all(calls))], "hash 42");
+    const writes = kube.countCalls("replace") - writesBefore;
+    assert.ok(writes < 20, `20 calls took ${writes} writes`);
+  });
+
+  test("four instances on one API, 1,000 calls over four hashes interleaved: exactly 0..n-1 per hash; restarted instances continue", async () => {
+    const jitter = seeded(2024);
+    // 0-3 macrotasks per pause, so reads and writes of different instances overlap in varying orders.
+    const kube = createMemoryKube({
+      pause: async () => {
+        for (let n = Math.floor(jitter() * 4); n > 0; n--) await macrotask();
+      },
+    });
+    const runRound = async (total: number, seed: number) => {
+      const stores: SequenceStore[] = [1, 2, 3, 4].map(
+        (i) => clusterStore(kube, { random: seeded(seed + i) }).store,
+      );
+      const pick = seeded(seed);
+      const byHash = new Map<string, Array<Promise<number>>>();
+      for (let i = 0; i < total; i++) {
+        const hash = HASHES[Math.floor(pick() * HASHES.length)] as string;
+        const store = stores[i % stores.length] as SequenceStore;
+        const list = byHash.get(hash) ?? [];
+        list.push(store.next(hash, SCOPE));
+        byHash.set(hash, list);
+        if (pick() < 0.3) await macrotask();
+      }
+      const out = new Map<string, number[]>();
+      for (const [hash, list] of byHash) out.set(hash, await Promise.all(list));
+      return out;
+    };
+
+    const first = await runRound(1000, 1);
+    for (const [hash, numbers] of first) assertExactRange(numbers, `hash ${hash}`);
+    assert.equal(
+      [...first.values()].reduce((n, l) => n + l.length, 0),
+      1000,
+    );
+    const conflicts = kube.calls.filter((c) => c.verb === "replace" && c.status === 409).length;
+    assert.ok(conflicts > 0, "the instances really contended");
+
+    // Restart: brand-new instances (empty caches) continue where counting stopped.
+    const second = await runRound(200, 99);
+    for (const [hash, numbers] of second) {
+      const before = first.get(hash)?.length ?? 0;
+      assertExactRange(
+        [...Array.from({ length: before }, (_, i) => i), ...numbers],
+        `hash ${hash} after restart`,
+      );
+    }
+    const data = kube.get<ConfigMap>(cmRef())?.data ?? {};
+    for (const hash of HASHES) {
+      const total = (first.get(hash)?.length ?? 0) + (second.get(hash)?.length ?? 0);
+      assert.equal(data[hash], total === 0 ? undefined : String(total), `stored counter of ${hash}`);
+    }
+  });
+
+  test("transient errors are retried after a re-read", async () => {
+    const kube = createMemoryKube();
+    const { store, sleeps } = clusterStore(kube);
+    await store.next("42", SCOPE);
+    kube.inject({
+      verb: "replace",
+      times: 2,
+      error: new KubeError(503, "ServiceUnavailable", "etcd leader changed"),
+    });
+    kube.inject({ verb: "read", error: new KubeError(429, "TooManyRequests", "slow down") });
+    assert.equal(await store.next("42", SCOPE), 1);
+    assert.deepEqual(
+      kube.calls.slice(2).map((c) => [c.verb, c.status]),
+      [
+        ["replace", 503],
+        ["read", 429],
+        ["read", 200],
+        ["replace", 503],
+        ["read", 200],
+        ["replace", 200],
+      ],
+    );
+    assert.equal(sleeps.length, 3);
+  });
+
+  test("a write whose outcome is unknown is never trusted: it may leave a gap, never a duplicate", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    assert.equal(await store.next("42", SCOPE), 0);
+    // The PUT reserving 1 lands, but the connection drops before the answer.
+    kube.inject({
+      verb: "replace",
+      afterApply: true,
+      error: new KubeError(0, "ECONNRESET", "socket hang up"),
+    });
+    assert.equal(await store.next("42", SCOPE), 2);
+    assert.equal(await store.next("42", SCOPE), 3);
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "4");
+  });
+
+  test("a create whose outcome is unknown: the object is read back, not created twice", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    kube.inject({
+      verb: "create",
+      afterApply: true,
+      error: new KubeError(504, "Timeout", "request timed out"),
+    });
+    assert.equal(await store.next("42", SCOPE), 1);
+    assert.deepEqual(
+      kube.calls.map((c) => [c.verb, c.status]),
+      [
+        ["read", 404],
+        ["create", 504],
+        ["read", 200],
+        ["replace", 200],
+      ],
+    );
+  });
+
+  test("the deadline bounds the retries: a clear SequenceStoreError, no number handed out", async () => {
+    const kube = createMemoryKube();
+    const { store, sleeps } = clusterStore(kube, { deadlineMs: 1000, maxAttempts: 1000, backoffMaxMs: 200 });
+    await store.next("42", SCOPE);
+    kube.inject({
+      verb: "replace",
+      times: Number.POSITIVE_INFINITY,
+      error: new KubeError(409, "Conflict", "modified"),
+    });
+    const err = await store.next("42", SCOPE).then(
+      () => assert.fail("expected a SequenceStoreError"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof SequenceStoreError);
+    assert.match(err.message, /spec hash 42 of simulation test-sim/);
+    assert.match(
+      err.message,
+      /ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]+ could not be updated within 1000 ms/,
+    );
+    assert.match(err.message, /last error: 409 Conflict/);
+    assert.ok(
+      sleeps.every((ms) => ms <= 200),
+      "each backoff step is capped",
+    );
+    assert.ok(sleeps.reduce((a, b) => a + b, 0) <= 1000, "the backoff never sleeps past the deadline");
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "1", "nothing was reserved");
+  });
+
+  test("the attempt bound gives up with the same kind of error", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube, { maxAttempts: 3 });
+    await store.next("42", SCOPE);
+    kube.inject({
+      verb: "replace",
+      times: Number.POSITIVE_INFINITY,
+      error: new KubeError(409, "Conflict", "modified"),
+    });
+    await assert.rejects(store.next("42", SCOPE), (err: unknown) => {
+      assert.ok(err instanceof SequenceStoreError);
+      assert.match(err.message, /could not be updated in 3 attempts; last error: 409 Conflict/);
+      return true;
+    });
+    assert.equal(kube.countCalls("replace"), 3, "three PUTs after the create");
+  });
+
+  test("403 is not retried and says which permission is missing", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    kube.inject({
+      verb: "read",
+      error: new KubeError(
+        403,
+        "Forbidden",
+        'configmaps "x" is forbidden: User "system:serviceaccount:simkube-fn:default" cannot get resource "configmaps"',
+      ),
+    });
+    await assert.rejects(store.next("42", SCOPE), (err: unknown) => {
+      assert.ok(err instanceof SequenceStoreError);
+      assert.match(
+        err.message,
+        /could not read ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]+: 403 Forbidden/,
+      );
+      assert.match(err.message, /needs get, create and update on configmaps in namespace simkube-fn/);
+      return true;
+    });
+    assert.equal(kube.calls.length, 1);
+    // The store is not stuck: the next call works once the permission is there.
+    assert.equal(await store.next("42", SCOPE), 0);
+  });
+
+  test("other refusals (422) fail the batch with the API server's words", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    await store.next("42", SCOPE);
+    kube.inject({ verb: "replace", error: new KubeError(422, "Invalid", "ConfigMap is invalid: Too long") });
+    await assert.rejects(
+      store.next("42", SCOPE),
+      /could not update ConfigMap .*: 422 Invalid: ConfigMap is invalid: Too long/,
+    );
+    assert.equal(await store.next("42", SCOPE), 1, "the failed write handed out nothing");
+  });
+
+  test("a corrupt stored counter is refused, not reset", async () => {
+    const kube = createMemoryKube();
+    kube.seed(
+      buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, { "42": "lots" }),
+    );
+    const { store } = clusterStore(kube);
+    await assert.rejects(store.next("42", SCOPE), /stored counter for spec hash 42 is not a number: "lots"/);
+    assert.equal(kube.countCalls("replace"), 0);
+  });
+
+  test("the object deleted under a running store is created again", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    assert.equal(await store.next("42", SCOPE), 0);
+    kube.remove(cmRef());
+    assert.equal(await store.next("42", SCOPE), 0);
+    assert.deepEqual(
+      kube.calls.slice(2).map((c) => [c.verb, c.status]),
+      [
+        ["replace", 404],
+        ["read", 404],
+        ["create", 201],
+      ],
+    );
+  });
+
+  test("each run of a simulation has its own object", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    const rerun: SequenceScope = { simName: "test-sim", owner: { ...ROOT, uid: "a-new-run" } };
+    assert.equal(await store.next("42", SCOPE), 0);
+    assert.equal(await store.next("42", SCOPE), 1);
+    assert.equal(await store.next("42", rerun), 0);
+    assert.equal(await store.next("42", { simName: "other" }), 0);
+    assert.notEqual(sequenceConfigMapName(rerun), sequenceConfigMapName(SCOPE));
+    assert.deepEqual(kube.get<ConfigMap>(cmRef(rerun))?.metadata?.ownerReferences, [rerun.owner]);
+  });
+
+  test("an API call that never answers fails its callers at the deadline and does not stall later ones", async () => {
+    const kube = createMemoryKube();
+    // Real timers here: the deadline is what is under test. Only outcomes are asserted.
+    const store = createClusterSequenceStore(kube, { namespace: NAMESPACE, deadlineMs: 50 });
+    assert.equal(await store.next("42", SCOPE), 0);
+    kube.inject({ verb: "replace", hang: true, error: new KubeError(0, "Hang", "never") });
+    await assert.rejects(store.next("42", SCOPE), /could not be updated within 50 ms/);
+    const after = await store.next("42", SCOPE);
+    assert.equal(after, 1, "the abandoned PUT never landed, so 1 is still free");
+  });
+
+  test("an invalid hash is refused before any API call", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    await assert.rejects(store.next("a b", SCOPE), SequenceStoreError);
+    assert.equal(kube.calls.length, 0);
+  });
+});
