@@ -11,15 +11,21 @@ import {
   rejectReview,
   withPatch,
 } from "../../shared/admission.js";
+import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import type { FunctionConfig } from "../../shared/config.js";
+import { type Counters, createCounters } from "../../shared/counters.js";
 import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
-import { createOwnerResolver, type OwnerResolver, simulationRootOf, workloadOwners } from "../../shared/owners.js";
+import {
+  createOwnerResolver,
+  type OwnerResolver,
+  simulationRootOf,
+  workloadOwners,
+} from "../../shared/owners.js";
 import { podSpecHash } from "../../shared/pod-hash.js";
 import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource, type SimulationSource, simulationSpeed } from "../../shared/simulation.js";
 import { loadTrace, type Trace } from "../../shared/trace.js";
-import { createCounters, type Counters } from "../../shared/counters.js";
 import { findCompletionTime } from "./lifecycle-plan.js";
 import {
   lifecycleCandidates,
@@ -94,7 +100,10 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
 
     const forbidLabels = labelsForbidden(request);
     if (forbidLabels && completionTime !== undefined) {
-      log.warn({ user: request.userInfo?.username }, "node status update cannot carry labels; lifecycle deferred");
+      log.warn(
+        { user: request.userInfo?.username },
+        "node status update cannot carry labels; lifecycle deferred",
+      );
     }
     const ops = mutationPatch({
       operation,
@@ -184,7 +193,10 @@ export async function buildMutateCreateDeps(
     log,
     owners: createOwnerResolver(kube, log),
     simulation: createSimulationSource(kube, config.simName),
-    sequences: config.sequenceStore === "memory" ? createMemorySequenceStore() : createMemorySequenceStore(),
+    sequences:
+      config.sequenceStore === "memory"
+        ? createMemorySequenceStore()
+        : createClusterSequenceStore(kube, { namespace: config.storeNamespace }),
     counters: createCounters(),
   };
   if (trace) deps.trace = trace;

@@ -3,8 +3,8 @@
 // records its hash, sequence and KWOK delays; CREATE or UPDATE of a Running pod gives it the completion
 // time its counterpart had in production.
 
-import { compare, type Operation } from "fast-json-patch";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { Operation } from "fast-json-patch";
+import fastJsonPatch from "fast-json-patch";
 import {
   KWOK_STAGE_COMPLETE_KEY,
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
@@ -21,6 +21,7 @@ import {
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../shared/keys.js";
+import type { KubeObject } from "../../shared/kube-api.js";
 import type { OwnerReference } from "../../shared/owners.js";
 import { delayAnnotationValue, type LifecycleParams } from "../../shared/simulation.js";
 
@@ -75,7 +76,10 @@ export interface LifecycleCandidate {
  * SimKube's order: the chain's workload owners, then the pod itself under its original owner's name
  * (clones carry it) or its own. Empty when the pod has no original namespace (it did not come from the trace).
  */
-export function lifecycleCandidates(pod: Pod, workloadOwners: readonly OwnerReference[]): LifecycleCandidate[] {
+export function lifecycleCandidates(
+  pod: Pod,
+  workloadOwners: readonly OwnerReference[],
+): LifecycleCandidate[] {
   const annotations = pod.metadata?.annotations ?? {};
   const originalNs = annotations[ORIG_NAMESPACE_ANNOTATION_KEY];
   if (originalNs === undefined) return [];
@@ -150,5 +154,5 @@ export function planMutation(input: MutationInput): Pod {
 
 /** The JSONPatch that turns the pod into its mutation. */
 export function mutationPatch(input: MutationInput): Operation[] {
-  return compare(input.pod, planMutation(input));
+  return fastJsonPatch.compare(input.pod, planMutation(input));
 }
