@@ -27,6 +27,7 @@ import {
   kubeErrorOf,
   type ObjectRef,
 } from "./kube-api.js";
+import { backoffDelay } from "./retry.js";
 import {
   checkSequenceHash,
   type SequenceOwner,
@@ -231,13 +232,13 @@ export function createClusterSequenceStore(
           lastError = result.error;
           if (!result.backoff) continue;
           failures += 1;
-          const step = Math.min(backoffMaxMs, backoffBaseMs * 2 ** (failures - 1));
+          // Full jitter, capped, and never past the oldest caller's deadline.
+          const step = backoffDelay(failures, backoffBaseMs, backoffMaxMs, random());
           const firstDeadline = counter.queue.reduce(
             (t, p) => Math.min(t, p.deadline),
             Number.POSITIVE_INFINITY,
           );
-          const untilFirstDeadline = firstDeadline - now();
-          const delay = Math.min(random() * step, untilFirstDeadline);
+          const delay = Math.min(step, firstDeadline - now());
           if (delay > 0) await sleep(delay);
           continue;
         }
