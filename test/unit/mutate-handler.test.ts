@@ -1,0 +1,272 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import fastJsonPatch from "fast-json-patch";
+import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
+import type { Pod } from "../../functions/mutate-create/plan.js";
+import type { AdmissionReview } from "../../shared/admission.js";
+import { decodePatch } from "../../shared/admission.js";
+import { createCounters } from "../../shared/counters.js";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import { createLogger } from "../../shared/log.js";
+import { createOwnerResolver } from "../../shared/owners.js";
+import { podSpecHash } from "../../shared/pod-hash.js";
+import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
+import { createSimulationSource } from "../../shared/simulation.js";
+import {
+  buildCreateReview,
+  buildDeleteReview,
+  buildPod,
+  buildReplicaSet,
+  buildSimulation,
+  buildSimulationRoot,
+  replicaSetOwnerRef,
+  rootOwnerRef,
+  TEST_NAMESPACE,
+  TEST_SIM_NAME,
+} from "../support/builders.js";
+import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
+
+const NOW = new Date("2026-12-02T12:00:00.000Z");
+
+/** A KubeApi over a fixed set of objects, keyed by kind and name (scope is the real adapter's business). */
+function objectsKube(
+  objects: KubeObject[],
+  failures: Map<string, KubeError> = new Map(),
+): KubeApi & { reads: string[] } {
+  const byKey = new Map(objects.map((o) => [`${o.kind}/${o.metadata?.name}`, o]));
+  const reads: string[] = [];
+  return {
+    reads,
+    async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
+      const key = `${ref.kind}/${ref.name}`;
+      reads.push(key);
+      const failure = failures.get(key);
+      if (failure) throw failure;
+      const found = byKey.get(key);
+      if (!found) throw new KubeError(404, "NotFound", `${ref.kind} "${ref.name}" not found`);
+      return structuredClone(found) as T;
+    },
+    async create<T extends KubeObject>(o: T): Promise<T> {
+      return o;
+    },
+    async replace<T extends KubeObject>(o: T): Promise<T> {
+      return o;
+    },
+  };
+}
+
+function silentLog() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { log: createLogger("debug", sink), lines };
+}
+
+function setup(
+  options: { objects?: KubeObject[]; failures?: Map<string, KubeError>; sequences?: SequenceStore } = {},
+) {
+  const kube = objectsKube(
+    options.objects ?? [buildSimulation({ speed: 2 }), buildSimulationRoot(), buildReplicaSet()],
+    options.failures,
+  );
+  const { log, lines } = silentLog();
+  const deps: MutateCreateDeps = {
+    simName: TEST_SIM_NAME,
+    log,
+    owners: createOwnerResolver(kube, log),
+    simulation: createSimulationSource(kube, TEST_SIM_NAME),
+    sequences: options.sequences ?? createMemorySequenceStore(),
+    trace: buildTrace(
+      ownersTraceSpec([
+        { gvk: "v1.Pod", nsName: "testing/bare-pod", lifecycles: [finished(100, 130)] },
+        {
+          gvk: "apps/v1.ReplicaSet",
+          nsName: "testing/the-replicaset",
+          lifecycles: [finished(0, 10), finished(0, 60)],
+        },
+      ]),
+    ),
+    now: () => NOW,
+    counters: createCounters(),
+  };
+  return { handle: createMutateCreateHandler(deps), kube, lines, deps };
+}
+
+function patched(review: AdmissionReview, pod: Pod): Pod {
+  assert.equal(review.response?.allowed, true, review.response?.status?.message);
+  return fastJsonPatch.applyPatch(
+    structuredClone(pod),
+    decodePatch(review.response ?? { uid: "", allowed: true }),
+  ).newDocument as Pod;
+}
+
+describe("mutate-create handler", () => {
+  it("lets pods outside any simulation through untouched, without an API call", async () => {
+    const { handle, kube } = setup();
+    const pod = buildPod({ ownerReferences: [] });
+    const review = await handle(buildCreateReview({ pod, uid: "u-1" }));
+    assert.deepEqual(review.response, { uid: "u-1", allowed: true });
+    assert.equal(kube.reads.length, 0);
+  });
+
+  it("lets pods of another simulation through untouched", async () => {
+    const { handle } = setup({
+      objects: [buildSimulation(), buildSimulationRoot({ simName: "other-sim" })],
+    });
+    const review = await handle(buildCreateReview({ pod: buildPod() }));
+    assert.equal(review.response?.allowed, true);
+    assert.equal(review.response?.patch, undefined);
+  });
+
+  it("mutates a bare simulation pod and counts its hash's sequence from 0", async () => {
+    const { handle } = setup();
+    const pod = buildPod({ name: "bare-pod", phase: "Pending" });
+    const hash = podSpecHash(pod);
+    const first = patched(await handle(buildCreateReview({ pod })), pod);
+    const second = patched(
+      await handle(buildCreateReview({ pod: { ...pod, metadata: { ...pod.metadata, name: "b2" } } })),
+      pod,
+    );
+    assert.equal(first.metadata?.annotations?.["static.simkube.io/pod-spec-stable-hash"], hash);
+    assert.equal(first.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "0");
+    assert.equal(second.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "1");
+    assert.equal(first.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.equal((first.spec?.nodeSelector as Record<string, string>).type, "virtual");
+  });
+
+  it("resolves owners through a ReplicaSet and uses the request's namespace for generateName pods", async () => {
+    const { handle, kube } = setup();
+    const pod = buildPod({ ownerReferences: [replicaSetOwnerRef()], phase: "Pending", generateName: "rs-" });
+    delete pod.metadata?.name;
+    delete pod.metadata?.namespace;
+    const review = buildCreateReview({ pod, name: "" });
+    (review.request as { namespace: string }).namespace = TEST_NAMESPACE;
+    const out = patched(await handle(review), pod);
+    assert.equal(out.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.ok(kube.reads.includes("ReplicaSet/the-replicaset"));
+    assert.ok(kube.reads.includes("SimulationRoot/sk-test-driver-12345-root"));
+  });
+
+  it("gives a Running bare pod the completion time of its trace lifecycle, scaled by speed", async () => {
+    const { handle } = setup();
+    const pod = buildPod({
+      name: "bare-pod",
+      annotations: {
+        "static.simkube.io/original-namespace": "testing",
+        "static.simkube.io/pod-spec-stable-hash": "5",
+        "static.simkube.io/pod-sequence-number": "0",
+      },
+    });
+    const out = patched(await handle(buildCreateReview({ pod, operation: "UPDATE" })), pod);
+    assert.equal(out.metadata?.labels?.["simkube.io/kwok-stage-complete"], "true");
+    // 30 s in production at speed 2 is 15 s from now.
+    assert.equal(
+      out.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"],
+      "2026-12-02T12:00:15+00:00",
+    );
+  });
+
+  it("picks the ReplicaSet's lifecycle by sequence number, modulo the list", async () => {
+    const { handle } = setup();
+    const pod = buildPod({
+      ownerReferences: [replicaSetOwnerRef()],
+      annotations: {
+        "static.simkube.io/original-namespace": "testing",
+        "static.simkube.io/pod-spec-stable-hash": "77",
+        "static.simkube.io/pod-sequence-number": "3",
+      },
+    });
+    const out = patched(await handle(buildCreateReview({ pod, operation: "UPDATE" })), pod);
+    // seq 3 % 2 = 1: the 60 s lifecycle, at speed 2.
+    assert.equal(
+      out.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"],
+      "2026-12-02T12:00:30+00:00",
+    );
+  });
+
+  it("denies a simulation pod when the API fails, saying why", async () => {
+    const failures = new Map([
+      ["SimulationRoot/sk-test-driver-12345-root", new KubeError(503, "ServiceUnavailable", "etcd down")],
+    ]);
+    const { handle } = setup({ failures });
+    const review = await handle(buildCreateReview({ pod: buildPod(), uid: "u-9" }));
+    assert.equal(review.response?.uid, "u-9");
+    assert.equal(review.response?.allowed, false);
+    assert.match(
+      review.response?.status?.message ?? "",
+      /could not mutate pod test-namespace\/the-pod: etcd down/,
+    );
+    assert.equal(review.response?.status?.code, 403);
+  });
+
+  it("denies when the sequence store cannot answer", async () => {
+    const sequences: SequenceStore = {
+      next: async () => {
+        throw new Error("sequence store busy past its deadline");
+      },
+    };
+    const { handle } = setup({ sequences });
+    const review = await handle(buildCreateReview({ pod: buildPod() }));
+    assert.equal(review.response?.allowed, false);
+    assert.match(review.response?.status?.message ?? "", /sequence store busy/);
+  });
+
+  it("denies a CREATE without a spec and one with a corrupt hash annotation", async () => {
+    const { handle } = setup();
+    const noSpec = buildPod();
+    delete noSpec.spec;
+    assert.match(
+      (await handle(buildCreateReview({ pod: noSpec }))).response?.status?.message ?? "",
+      /no spec/,
+    );
+    const badHash = buildPod({ annotations: { "static.simkube.io/pod-spec-stable-hash": "x1" } });
+    const review = await handle(buildCreateReview({ pod: badHash }));
+    assert.equal(review.response?.allowed, false);
+    assert.match(review.response?.status?.message ?? "", /not a 64-bit unsigned integer/);
+  });
+
+  it("allows terminating pods and DELETEs without a patch", async () => {
+    const { handle } = setup();
+    const terminating = buildPod({ deletionTimestamp: "2026-12-02T11:00:00Z" });
+    assert.deepEqual((await handle(buildCreateReview({ pod: terminating, uid: "t" }))).response, {
+      uid: "t",
+      allowed: true,
+    });
+    assert.deepEqual((await handle(buildDeleteReview({ pod: buildPod(), uid: "d" }))).response, {
+      uid: "d",
+      allowed: true,
+    });
+  });
+
+  it("answers malformed reviews with allowed false and a message, never a throw", async () => {
+    const { handle } = setup();
+    for (const body of [null, 42, "x", {}, { request: {} }, { request: { uid: "u", operation: "PATCH" } }]) {
+      const review = await handle(body);
+      assert.equal(review.kind, "AdmissionReview");
+      assert.equal(review.response?.allowed, false);
+      assert.ok((review.response?.status?.message ?? "").length > 0);
+    }
+    const noObject = await handle({ request: { uid: "u-2", operation: "CREATE" } });
+    assert.equal(noObject.response?.uid, "u-2");
+    assert.equal(noObject.response?.allowed, false);
+    assert.match(noObject.response?.status?.message ?? "", /no object/);
+  });
+
+  it("counts its decisions", async () => {
+    const { handle, deps } = setup();
+    await handle(buildCreateReview({ pod: buildPod({ ownerReferences: [] }) }));
+    await handle(buildCreateReview({ pod: buildPod({ ownerReferences: [rootOwnerRef()] }) }));
+    await handle({});
+    assert.deepEqual(deps.counters?.snapshot(), {
+      "mutate:create": 1,
+      "reject:malformed": 1,
+      reviews: 3,
+      "skip:not-in-simulation": 1,
+    });
+  });
+});
