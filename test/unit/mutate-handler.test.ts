@@ -136,7 +136,7 @@ describe("mutate-create handler", () => {
     assert.equal(first.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "0");
     assert.equal(second.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "1");
     assert.equal(first.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
-    assert.equal((first.spec?.nodeSelector as Record<string, string>).type, "virtual");
+    assert.deepEqual(first.spec?.nodeSelector, { type: "virtual" });
   });
 
   it("resolves owners through a ReplicaSet and uses the request's namespace for generateName pods", async () => {
