@@ -196,7 +196,9 @@ export function createClusterSequenceStore(
     const e = kubeErrorOf(err);
     let message = `could not ${verb} ${where(counter)}: ${describeError(err)}`;
     if (e?.status === 403 || e?.status === 401) {
-      message += `; the function's service account needs get, create and update on configmaps in namespace ${counter.ref.namespace}`;
+      // OwnerReferencesPermissionEnforcement (OpenShift, some hardened clusters) also wants delete to set an owner.
+      const verbs = /ownerRef/i.test(e.message) ? "get, create, update and delete" : "get, create and update";
+      message += `; the function's service account needs ${verbs} on configmaps in namespace ${counter.ref.namespace}`;
     }
     return new SequenceStoreError(message, { cause: err });
   }

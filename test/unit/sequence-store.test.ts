@@ -466,6 +466,19 @@ describe("cluster sequence store", () => {
     assert.equal(await store.next("42", SCOPE), 0);
   });
 
+  test("a 403 from OwnerReferencesPermissionEnforcement asks for delete too", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    kube.inject({
+      verb: "create",
+      error: new KubeError(403, "Forbidden", "cannot set an ownerRef on a resource you can't delete"),
+    });
+    await assert.rejects(
+      store.next("42", SCOPE),
+      /could not create .*needs get, create, update and delete on configmaps/,
+    );
+  });
+
   test("other refusals (422) fail the batch with the API server's words", async () => {
     const kube = createMemoryKube();
     const { store } = clusterStore(kube);
