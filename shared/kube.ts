@@ -1,0 +1,307 @@
+// The one adapter of the KubeApi port, and the only module that imports values from @kubernetes/client-node.
+//
+// Why not call KubernetesObjectApi.read/create/replace directly: in client-node 1.x those methods push every
+// object through the generated typed models. For built-in kinds that (a) drops fields the model does not know
+// (a newer pod field vanishes from a clone we create) and (b) turns every date-time into a Date instance, so
+// read() would not return the plain JSON the port promises. We keep the library's discovery (per-group-version
+// APIResourceList, cached per apiVersion), URL building, auth and error type, and send/receive raw JSON.
+//
+// Two more things the library does not do, added here:
+// - a timeout per HTTP request (an AbortSignal): the admission webhook itself has ~10 s, a hung API call
+//   must fail as a KubeError(0, "ConnectionError") well before that;
+// - connection reuse: KubeConfig.applySecurityAuthentication builds a fresh http(s).Agent (keepAlive off) for
+//   every request, i.e. a new TCP (and TLS) connection per call. We swap it for one shared keep-alive agent
+//   built from the same TLS options (proxy agents are left alone).
+
+import http from "node:http";
+import https from "node:https";
+import {
+  AbortError,
+  ApiException,
+  createConfiguration,
+  FetchError,
+  HttpMethod,
+  KubeConfig,
+  KubernetesObjectApi,
+  type RequestContext,
+  type ResponseContext,
+  ServerConfiguration,
+} from "@kubernetes/client-node";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "./kube-api.js";
+
+export interface KubeApiOptions {
+  /** A kubeconfig file; otherwise KubeConfig.loadFromDefault() ($KUBECONFIG, ~/.kube/config, in-cluster). */
+  kubeconfigPath?: string;
+  /** Per HTTP request (discovery and the call itself each get their own). Default 5000 ms. */
+  timeoutMs?: number;
+  /** Reuse connections through one keep-alive agent. Default true. */
+  keepAlive?: boolean;
+}
+
+export const DEFAULT_KUBE_TIMEOUT_MS = 5000;
+
+export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
+  const kc = new KubeConfig();
+  if (options.kubeconfigPath) kc.loadFromFile(options.kubeconfigPath);
+  else kc.loadFromDefault();
+  const client = RawObjectApi.fromKubeConfig(kc, {
+    timeoutMs: options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS,
+    keepAlive: options.keepAlive ?? true,
+  });
+  return {
+    async read<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+      const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: metaOf(ref.name, ref.namespace) };
+      return (await call(() => client.send(HttpMethod.GET, spec, "read"))) as T;
+    },
+    async create<T extends KubeObject = KubeObject>(object: T): Promise<T> {
+      return (await call(() => client.send(HttpMethod.POST, pathSpec(object), "create", object))) as T;
+    },
+    async replace<T extends KubeObject = KubeObject>(object: T): Promise<T> {
+      return (await call(() => client.send(HttpMethod.PUT, pathSpec(object), "replace", object))) as T;
+    },
+  };
+}
+
+async function call(fn: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw kubeErrorFrom(err);
+  }
+}
+
+function metaOf(
+  name: string | undefined,
+  namespace: string | undefined,
+): { name?: string; namespace?: string } {
+  const meta: { name?: string; namespace?: string } = {};
+  if (name) meta.name = name;
+  if (namespace) meta.namespace = namespace;
+  return meta;
+}
+
+/** specUriPath mutates what it gets (fills apiVersion, namespace): hand it a small copy, never the caller's object. */
+function pathSpec(object: KubeObject): {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, string>;
+} {
+  return {
+    apiVersion: object.apiVersion ?? "",
+    kind: object.kind ?? "",
+    metadata: metaOf(object.metadata?.name, object.metadata?.namespace),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Errors
+
+const REASON_BY_STATUS: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  406: "NotAcceptable",
+  409: "Conflict",
+  410: "Expired",
+  413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+  422: "Invalid",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "ERR_STREAM_PREMATURE_CLOSE",
+]);
+
+/**
+ * Any failure of the client library (or already a KubeError) as a KubeError:
+ * - ApiException: its HTTP code and the metav1.Status in its body (raw JSON text, or absent, or HTML from a
+ *   proxy); a missing reason is derived from the code as client-go does, "Unknown" when there is none;
+ * - "Unrecognized API version and kind", or discovery answering 404 for the group-version: 404 UnknownKind;
+ * - no HTTP answer (refused, reset, DNS, our timeout): status 0, reason "ConnectionError";
+ * - anything else (a ref without a name, a bad kubeconfig): 400 "ClientError" (not transient, not retried).
+ */
+export function kubeErrorFrom(err: unknown): KubeError {
+  if (err instanceof KubeError) return err;
+  if (isApiException(err)) {
+    const status = parseStatusBody(err.body);
+    const message = status.message ?? `HTTP ${err.code}${bodySnippet(err.body)}`;
+    if (err.code === 404 && isDiscoveryFailure(err)) {
+      return new KubeError(404, "UnknownKind", `the server does not serve this kind: ${message}`);
+    }
+    return new KubeError(err.code, status.reason || REASON_BY_STATUS[err.code] || "Unknown", message);
+  }
+  if (err instanceof Error) {
+    if (err.message.includes("Unrecognized API version and kind")) {
+      return new KubeError(404, "UnknownKind", err.message);
+    }
+    if (isNetworkError(err)) return new KubeError(0, "ConnectionError", networkMessage(err));
+    return new KubeError(400, "ClientError", err.message);
+  }
+  return new KubeError(400, "ClientError", String(err));
+}
+
+function isApiException(err: unknown): err is { code: number; body: unknown; message: string } {
+  if (err instanceof ApiException) return true;
+  // Duck-typed as well: a second copy of the library (bundling) would fail instanceof.
+  return (
+    err instanceof Error &&
+    typeof (err as { code?: unknown }).code === "number" &&
+    "body" in err &&
+    err.message.startsWith("HTTP-Code:")
+  );
+}
+
+/** KubernetesObjectApi.resource() rewrites the message of errors from the discovery GET. */
+function isDiscoveryFailure(err: { message: string }): boolean {
+  return err.message.startsWith("Failed to fetch resource metadata for");
+}
+
+function parseStatusBody(body: unknown): { reason?: string; message?: string } {
+  let value = body;
+  if (typeof body === "string") {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return {};
+    }
+  }
+  if (typeof value !== "object" || value === null) return {};
+  const { reason, message } = value as { reason?: unknown; message?: unknown };
+  const out: { reason?: string; message?: string } = {};
+  if (typeof reason === "string" && reason) out.reason = reason;
+  if (typeof message === "string" && message) out.message = message;
+  return out;
+}
+
+function bodySnippet(body: unknown): string {
+  if (typeof body !== "string" || body.trim() === "") return "";
+  return `: ${body.trim().slice(0, 200)}`;
+}
+
+function isNetworkError(err: Error): boolean {
+  if (err instanceof FetchError || err instanceof AbortError) return true;
+  if (err.name === "AbortError" || err.name === "TimeoutError" || err.name === "FetchError") return true;
+  const code = (err as { code?: unknown }).code ?? (err.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && NETWORK_CODES.has(code);
+}
+
+function networkMessage(err: Error): string {
+  if (err instanceof AbortError || err.name === "AbortError" || err.name === "TimeoutError") {
+    return `no answer from the API server in time (${err.message})`;
+  }
+  return err.message;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The client
+
+const RAW = "raw-json";
+
+type Agent = http.Agent | https.Agent;
+
+interface TransportOptions {
+  timeoutMs: number;
+  keepAlive: boolean;
+}
+
+class RawObjectApi extends KubernetesObjectApi {
+  static fromKubeConfig(kc: KubeConfig, transport: TransportOptions): RawObjectApi {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new KubeError(400, "ClientError", "kubeconfig has no current cluster");
+    const shared = new SharedAgent();
+    const configuration = createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      promiseMiddleware: [
+        {
+          // Runs after auth has put its per-request agent on the context.
+          pre: async (ctx: RequestContext) => {
+            const fresh = ctx.getAgent();
+            if (transport.keepAlive && fresh) ctx.setAgent(shared.for(fresh));
+            ctx.setSignal(AbortSignal.timeout(transport.timeoutMs));
+            return ctx;
+          },
+          post: async (rsp: ResponseContext) => rsp,
+        },
+      ],
+    });
+    const client = new RawObjectApi(configuration);
+    client.setDefaultNamespace(kc);
+    return client;
+  }
+
+  async send(
+    method: HttpMethod,
+    spec: { apiVersion: string; kind: string; metadata: Record<string, string> },
+    action: "read" | "create" | "replace",
+    body?: unknown,
+  ): Promise<unknown> {
+    const path = await this.specUriPath(spec, action);
+    const ctx = this.configuration.baseServer.makeRequestContext(path, method);
+    ctx.setHeaderParam("Accept", "application/json");
+    if (body !== undefined) {
+      ctx.setHeaderParam("Content-Type", "application/json");
+      ctx.setBody(JSON.stringify(body));
+    }
+    return this.requestPromise(ctx, RAW);
+  }
+
+  protected override async processResponse<T>(response: ResponseContext, type?: string): Promise<T> {
+    if (type !== RAW) return super.processResponse(response, type) as Promise<T>;
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
+      return JSON.parse(await response.body.text()) as T;
+    }
+    throw new ApiException(
+      response.httpStatusCode,
+      "Unsuccessful HTTP Request",
+      await response.getBodyAsAny(),
+      response.headers,
+    );
+  }
+}
+
+/** TLS settings that decide whether two per-request agents are interchangeable. */
+const TLS_KEYS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
+
+/**
+ * One keep-alive agent standing in for the fresh agent the library makes per request. Rebuilt when the TLS
+ * settings change (e.g. an exec plugin rotating client certificates); proxy agents pass through untouched.
+ */
+class SharedAgent {
+  private current: Agent | undefined;
+  private options: Record<string, unknown> = {};
+
+  for(fresh: Agent): Agent {
+    const isHttps = fresh instanceof https.Agent && fresh.constructor === https.Agent;
+    const isHttp = !isHttps && fresh instanceof http.Agent && fresh.constructor === http.Agent;
+    if (!isHttps && !isHttp) return fresh;
+    const options = (fresh as Agent & { options: Record<string, unknown> }).options;
+    if (this.current && sameTls(this.options, options) && this.current instanceof https.Agent === isHttps) {
+      return this.current;
+    }
+    this.current?.destroy();
+    this.options = options;
+    const settings = { ...options, keepAlive: true, maxSockets: 64, scheduling: "lifo" as const };
+    this.current = isHttps ? new https.Agent(settings) : new http.Agent(settings);
+    return this.current;
+  }
+}
+
+function sameTls(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  return TLS_KEYS.every((k) => String(a[k] ?? "") === String(b[k] ?? ""));
+}
