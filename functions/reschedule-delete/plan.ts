@@ -1,0 +1,192 @@
+// What reschedule-delete decides, as pure functions: is this DELETE review the interruption of a bare
+// simulation pod, and what clone replaces it. SimKube's semantics (sk-driver/src/mutation.rs
+// reschedule_interrupted_pod): a bare pod interrupted while Running is recreated as `<name>-clone-N`.
+//
+// Where we differ from SimKube, and why (KUBERNETES-FACTS items 1-5): SimKube clones a Running bare pod on
+// every DELETE review. In a cluster one deletion sends several reviews (the actor's graceful delete, then
+// the final delete from KWOK or the kubelet, each possibly twice); an eviction never shows its own delete,
+// only the final one; podgc marks a pod Failed before deleting it; and the driver deleting a pod because
+// production deleted it is no interruption at all. So the rule is:
+// - first phase (oldObject has no deletionTimestamp) of a Running pod, deleted by anyone but the driver,
+//   the garbage collector or the namespace controller: interrupted by that user;
+// - any phase, the pod Running or Failed, carrying DisruptionTarget=True (eviction API, taint manager,
+//   preemption, pod GC): interrupted for the condition's reason;
+// - everything else is not an interruption; in particular a final-phase review without DisruptionTarget is
+//   the tail of a delete already judged.
+
+import type { AdmissionRequest } from "../../shared/admission.js";
+import { buildCloneName } from "../../shared/clone-name.js";
+import { ORIG_OWNER_ANNOTATION_KEY, SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
+import type { KubeObject } from "../../shared/kube-api.js";
+import { isBarePod, type OwnerReference, ownerReferencesOf } from "../../shared/owners.js";
+import { sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
+
+export interface PodCondition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  [field: string]: unknown;
+}
+
+export type Pod = KubeObject & {
+  spec?: Record<string, unknown>;
+  status?: { phase?: string; conditions?: PodCondition[]; [field: string]: unknown };
+};
+
+// kube-controller-manager's controllers with --use-service-account-credentials (kubeadm, kind): FACTS 2-3.
+export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
+export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
+// Without service-account credentials every controller is this one identity. Its deletes of simulation
+// pods are the garbage collector's and the namespace controller's (teardown); its other pod deletes, by
+// the taint manager and podgc, always carry DisruptionTarget, and that condition is checked first for it.
+export const CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
+
+const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
+  GARBAGE_COLLECTOR_USER,
+  NAMESPACE_CONTROLLER_USER,
+]);
+
+export type InterruptionCause = "disruption-target" | "deleted-by-user";
+
+export type SkipReason =
+  | "not-delete"
+  | "not-a-pod"
+  | "dry-run"
+  | "no-old-object"
+  | "no-uid"
+  | "not-in-simulation"
+  | "not-bare"
+  | "not-running"
+  | "succeeded"
+  | "driver-delete"
+  | "teardown-controller"
+  | "controller-manager"
+  | "final-phase"
+  | "no-user";
+
+export type Judgement =
+  | { interrupted: true; cause: InterruptionCause; detail: string }
+  | { interrupted: false; reason: SkipReason };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function podPhase(pod: Pod): string | undefined {
+  const phase = pod.status?.phase;
+  return typeof phase === "string" ? phase : undefined;
+}
+
+/** The DisruptionTarget condition with status "True" (a "False" one records a disruption that was undone). */
+export function disruptionTargetOf(pod: Pod): PodCondition | undefined {
+  const conditions = pod.status?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  return conditions.find((c) => isRecord(c) && c.type === "DisruptionTarget" && c.status === "True");
+}
+
+/** The user's or controller's delete; the final deletes (KWOK, kubelet) see deletionTimestamp set. */
+export function isFirstPhase(pod: Pod): boolean {
+  return !pod.metadata?.deletionTimestamp;
+}
+
+export interface DeletionFacts {
+  pod: Pod;
+  username: string | undefined;
+  driverUsers: readonly string[];
+}
+
+/** Whether the deletion this review belongs to interrupts the pod (see the rule at the top). */
+export function judgeDeletion({ pod, username, driverUsers }: DeletionFacts): Judgement {
+  const phase = podPhase(pod);
+  if (phase === "Succeeded") return { interrupted: false, reason: "succeeded" };
+  const firstPhase = isFirstPhase(pod);
+  if (firstPhase && username !== undefined) {
+    // Who deleted is known only in the first phase; these actors' intent outranks any condition.
+    if (driverUsers.includes(username)) return { interrupted: false, reason: "driver-delete" };
+    if (TEARDOWN_CONTROLLERS.has(username)) return { interrupted: false, reason: "teardown-controller" };
+  }
+  const disruption = disruptionTargetOf(pod);
+  if (disruption && (phase === "Running" || phase === "Failed")) {
+    return { interrupted: true, cause: "disruption-target", detail: disruption.reason || "DisruptionTarget" };
+  }
+  if (!firstPhase) return { interrupted: false, reason: "final-phase" };
+  if (phase !== "Running") return { interrupted: false, reason: "not-running" };
+  if (!username) return { interrupted: false, reason: "no-user" };
+  if (username === CONTROLLER_MANAGER_USER) return { interrupted: false, reason: "controller-manager" };
+  return { interrupted: true, cause: "deleted-by-user", detail: username };
+}
+
+/** The SimulationRoot among the pod's own owners (a bare simulation pod hangs directly off it). */
+export function directSimulationRoot(pod: Pod): OwnerReference | undefined {
+  return ownerReferencesOf(pod).find(
+    (ref) => ref.apiVersion === SIMKUBE_API_VERSION && ref.kind === SIMULATION_ROOT_KIND,
+  );
+}
+
+/** A DELETE review worth looking into: the pod as the review shows it, and why it counts as interrupted. */
+export interface Candidate {
+  pod: Pod;
+  namespace: string;
+  name: string;
+  uid: string;
+  judgement: Extract<Judgement, { interrupted: true }>;
+  /** The pod's SimulationRoot when it hangs directly off one: the key of cached teardown answers. */
+  directRoot?: OwnerReference;
+}
+
+export type Triage = { candidate: Candidate } | { skip: SkipReason };
+
+/**
+ * The checks that need no API call, cheapest first: operation, dry run, oldObject, bare, interruption.
+ * Names come from oldObject: reviews from namespace deletion carry an empty request.name (FACTS item 2).
+ */
+export function triageDelete(request: AdmissionRequest, driverUsers: readonly string[]): Triage {
+  if (request.operation !== "DELETE") return { skip: "not-delete" };
+  if (request.kind !== undefined && request.kind.kind !== "Pod") return { skip: "not-a-pod" };
+  if (request.dryRun === true) return { skip: "dry-run" };
+  const old = request.oldObject;
+  if (!isRecord(old) || (old.metadata !== undefined && !isRecord(old.metadata)))
+    return { skip: "no-old-object" };
+  const pod = old as Pod;
+  const uid = pod.metadata?.uid;
+  const name = pod.metadata?.name;
+  if (!uid || !name) return { skip: "no-uid" };
+  // Nothing but a SimulationRoot can make a pod part of the simulation, so an ownerless pod is not.
+  if (ownerReferencesOf(pod).length === 0) return { skip: "not-in-simulation" };
+  if (!isBarePod(pod)) return { skip: "not-bare" };
+  const judgement = judgeDeletion({ pod, username: request.userInfo?.username, driverUsers });
+  if (!judgement.interrupted) return { skip: judgement.reason };
+  const candidate: Candidate = {
+    pod,
+    namespace: pod.metadata?.namespace || request.namespace || "",
+    name,
+    uid,
+    judgement,
+  };
+  const directRoot = directSimulationRoot(pod);
+  if (directRoot) candidate.directRoot = directRoot;
+  return { candidate };
+}
+
+/**
+ * The pod that replaces an interrupted one (SimKube's rule): sanitized, without simkube.io labels and
+ * annotations (mutate-create adds this run's again), without node and status, named `<name>-clone-N`, and
+ * annotated with the original pod's name so a clone of a clone still finds its lifecycle in the trace.
+ * It keeps its ownerReferences (the SimulationRoot) and its static hash and sequence annotations.
+ * One addition: ephemeral containers are dropped, because the API server refuses them on create.
+ */
+export function buildClone(pod: Pod): Pod {
+  const originalName = pod.metadata?.name ?? "";
+  const clone = stripSimkubeMetadata(sanitizeObject(pod));
+  const annotations = { ...clone.metadata?.annotations };
+  annotations[ORIG_OWNER_ANNOTATION_KEY] ??= originalName;
+  clone.metadata = { ...clone.metadata, name: buildCloneName(originalName), annotations };
+  if (clone.spec) {
+    delete clone.spec.nodeName;
+    delete clone.spec.ephemeralContainers;
+  }
+  delete clone.status;
+  clone.apiVersion = "v1";
+  clone.kind = "Pod";
+  return clone;
+}
