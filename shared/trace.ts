@@ -1,0 +1,556 @@
+// Reader for SimKube's .sktrace files (trace format version 2, written by SimKube >= 2.0).
+//
+// The file is one msgpack map (serde's named encoding of sk-core's `Trace`):
+//   version         u16, must be 2
+//   config          { trackedObjects: { "<gvk>": { podSpecTemplatePaths?, trackLifecycle?, skipOwned? } } }
+//   events          [{ ts, applied_objs: [object], deleted_objs: [object] }]
+//   index           { "<gvk>": { "<ns>/<name>": u64 hash } }
+//   pod_lifecycles  { [<owner gvk>, "<ns>/<name>"]: { <u64 pod spec hash>: [lifecycle] } }
+// u64 hashes become decimal strings here (a JS number would lose precision above 2^53).
+//
+// parseTrace is pure; loadTrace is the one I/O edge (file path, file:// or http(s):// URL).
+
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { Unpackr } from "msgpackr";
+import type { KubeObject } from "./kube-api.js";
+
+export const CURRENT_TRACE_FORMAT_VERSION = 2;
+
+/** A trace that cannot be read: bad bytes, wrong shape, unsupported version, or a failed download. */
+export class TraceError extends Error {
+  override readonly name = "TraceError";
+}
+
+/** A GVK string or owner apiVersion that does not have the expected shape. */
+export class GvkError extends Error {
+  override readonly name = "GvkError";
+}
+
+export interface TrackedObjectConfig {
+  /** Absent when the tracer relied on SimKube's defaults for a known kind. */
+  podSpecTemplatePaths?: string[];
+  trackLifecycle: boolean;
+  skipOwned: boolean;
+}
+
+export interface TracerConfig {
+  /** Keyed by canonical GVK string ("apps/v1.Deployment", "v1.Pod"). */
+  trackedObjects: Record<string, TrackedObjectConfig>;
+}
+
+export interface TraceEvent {
+  /** Unix seconds. */
+  ts: number;
+  appliedObjs: KubeObject[];
+  deletedObjs: KubeObject[];
+}
+
+export type PodLifecycle =
+  | { kind: "Finished"; start: number; end: number }
+  | { kind: "Running"; start: number }
+  | { kind: "Empty" };
+
+export interface Trace {
+  version: number;
+  config: TracerConfig;
+  events: TraceEvent[];
+  /** gvk -> "ns/name" -> object hash (decimal string). */
+  index: Map<string, Map<string, string>>;
+  /** lifecycleKey(owner gvk, owner "ns/name") -> pod spec hash (decimal string) -> lifecycles in launch order. */
+  podLifecycles: Map<string, Map<string, PodLifecycle[]>>;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// GVKs
+
+export interface Gvk {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** "group/version.Kind", or "version.Kind" for the core group, as SimKube writes them. */
+export function formatGvk(gvk: Gvk): string {
+  return gvk.group ? `${gvk.group}/${gvk.version}.${gvk.kind}` : `${gvk.version}.${gvk.kind}`;
+}
+
+/** Parses "group/version.Kind", "version.Kind" or the older core spelling "/version.Kind". */
+export function parseGvk(s: string): Gvk {
+  const slashParts = s.split("/");
+  if (slashParts.length > 2)
+    throw new GvkError(`invalid GVK "${s}": expected group/version.Kind or version.Kind`);
+  const [group, rest] = slashParts.length === 2 ? [slashParts[0] ?? "", slashParts[1] ?? ""] : ["", s];
+  const dotParts = rest.split(".");
+  const [version, kind] = dotParts;
+  if (dotParts.length !== 2 || !version || !kind) {
+    throw new GvkError(`invalid GVK "${s}": expected group/version.Kind or version.Kind`);
+  }
+  return { group, version, kind };
+}
+
+/** The canonical spelling of a GVK string ("/v1.Pod" -> "v1.Pod"). */
+export function canonicalGvk(s: string): string {
+  return formatGvk(parseGvk(s));
+}
+
+/**
+ * The GVK string of an owner reference: ("apps/v1", "Deployment") -> "apps/v1.Deployment",
+ * ("v1", "Pod") -> "v1.Pod". Like SimKube, only an apiVersion with more than one "/" is an error.
+ */
+export function gvkOfOwner(apiVersion: string, kind: string): string {
+  const parts = apiVersion.split("/");
+  if (parts.length > 2) throw new GvkError(`invalid format for apiVersion: "${apiVersion}"`);
+  const [group, version] = parts.length === 2 ? [parts[0] ?? "", parts[1] ?? ""] : ["", apiVersion];
+  return formatGvk({ group, version, kind });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Lookups (callers never build keys themselves)
+
+/** The podLifecycles key for an owner. JSON keeps it unambiguous whatever the strings contain. */
+export function lifecycleKey(ownerGvk: string, ownerNsName: string): string {
+  return JSON.stringify([ownerGvk, ownerNsName]);
+}
+
+/** Whether the trace's index holds this object, like SimKube's has_obj. */
+export function hasObject(trace: Trace, gvk: string, nsName: string): boolean {
+  return trace.index.get(normalizeGvk(gvk))?.has(nsName) ?? false;
+}
+
+/** The owner's lifecycles by pod spec hash, or undefined when the trace has none for it. */
+export function getPodLifecycles(
+  trace: Trace,
+  ownerGvk: string,
+  ownerNsName: string,
+): Map<string, PodLifecycle[]> | undefined {
+  return trace.podLifecycles.get(lifecycleKey(normalizeGvk(ownerGvk), ownerNsName));
+}
+
+/** Every owner that has lifecycle data, in file order. */
+export function lifecycleOwners(trace: Trace): Array<{ gvk: string; nsName: string }> {
+  return [...trace.podLifecycles.keys()].map((key) => {
+    const [gvk, nsName] = JSON.parse(key) as [string, string];
+    return { gvk, nsName };
+  });
+}
+
+/** Number of objects in the index, over all GVKs. */
+export function indexSize(trace: Trace): number {
+  let n = 0;
+  for (const names of trace.index.values()) n += names.size;
+  return n;
+}
+
+/**
+ * For lookups, cheap and total: rewrites the old core spelling "/v1.Pod" to "v1.Pod"; any other string is
+ * returned unchanged (canonical already, or unparsable and so found nowhere).
+ */
+export function normalizeGvk(gvk: string): string {
+  if (!gvk.startsWith("/")) return gvk;
+  try {
+    return canonicalGvk(gvk);
+  } catch {
+    return gvk;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Decoding
+
+// Maps stay Maps (pod_lifecycles has array keys), 64-bit integers come back as bigint.
+const unpackr = new Unpackr({ mapsAsObjects: false, int64AsType: "bigint", useRecords: false });
+
+const U64_MAX = 2n ** 64n - 1n;
+
+/** Decodes and validates a version-2 trace. Throws TraceError naming the first problem found. */
+export function parseTrace(bytes: Uint8Array): Trace {
+  if (bytes.length === 0) throw new TraceError("invalid trace: the file is empty");
+  let raw: unknown;
+  try {
+    raw = unpackr.unpack(bytes);
+  } catch (err) {
+    const truncated = (err as { incomplete?: boolean }).incomplete === true;
+    const why = truncated ? "the data ends early (truncated file?)" : errorMessage(err);
+    throw new TraceError(`invalid trace: not readable msgpack: ${why}`, { cause: err });
+  }
+  try {
+    return readTrace(raw);
+  } catch (err) {
+    if (err instanceof TraceError) throw err;
+    // A safety net (e.g. absurdly deep nesting): still a TraceError, never a bare crash.
+    throw new TraceError(`invalid trace: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+function readTrace(raw: unknown): Trace {
+  if (Array.isArray(raw) && raw.length === 4) {
+    throw new TraceError(
+      "unsupported trace format: this looks like a pre-version-2 trace (SimKube <= 1.1.1 wrote a 4-element " +
+        `array); this function reads version ${CURRENT_TRACE_FORMAT_VERSION} (SimKube >= 2.0)`,
+    );
+  }
+  const top = asMap(raw, "trace");
+  if (!top.has("version")) {
+    throw new TraceError(
+      `invalid trace: missing field "version" (traces older than format ${CURRENT_TRACE_FORMAT_VERSION} ` +
+        "have none; this function reads traces written by SimKube >= 2.0)",
+    );
+  }
+  const version = asInteger(top.get("version"), "version");
+  if (version !== CURRENT_TRACE_FORMAT_VERSION) {
+    throw new TraceError(
+      `unsupported trace format version ${version}: this function reads version ` +
+        `${CURRENT_TRACE_FORMAT_VERSION} (SimKube >= 2.0)`,
+    );
+  }
+  return {
+    version,
+    config: readConfig(field(top, "config", "trace")),
+    events: asArray(field(top, "events", "trace"), "events").map((e, i) => readEvent(e, `events[${i}]`)),
+    index: readIndex(field(top, "index", "trace")),
+    podLifecycles: readPodLifecycles(field(top, "pod_lifecycles", "trace")),
+  };
+}
+
+function readConfig(raw: unknown): TracerConfig {
+  const config = asMap(raw, "config");
+  const tracked = asMap(field(config, "trackedObjects", "config"), "config.trackedObjects");
+  const entries: Array<[string, TrackedObjectConfig]> = [];
+  for (const [rawGvk, rawObj] of tracked) {
+    const gvk = readGvk(rawGvk, "config.trackedObjects key");
+    const path = `config.trackedObjects["${gvk}"]`;
+    const obj = asMap(rawObj, path);
+    const entry: TrackedObjectConfig = {
+      trackLifecycle: optional(obj, "trackLifecycle", path, asBoolean) ?? false,
+      skipOwned: optional(obj, "skipOwned", path, asBoolean) ?? false,
+    };
+    const paths = optional(obj, "podSpecTemplatePaths", path, (v, p) =>
+      asArray(v, p).map((s, i) => asString(s, `${p}[${i}]`)),
+    );
+    // The deprecated single-path field counts only when the list is absent or empty, as in SimKube.
+    const legacy = optional(obj, "podSpecTemplatePath", path, asString);
+    if (paths && paths.length > 0) entry.podSpecTemplatePaths = paths;
+    else if (legacy !== undefined) entry.podSpecTemplatePaths = [legacy];
+    else if (paths) entry.podSpecTemplatePaths = paths;
+    entries.push([gvk, entry]);
+  }
+  return { trackedObjects: Object.fromEntries(entries) };
+}
+
+function readEvent(raw: unknown, path: string): TraceEvent {
+  const event = asMap(raw, path);
+  const objects = (name: string): KubeObject[] =>
+    asArray(field(event, name, path), `${path}.${name}`).map((o, i) => {
+      const p = `${path}.${name}[${i}]`;
+      asMap(o, p);
+      return toJsonValue(o, p) as KubeObject;
+    });
+  return {
+    ts: asInteger(field(event, "ts", path), `${path}.ts`),
+    appliedObjs: objects("applied_objs"),
+    deletedObjs: objects("deleted_objs"),
+  };
+}
+
+function readIndex(raw: unknown): Map<string, Map<string, string>> {
+  const index = new Map<string, Map<string, string>>();
+  for (const [rawGvk, rawNames] of asMap(raw, "index")) {
+    const gvk = readGvk(rawGvk, "index key");
+    const path = `index["${gvk}"]`;
+    const names = new Map<string, string>();
+    for (const [rawName, rawHash] of asMap(rawNames, path)) {
+      const nsName = asString(rawName, () => `${path} key`);
+      names.set(
+        nsName,
+        asU64String(rawHash, () => `${path}["${nsName}"]`),
+      );
+    }
+    index.set(gvk, names);
+  }
+  return index;
+}
+
+function readPodLifecycles(raw: unknown): Map<string, Map<string, PodLifecycle[]>> {
+  const result = new Map<string, Map<string, PodLifecycle[]>>();
+  const gvks = new Map<unknown, string>(); // a trace has few distinct GVKs and many owners
+  for (const [rawKey, rawByHash] of asMap(raw, "pod_lifecycles")) {
+    if (!Array.isArray(rawKey) || rawKey.length !== 2) {
+      throw invalid("pod_lifecycles key", `expected a [gvk, "ns/name"] pair, got ${describe(rawKey)}`);
+    }
+    let gvk = gvks.get(rawKey[0]);
+    if (gvk === undefined) {
+      gvk = readGvk(rawKey[0], "pod_lifecycles key[0]");
+      gvks.set(rawKey[0], gvk);
+    }
+    const nsName = asString(rawKey[1], "pod_lifecycles key[1]");
+    const key = lifecycleKey(gvk, nsName);
+    const path = `pod_lifecycles[${key}]`;
+    const byHash = new Map<string, PodLifecycle[]>();
+    for (const [rawHash, rawList] of asMap(rawByHash, path)) {
+      const hash = asU64String(rawHash, () => `${path} key`);
+      const listPath = () => `${path}[${hash}]`;
+      const list = asArray(rawList, listPath);
+      const lifecycles = new Array<PodLifecycle>(list.length);
+      for (let i = 0; i < list.length; i++)
+        lifecycles[i] = readLifecycle(list[i], () => `${listPath()}[${i}]`);
+      byHash.set(hash, lifecycles);
+    }
+    result.set(key, byHash);
+  }
+  return result;
+}
+
+// serde's externally tagged enum: "Empty", { Running: start }, { Finished: [start, end] }.
+function readLifecycle(raw: unknown, path: () => string): PodLifecycle {
+  if (raw === "Empty") return { kind: "Empty" };
+  if (!(raw instanceof Map) || raw.size !== 1) {
+    throw invalid(
+      path,
+      `expected "Empty", {Running: start} or {Finished: [start, end]}, got ${describe(raw)}`,
+    );
+  }
+  const [variant, value] = (raw as Map<unknown, unknown>).entries().next().value ?? [];
+  switch (variant) {
+    case "Running":
+      return { kind: "Running", start: asInteger(value, () => `${path()}.Running`) };
+    case "Finished": {
+      const pair = asArray(value, () => `${path()}.Finished`);
+      if (pair.length !== 2) {
+        throw invalid(() => `${path()}.Finished`, `expected [start, end], got ${pair.length} items`);
+      }
+      return {
+        kind: "Finished",
+        start: asInteger(pair[0], () => `${path()}.Finished[0]`),
+        end: asInteger(pair[1], () => `${path()}.Finished[1]`),
+      };
+    }
+    case "Empty":
+      return { kind: "Empty" };
+    default:
+      throw invalid(path, `unknown lifecycle variant ${describe(variant)}`);
+  }
+}
+
+// --- small typed readers; each names the path of what is wrong ---
+
+/** Where a value sits in the trace; a function where building the string for every item would cost. */
+type Path = string | (() => string);
+
+function invalid(path: Path, problem: string): TraceError {
+  return new TraceError(`invalid trace: ${typeof path === "string" ? path : path()}: ${problem}`);
+}
+
+function field(map: Map<unknown, unknown>, name: string, path: string): unknown {
+  if (!map.has(name)) throw invalid(path, `missing field "${name}"`);
+  return map.get(name);
+}
+
+function optional<T>(
+  map: Map<unknown, unknown>,
+  name: string,
+  path: string,
+  read: (v: unknown, p: string) => T,
+): T | undefined {
+  const v = map.get(name);
+  return v === undefined || v === null ? undefined : read(v, `${path}.${name}`);
+}
+
+function asMap(v: unknown, path: Path): Map<unknown, unknown> {
+  if (v instanceof Map) return v;
+  throw invalid(path, `expected a map, got ${describe(v)}`);
+}
+
+function asArray(v: unknown, path: Path): unknown[] {
+  if (Array.isArray(v)) return v;
+  throw invalid(path, `expected an array, got ${describe(v)}`);
+}
+
+function asString(v: unknown, path: Path): string {
+  if (typeof v === "string") return v;
+  throw invalid(path, `expected a string, got ${describe(v)}`);
+}
+
+function asBoolean(v: unknown, path: Path): boolean {
+  if (typeof v === "boolean") return v;
+  throw invalid(path, `expected a boolean, got ${describe(v)}`);
+}
+
+/** i64 timestamps and the like: exact integers within JS's safe range. */
+function asInteger(v: unknown, path: Path): number {
+  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
+  if (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    return Number(v);
+  }
+  throw invalid(path, `expected an integer, got ${describe(v)}`);
+}
+
+/** u64 hashes as decimal strings, never through a JS number above 2^53. */
+function asU64String(v: unknown, path: Path): string {
+  if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) return String(v);
+  if (typeof v === "bigint" && v >= 0n && v <= U64_MAX) return v.toString();
+  throw invalid(path, `expected an unsigned 64-bit integer, got ${describe(v)}`);
+}
+
+function readGvk(v: unknown, path: string): string {
+  const s = asString(v, path);
+  try {
+    return canonicalGvk(s);
+  } catch (err) {
+    throw invalid(path, errorMessage(err));
+  }
+}
+
+/**
+ * A decoded Kubernetes object as plain JSON: Maps become objects (Object.fromEntries, so a "__proto__" key
+ * stays an ordinary property). 64-bit integers beyond 2^53 become decimal strings rather than lose digits.
+ */
+function toJsonValue(v: unknown, path: string): unknown {
+  try {
+    return jsonValue(v);
+  } catch (err) {
+    if (err instanceof BadJsonValue) throw invalid(path + err.segments.reverse().join(""), err.problem);
+    throw err;
+  }
+}
+
+// Objects are most of a trace's bytes: build the error path only when something is wrong.
+class BadJsonValue {
+  readonly segments: string[] = [];
+  constructor(readonly problem: string) {}
+}
+
+function jsonValue(v: unknown): unknown {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+  if (typeof v === "number" && Number.isFinite(v)) return v;
+  if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = withSegment(i, v[i]);
+    return out;
+  }
+  if (v instanceof Map) {
+    const entries: Array<[string, unknown]> = [];
+    for (const [k, item] of v) {
+      if (typeof k !== "string") throw new BadJsonValue(`expected string keys, got ${describe(k)}`);
+      entries.push([k, withSegment(k, item)]);
+    }
+    return Object.fromEntries(entries);
+  }
+  throw new BadJsonValue(`expected a JSON value, got ${describe(v)}`);
+}
+
+function withSegment(key: string | number, v: unknown): unknown {
+  // Scalars (most values) need no frame of their own.
+  if (v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "number") {
+    if (typeof v !== "number" || Number.isFinite(v)) return v;
+  }
+  try {
+    return jsonValue(v);
+  } catch (err) {
+    if (err instanceof BadJsonValue) err.segments.push(typeof key === "number" ? `[${key}]` : `.${key}`);
+    throw err;
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "nil";
+  if (v === undefined) return "nothing";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (typeof v === "number") return Number.isInteger(v) ? `the integer ${v}` : `the number ${v}`;
+  if (typeof v === "bigint") return `the integer ${v}`;
+  if (typeof v === "boolean") return `the boolean ${v}`;
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (v instanceof Map) return `a map of ${v.size}`;
+  if (v instanceof Uint8Array) return `binary data of ${v.length} bytes`;
+  if (v instanceof Date) return "a msgpack timestamp";
+  const type = (v as { constructor?: { name?: string } }).constructor?.name ?? typeof v;
+  return `an unsupported msgpack value (${type})`;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Loading (I/O edge)
+
+export interface LoadTraceOptions {
+  /** For http(s) downloads: the whole request, body included. Default 30 s. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_DOWNLOAD_TIMEOUT_MS = 30_000;
+
+/** Reads and parses a trace from a file path, a file:// URL or an http(s):// URL. */
+export async function loadTrace(location: string, options: LoadTraceOptions = {}): Promise<Trace> {
+  const bytes = await readTraceBytes(location, options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS);
+  try {
+    return parseTrace(bytes);
+  } catch (err) {
+    if (err instanceof TraceError) {
+      throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+async function readTraceBytes(location: string, timeoutMs: number): Promise<Uint8Array> {
+  // "file:" URLs may omit the slashes (file:/tmp/t.sktrace); other schemes are recognised by "://".
+  const scheme = /^file:/i.test(location)
+    ? "file"
+    : /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]?.toLowerCase();
+  if (scheme === "http" || scheme === "https") return download(location, timeoutMs);
+  if (scheme !== undefined && scheme !== "file") {
+    throw new TraceError(
+      `unsupported trace location "${describeLocation(location)}": use a file path, a file:// URL or an ` +
+        "http(s):// URL",
+    );
+  }
+  let path = location;
+  if (scheme === "file") {
+    try {
+      path = fileURLToPath(location);
+    } catch (err) {
+      throw new TraceError(`invalid file URL "${location}": ${errorMessage(err)}`, { cause: err });
+    }
+  }
+  try {
+    return await readFile(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : errorMessage(err);
+    throw new TraceError(`could not read trace file ${path}: ${why}`, { cause: err });
+  }
+}
+
+async function download(url: string, timeoutMs: number): Promise<Uint8Array> {
+  const where = describeLocation(url);
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new TraceError(
+        `could not download trace from ${where}: HTTP ${response.status} ${response.statusText}`.trimEnd(),
+      );
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  } catch (err) {
+    if (err instanceof TraceError) throw err;
+    const name = (err as { name?: string }).name;
+    const why =
+      name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : errorMessage((err as Error).cause ?? err);
+    throw new TraceError(`could not download trace from ${where}: ${why}`, { cause: err });
+  }
+}
+
+// Signed URLs carry credentials in the query string; keep them out of errors and logs.
+function describeLocation(location: string): string {
+  try {
+    const url = new URL(location);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return location;
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return location;
+  }
+}
