@@ -1,0 +1,209 @@
+// `simkube-fn loadtest teardown`: send a teardown burst of realistic pod DELETE reviews to a running
+// reschedule-delete and report throughput, latency percentiles, errors, clones created and server RSS.
+// An adapter: parses flags, wires the generator, the load loop and the report, draws a progress bar on a
+// terminal. Reads no environment: everything comes in through args.
+
+import { parseArgs } from "node:util";
+import cliProgress from "cli-progress";
+import { fetchStats, type LoadRequest, runLoad, statsUrl, validateTarget } from "./load.js";
+import { buildReport, formatReport, reportPassed } from "./report.js";
+import { buildTeardownReviews, DEFAULT_NAMESPACES } from "./reviews.js";
+
+export const LOADTEST_USAGE = `Usage: simkube-fn loadtest teardown --target URL [options]
+  --target URL           where reschedule-delete takes reviews (POST), http:// or https://
+  --reviews N            how many DELETE reviews to send (default 1000)
+  --concurrency C        requests in flight at once (default 32)
+  --timeout S            stop after S seconds overall (default 120)
+  --request-timeout S    one review's bound, as the API server's webhook timeout (default 10)
+  --interruptions F      fraction 0..1 of pods deleted as interruptions (default 0). Each one makes the
+                         function create a real clone pod through its API server: not for production clusters.
+  --sim NAME             the Simulation's name in the generated pods (default loadtest)
+  --root NAME            the SimulationRoot owning bare pods (default sk-<sim>-driver-00000-root)
+  --root-uid UID         that SimulationRoot's uid (default loadtest-root-uid)
+  --namespaces A,B       traced namespaces; pods go to virtual-<ns> (default ${DEFAULT_NAMESPACES.join(",")})
+  --seed N               generator seed (default 1)
+  --stats URL            the function's stats endpoint (default <target>/stats)
+  --insecure             skip TLS certificate checks
+  --json                 print the report as JSON
+Exit code 0 when every review was admitted cleanly and the clones match the expected count.
+`;
+
+export interface CommandIo {
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown };
+  now: () => Date;
+}
+
+const defaultIo: CommandIo = { stdout: process.stdout, stderr: process.stderr, now: () => new Date() };
+
+export interface TeardownArgs {
+  target: URL;
+  reviews: number;
+  concurrency: number;
+  timeoutMs: number;
+  requestTimeoutMs: number;
+  interruptions: number;
+  simName: string;
+  rootName: string;
+  rootUid: string;
+  namespaces: string[];
+  seed: number;
+  stats?: URL;
+  insecure: boolean;
+  json: boolean;
+}
+
+function positiveInt(raw: string | undefined, fallback: number, flag: string): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${flag} must be a positive whole number, got "${raw}"`);
+  }
+  return value;
+}
+
+function positiveSeconds(raw: string | undefined, fallback: number, flag: string): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`${flag} must be a positive number of seconds, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Pure: the flags of `loadtest teardown`, validated. Throws RangeError with a one-line reason. */
+export function parseTeardownArgs(args: string[]): TeardownArgs {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      target: { type: "string" },
+      reviews: { type: "string" },
+      concurrency: { type: "string" },
+      timeout: { type: "string" },
+      "request-timeout": { type: "string" },
+      interruptions: { type: "string" },
+      sim: { type: "string" },
+      root: { type: "string" },
+      "root-uid": { type: "string" },
+      namespaces: { type: "string" },
+      seed: { type: "string" },
+      stats: { type: "string" },
+      insecure: { type: "boolean" },
+      json: { type: "boolean" },
+    },
+  });
+  if (positionals[0] !== "teardown" || positionals.length !== 1) {
+    throw new RangeError('loadtest has one scenario: "teardown"');
+  }
+  if (!values.target) throw new RangeError("--target URL is required");
+  const target = validateTarget(values.target);
+  if (typeof target === "string") throw new RangeError(target);
+  let stats: URL | undefined;
+  if (values.stats) {
+    const parsed = validateTarget(values.stats);
+    if (typeof parsed === "string") throw new RangeError(`--stats: ${parsed}`);
+    stats = parsed;
+  }
+  const interruptions = values.interruptions === undefined ? 0 : Number(values.interruptions);
+  if (!Number.isFinite(interruptions) || interruptions < 0 || interruptions > 1) {
+    throw new RangeError(`--interruptions must be a fraction from 0 to 1, got "${values.interruptions}"`);
+  }
+  const seed = values.seed === undefined ? 1 : Number(values.seed);
+  if (!Number.isSafeInteger(seed))
+    throw new RangeError(`--seed must be a whole number, got "${values.seed}"`);
+  const simName = values.sim?.trim() || "loadtest";
+  const namespaces = (values.namespaces ?? DEFAULT_NAMESPACES.join(","))
+    .split(",")
+    .map((ns) => ns.trim())
+    .filter((ns) => ns !== "");
+  const parsed: TeardownArgs = {
+    target,
+    reviews: positiveInt(values.reviews, 1000, "--reviews"),
+    concurrency: positiveInt(values.concurrency, 32, "--concurrency"),
+    timeoutMs: positiveSeconds(values.timeout, 120, "--timeout") * 1000,
+    requestTimeoutMs: positiveSeconds(values["request-timeout"], 10, "--request-timeout") * 1000,
+    interruptions,
+    simName,
+    rootName: values.root?.trim() || `sk-${simName}-driver-00000-root`,
+    rootUid: values["root-uid"]?.trim() || "loadtest-root-uid",
+    namespaces: namespaces.length > 0 ? namespaces : [...DEFAULT_NAMESPACES],
+    seed,
+    insecure: values.insecure ?? false,
+    json: values.json ?? false,
+  };
+  if (stats) parsed.stats = stats;
+  return parsed;
+}
+
+export async function runLoadtestCommand(args: string[], io: CommandIo = defaultIo): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    io.stdout.write(LOADTEST_USAGE);
+    return 0;
+  }
+  let options: TeardownArgs;
+  try {
+    options = parseTeardownArgs(args);
+  } catch (err) {
+    io.stderr.write(`simkube-fn loadtest: ${(err as Error).message}\n\n${LOADTEST_USAGE}`);
+    return 2;
+  }
+
+  const generated = buildTeardownReviews({
+    count: options.reviews,
+    simName: options.simName,
+    rootName: options.rootName,
+    rootUid: options.rootUid,
+    namespaces: options.namespaces,
+    interruptions: options.interruptions,
+    seed: options.seed,
+    now: io.now(),
+  });
+  // Serialized up front so the loop spends its time on the wire, not in JSON.stringify.
+  const requests: LoadRequest[] = generated.reviews.map((r) => ({
+    uid: r.uid,
+    body: Buffer.from(JSON.stringify(r.review)),
+  }));
+
+  const stats = options.stats ?? statsUrl(options.target);
+  const statsOptions = { insecure: options.insecure };
+  const before = await fetchStats(stats, statsOptions);
+
+  const bar =
+    io.stdout.isTTY && !options.json
+      ? new cliProgress.SingleBar(
+          {
+            stream: io.stdout as NodeJS.WritableStream,
+            format: "teardown [{bar}] {value}/{total} reviews | {eta_formatted} left",
+            hideCursor: true,
+            clearOnComplete: true,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  bar?.start(requests.length, 0);
+  const result = await runLoad({
+    target: options.target,
+    requests,
+    concurrency: options.concurrency,
+    timeoutMs: options.timeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs,
+    insecure: options.insecure,
+    check: { allowPatch: false },
+    ...(bar ? { onProgress: (done: number) => bar.update(done) } : {}),
+  });
+  bar?.stop();
+
+  const after = await fetchStats(stats, statsOptions);
+  const report = buildReport({
+    target: options.target.href,
+    concurrency: options.concurrency,
+    result,
+    statsBefore: before,
+    statsAfter: after,
+    expectedClones: generated.expectedClones,
+    reviewKinds: generated.byKind,
+  });
+  io.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+  return reportPassed(report) ? 0 : 1;
+}

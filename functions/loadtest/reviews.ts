@@ -1,0 +1,588 @@
+// Realistic pod DELETE reviews for a simulation teardown, as the API server sends them to reschedule-delete.
+// Pure and deterministic: a seed and a clock value in, the same reviews out. No I/O, no Date.now().
+//
+// What a teardown looks like (KUBERNETES-FACTS items 1-5):
+// - The namespace controller deletes every pod of a deleted virtual namespace through DeleteCollection: one
+//   review per pod, request.name "" (read the pod from oldObject), graceful, no deletionTimestamp yet.
+// - The garbage collector deletes each dependent of a deleted owner (bare pods of the SimulationRoot, pods of
+//   a ReplicaSet): request.name set, DeleteOptions with a UID precondition and a propagation policy.
+// - A Running pod deleted gracefully is then finished off by KWOK's final grace-0 DELETE; the API server
+//   calls the webhook twice for it (shortening update, then the storage delete): deletionTimestamp set, first
+//   with the pod's grace period, then with deletionGracePeriodSeconds 0.
+// - A finished pod (Succeeded/Failed) gets grace 0 from the API server right away: the initiator's DELETE
+//   itself produces the same update-then-delete pair, and KWOK sends nothing.
+// None of these is an interruption, so a correct reschedule-delete creates no clone for any of them.
+// Interruptions (a user's delete of a Running bare pod, a taint eviction marked DisruptionTarget) are only
+// generated when asked for, and each one should create exactly one clone.
+
+import { ADMISSION_API_VERSION, type AdmissionReview, type UserInfo } from "../../shared/admission.js";
+import {
+  KWOK_STAGE_COMPLETE_KEY,
+  KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
+  ORIG_NAMESPACE_ANNOTATION_KEY,
+  POD_SEQUENCE_NUMBER_KEY,
+  POD_SPEC_STABLE_HASH_KEY,
+  SIMKUBE_API_VERSION,
+  SIMULATION_LABEL_KEY,
+  SIMULATION_ROOT_KIND,
+  VIRTUAL_NODE_SELECTOR_KEY,
+  VIRTUAL_NODE_SELECTOR_VALUE,
+  VIRTUAL_NODE_TOLERATION_KEY,
+} from "../../shared/keys.js";
+
+export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
+export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
+export const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
+export const NODE_CONTROLLER_USER = "system:serviceaccount:kube-system:node-controller";
+export const ADMIN_USER = "kubernetes-admin";
+
+const SERVICE_ACCOUNT_GROUPS = [
+  "system:serviceaccounts",
+  "system:serviceaccounts:kube-system",
+  "system:authenticated",
+];
+
+/** Who sent a review, and in which phase of the pod's deletion. */
+export type ReviewKind =
+  | "namespace-controller"
+  | "garbage-collector"
+  | "kwok-final"
+  /** The initiator's own second call for a finished pod (grace 0 from the start). */
+  | "finished-final"
+  /** Only with an interruption fraction: a delete that should create one clone. */
+  | "interruption";
+
+export const REVIEW_KINDS: readonly ReviewKind[] = [
+  "namespace-controller",
+  "garbage-collector",
+  "kwok-final",
+  "finished-final",
+  "interruption",
+];
+
+export interface TeardownOptions {
+  /** How many reviews to generate (the last pod's deletion may be cut short). */
+  count: number;
+  /** The Simulation's name; pods carry it in their simulation label. */
+  simName: string;
+  /** The SimulationRoot that owns bare pods and the workloads, e.g. sk-<sim>-driver-xxxxx-root. */
+  rootName: string;
+  rootUid: string;
+  /** Traced namespaces; pods live in `<virtualNsPrefix>-<namespace>`. */
+  namespaces?: readonly string[];
+  virtualNsPrefix?: string;
+  /** Fraction of pods (0..1) whose deletion starts as an interruption of a Running bare pod; default 0. */
+  interruptions?: number;
+  /** Share of pods that are bare (owned only by the SimulationRoot); default 0.4. */
+  bareShare?: number;
+  /** Share of pods that have finished (Succeeded or Failed); default 0.3. */
+  finishedShare?: number;
+  seed?: number;
+  /** The teardown's wall clock: deletion timestamps are computed from it. */
+  now: Date;
+}
+
+export interface GeneratedReview {
+  kind: ReviewKind;
+  /** request.uid, which the answer must echo. */
+  uid: string;
+  podUid: string;
+  review: AdmissionReview;
+}
+
+export interface TeardownReviews {
+  reviews: GeneratedReview[];
+  /** How many clones a correct reschedule-delete creates for these reviews (one per interrupted pod). */
+  expectedClones: number;
+  byKind: Record<ReviewKind, number>;
+  pods: number;
+}
+
+export const DEFAULT_NAMESPACES = ["default", "shop", "batch", "monitoring"];
+const WORKLOADS = [
+  "frontend",
+  "cart",
+  "checkout",
+  "payments",
+  "search",
+  "recommendation",
+  "ad-service",
+  "email",
+];
+const BARE_PODS = ["nightly-report", "db-migrate", "warmup", "cache-prime", "smoke-test", "backfill"];
+const IMAGES = [
+  "nginx:1.27",
+  "redis:7.4",
+  "busybox:1.36",
+  "ghcr.io/acme/shop-api:2.14.1",
+  "python:3.12-slim",
+];
+const GRACE_PERIOD_SECONDS = 30;
+// Deletions are emitted in waves: the namespace controller or GC deletes a batch of pods, then KWOK finishes
+// them off. Within a burst this puts the three reviews of one pod apart, as in a cluster.
+const WAVE = 32;
+
+/** mulberry32: a tiny seeded PRNG; good enough to vary names and shapes, and reproducible. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(random: () => number, items: readonly T[]): T {
+  return items[Math.floor(random() * items.length)] as T;
+}
+
+function hex(random: () => number, length: number): string {
+  let out = "";
+  while (out.length < length)
+    out += Math.floor(random() * 0x100000000)
+      .toString(16)
+      .padStart(8, "0");
+  return out.slice(0, length);
+}
+
+function uuid(random: () => number): string {
+  const h = hex(random, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+// Kubernetes' generateName suffix alphabet (no vowels, no ambiguous characters).
+const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+const SUFFIX_CHARS = SUFFIX_ALPHABET.split("");
+function nameSuffix(random: () => number, length = 5): string {
+  let out = "";
+  for (let i = 0; i < length; i++) out += pick(random, SUFFIX_CHARS);
+  return out;
+}
+
+function iso(date: Date, offsetSeconds: number): string {
+  return new Date(date.getTime() + offsetSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+type Phase = "Running" | "Succeeded" | "Failed";
+
+interface PodShape {
+  pod: Record<string, unknown> & { metadata: Record<string, unknown>; status: Record<string, unknown> };
+  uid: string;
+  name: string;
+  namespace: string;
+  phase: Phase;
+  bare: boolean;
+}
+
+interface PodContext {
+  random: () => number;
+  options: TeardownOptions;
+  namespaces: readonly string[];
+  prefix: string;
+}
+
+function buildPod(ctx: PodContext, bare: boolean, phase: Phase, disrupted: boolean): PodShape {
+  const { random, options } = ctx;
+  const original = pick(random, ctx.namespaces);
+  const namespace = `${ctx.prefix}-${original}`;
+  const uid = uuid(random);
+  const created = -60 * (5 + Math.floor(random() * 120));
+  const started = created + 2 + Math.floor(random() * 10);
+  const node = `kwok-node-${Math.floor(random() * 50)}`;
+  const image = pick(random, IMAGES);
+  const hash = hex(random, 16);
+  const sequence = Math.floor(random() * 20);
+
+  let name: string;
+  let ownerReferences: Record<string, unknown>[];
+  const labels: Record<string, string> = { [SIMULATION_LABEL_KEY]: options.simName };
+  if (bare) {
+    const base = pick(random, BARE_PODS);
+    name = `${base}-${nameSuffix(random)}`;
+    labels.app = base;
+    ownerReferences = [
+      {
+        apiVersion: SIMKUBE_API_VERSION,
+        kind: SIMULATION_ROOT_KIND,
+        name: options.rootName,
+        uid: options.rootUid,
+      },
+    ];
+  } else {
+    const workload = pick(random, WORKLOADS);
+    const templateHash = hex(random, 10).replace(/[0-9a-f]/g, (c) => SUFFIX_ALPHABET[parseInt(c, 16)] ?? c);
+    const replicaSet = `${workload}-${templateHash}`;
+    name = `${replicaSet}-${nameSuffix(random)}`;
+    labels.app = workload;
+    labels["pod-template-hash"] = templateHash;
+    ownerReferences = [
+      {
+        apiVersion: "apps/v1",
+        kind: "ReplicaSet",
+        name: replicaSet,
+        uid: uuid(random),
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
+  }
+  if (phase !== "Running") labels[KWOK_STAGE_COMPLETE_KEY] = "true";
+
+  const annotations: Record<string, string> = {
+    [ORIG_NAMESPACE_ANNOTATION_KEY]: original,
+    [POD_SPEC_STABLE_HASH_KEY]: hash,
+    [POD_SEQUENCE_NUMBER_KEY]: String(sequence),
+  };
+  if (phase !== "Running") annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] = iso(options.now, -30);
+
+  const terminated = phase !== "Running";
+  const conditions: Record<string, unknown>[] = [
+    {
+      type: "PodReadyToStartContainers",
+      status: terminated ? "False" : "True",
+      lastTransitionTime: iso(options.now, started),
+    },
+    { type: "Initialized", status: "True", lastTransitionTime: iso(options.now, created + 1) },
+    { type: "Ready", status: terminated ? "False" : "True", lastTransitionTime: iso(options.now, started) },
+    {
+      type: "ContainersReady",
+      status: terminated ? "False" : "True",
+      lastTransitionTime: iso(options.now, started),
+    },
+    { type: "PodScheduled", status: "True", lastTransitionTime: iso(options.now, created + 1) },
+  ];
+  if (disrupted) {
+    conditions.push({
+      type: "DisruptionTarget",
+      status: "True",
+      reason: "DeletionByTaintManager",
+      message: "Taint manager: deleting due to NoExecute taint",
+      lastTransitionTime: iso(options.now, -1),
+    });
+  }
+  const state = terminated
+    ? {
+        terminated: {
+          exitCode: phase === "Succeeded" ? 0 : 1,
+          reason: phase === "Succeeded" ? "Completed" : "Error",
+          startedAt: iso(options.now, started),
+          finishedAt: iso(options.now, -30),
+        },
+      }
+    : { running: { startedAt: iso(options.now, started) } };
+
+  const pod = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace,
+      uid,
+      resourceVersion: String(100000 + Math.floor(random() * 900000)),
+      creationTimestamp: iso(options.now, created),
+      labels,
+      annotations,
+      ownerReferences,
+      managedFields: [
+        {
+          manager: bare ? "sk-driver" : "kube-controller-manager",
+          operation: "Update",
+          apiVersion: "v1",
+          time: iso(options.now, created),
+          fieldsType: "FieldsV1",
+          fieldsV1: {
+            "f:metadata": { "f:labels": { ".": {}, "f:app": {} }, "f:ownerReferences": { ".": {} } },
+            "f:spec": { "f:containers": {}, "f:nodeSelector": {}, "f:tolerations": {} },
+          },
+        },
+        {
+          manager: "kwok",
+          operation: "Update",
+          apiVersion: "v1",
+          time: iso(options.now, started),
+          fieldsType: "FieldsV1",
+          fieldsV1: { "f:status": { "f:conditions": {}, "f:containerStatuses": {}, "f:phase": {} } },
+          subresource: "status",
+        },
+      ],
+    },
+    spec: {
+      containers: [
+        {
+          name: "main",
+          image,
+          ports: [{ containerPort: 8080, protocol: "TCP" }],
+          env: [
+            { name: "LOG_FORMAT", value: "json" },
+            { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
+          ],
+          resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "512Mi" } },
+          terminationMessagePath: "/dev/termination-log",
+          terminationMessagePolicy: "File",
+          imagePullPolicy: "IfNotPresent",
+          volumeMounts: [
+            {
+              name: "kube-api-access",
+              readOnly: true,
+              mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+            },
+          ],
+        },
+      ],
+      volumes: [
+        {
+          name: "kube-api-access",
+          projected: {
+            defaultMode: 420,
+            sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: "token" } }],
+          },
+        },
+      ],
+      restartPolicy: bare ? "Never" : "Always",
+      terminationGracePeriodSeconds: GRACE_PERIOD_SECONDS,
+      dnsPolicy: "ClusterFirst",
+      serviceAccountName: "default",
+      nodeName: node,
+      nodeSelector: { [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE },
+      tolerations: [
+        { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" },
+        {
+          key: "node.kubernetes.io/not-ready",
+          operator: "Exists",
+          effect: "NoExecute",
+          tolerationSeconds: 300,
+        },
+        {
+          key: "node.kubernetes.io/unreachable",
+          operator: "Exists",
+          effect: "NoExecute",
+          tolerationSeconds: 300,
+        },
+      ],
+      schedulerName: "default-scheduler",
+      priority: 0,
+      enableServiceLinks: true,
+      preemptionPolicy: "PreemptLowerPriority",
+    },
+    status: {
+      phase,
+      conditions,
+      hostIP: `10.0.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}`,
+      podIP: `10.244.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}`,
+      startTime: iso(options.now, created + 1),
+      containerStatuses: [
+        {
+          name: "main",
+          state,
+          ready: !terminated,
+          restartCount: 0,
+          image,
+          imageID: "",
+          started: !terminated,
+        },
+      ],
+      qosClass: "Burstable",
+    },
+  };
+  return { pod, uid, name, namespace, phase, bare };
+}
+
+function withDeletion(
+  pod: PodShape["pod"],
+  deletionTimestamp: string,
+  graceSeconds: number,
+): PodShape["pod"] {
+  const next = structuredClone(pod);
+  next.metadata.deletionTimestamp = deletionTimestamp;
+  next.metadata.deletionGracePeriodSeconds = graceSeconds;
+  return next;
+}
+
+interface ReviewSpec {
+  kind: ReviewKind;
+  user: UserInfo;
+  /** request.name: "" for DeleteCollection. */
+  name: string;
+  oldObject: PodShape["pod"];
+  options: Record<string, unknown>;
+}
+
+function buildReview(random: () => number, shape: PodShape, spec: ReviewSpec): GeneratedReview {
+  const uid = uuid(random);
+  const review: AdmissionReview = {
+    apiVersion: ADMISSION_API_VERSION,
+    kind: "AdmissionReview",
+    request: {
+      uid,
+      kind: { group: "", version: "v1", kind: "Pod" },
+      resource: { group: "", version: "v1", resource: "pods" },
+      name: spec.name,
+      namespace: shape.namespace,
+      operation: "DELETE",
+      userInfo: spec.user,
+      object: null,
+      oldObject: spec.oldObject,
+      dryRun: false,
+      options: { apiVersion: "meta.k8s.io/v1", kind: "DeleteOptions", ...spec.options },
+    },
+  };
+  // requestKind/requestResource are part of every real review; the AdmissionRequest type does not list them.
+  Object.assign(review.request as object, {
+    requestKind: { group: "", version: "v1", kind: "Pod" },
+    requestResource: { group: "", version: "v1", resource: "pods" },
+  });
+  return { kind: spec.kind, uid, podUid: shape.uid, review };
+}
+
+function serviceAccount(username: string, random: () => number): UserInfo {
+  return { username, uid: uuid(random), groups: SERVICE_ACCOUNT_GROUPS };
+}
+
+type Initiator = "namespace-controller" | "garbage-collector" | "interruption";
+
+/** Every review one pod's deletion produces, in order; the first one is the initiator's. */
+function podDeletion(
+  ctx: PodContext,
+  initiator: Initiator,
+  shape: PodShape,
+): { first: GeneratedReview[]; later: GeneratedReview[] } {
+  const { random, options } = ctx;
+  const deletedAt = iso(options.now, 0);
+  let user: UserInfo;
+  let name = shape.name;
+  let deleteOptions: Record<string, unknown>;
+  let kind: ReviewKind;
+  if (initiator === "namespace-controller") {
+    user = serviceAccount(NAMESPACE_CONTROLLER_USER, random);
+    name = ""; // DeleteCollection: the per-pod reviews carry the collection's empty name
+    deleteOptions = { propagationPolicy: "Background" };
+    kind = "namespace-controller";
+  } else if (initiator === "garbage-collector") {
+    user = serviceAccount(GARBAGE_COLLECTOR_USER, random);
+    deleteOptions = { propagationPolicy: "Background", preconditions: { uid: shape.uid } };
+    kind = "garbage-collector";
+  } else {
+    const evicted = (shape.pod.status.conditions as { type: string }[]).some(
+      (c) => c.type === "DisruptionTarget",
+    );
+    user = evicted
+      ? serviceAccount(NODE_CONTROLLER_USER, random)
+      : { username: ADMIN_USER, groups: ["kubeadm:cluster-admins", "system:authenticated"] };
+    deleteOptions = {};
+    kind = "interruption";
+  }
+
+  const first = [
+    buildReview(random, shape, { kind, user, name, oldObject: shape.pod, options: deleteOptions }),
+  ];
+  const later: GeneratedReview[] = [];
+  if (shape.phase !== "Running") {
+    // Terminal pods get grace 0 at once: the same request calls the webhook again for the storage delete.
+    later.push(
+      buildReview(random, shape, {
+        kind: "finished-final",
+        user,
+        name,
+        oldObject: withDeletion(shape.pod, deletedAt, 0),
+        options: deleteOptions,
+      }),
+    );
+    return { first, later };
+  }
+  // KWOK's final DELETE: shortening update (sees the pod's grace), then the storage delete (sees grace 0).
+  const deletionTimestamp = iso(options.now, GRACE_PERIOD_SECONDS);
+  const kwok = serviceAccount(KWOK_USER, random);
+  for (const grace of [GRACE_PERIOD_SECONDS, 0]) {
+    later.push(
+      buildReview(random, shape, {
+        kind: "kwok-final",
+        user: kwok,
+        name: shape.name,
+        oldObject: withDeletion(shape.pod, deletionTimestamp, grace),
+        options: { gracePeriodSeconds: 0 },
+      }),
+    );
+  }
+  return { first, later };
+}
+
+function emptyCounts(): Record<ReviewKind, number> {
+  return Object.fromEntries(REVIEW_KINDS.map((kind) => [kind, 0])) as Record<ReviewKind, number>;
+}
+
+export function validateTeardownOptions(options: TeardownOptions): string | undefined {
+  if (!Number.isInteger(options.count) || options.count < 1) return "count must be a positive whole number";
+  const fractions: [string, number | undefined][] = [
+    ["interruptions", options.interruptions],
+    ["bareShare", options.bareShare],
+    ["finishedShare", options.finishedShare],
+  ];
+  for (const [name, value] of fractions) {
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0 && value <= 1)) {
+      return `${name} must be a fraction from 0 to 1, got ${value}`;
+    }
+  }
+  if (!options.simName || !options.rootName || !options.rootUid)
+    return "simName, rootName and rootUid are required";
+  if (Number.isNaN(options.now.getTime())) return "now must be a valid date";
+  return undefined;
+}
+
+/**
+ * A teardown burst of `count` DELETE reviews. With interruptions 0 (the default) a correct reschedule-delete
+ * creates no clone; otherwise expectedClones says how many it should create.
+ */
+export function buildTeardownReviews(options: TeardownOptions): TeardownReviews {
+  const invalid = validateTeardownOptions(options);
+  if (invalid) throw new RangeError(invalid);
+  const random = seededRandom(options.seed ?? 1);
+  const ctx: PodContext = {
+    random,
+    options,
+    namespaces: options.namespaces && options.namespaces.length > 0 ? options.namespaces : DEFAULT_NAMESPACES,
+    prefix: options.virtualNsPrefix ?? "virtual",
+  };
+  const interruptions = options.interruptions ?? 0;
+  const bareShare = options.bareShare ?? 0.4;
+  const finishedShare = options.finishedShare ?? 0.3;
+
+  const reviews: GeneratedReview[] = [];
+  const byKind = emptyCounts();
+  let expectedClones = 0;
+  let pods = 0;
+  const add = (review: GeneratedReview): boolean => {
+    if (reviews.length >= options.count) return false;
+    reviews.push(review);
+    byKind[review.kind] += 1;
+    return true;
+  };
+
+  while (reviews.length < options.count) {
+    const later: GeneratedReview[] = [];
+    for (let i = 0; i < WAVE && reviews.length < options.count; i++) {
+      const interrupted = random() < interruptions;
+      let shape: PodShape;
+      let initiator: Initiator;
+      if (interrupted) {
+        // A Running bare pod taken away while the simulation runs: half by a user, half by taint eviction.
+        shape = buildPod(ctx, true, "Running", random() < 0.5);
+        initiator = "interruption";
+      } else {
+        const finished = random() < finishedShare;
+        const phase: Phase = finished ? (random() < 0.8 ? "Succeeded" : "Failed") : "Running";
+        shape = buildPod(ctx, random() < bareShare, phase, false);
+        initiator = random() < 0.5 ? "namespace-controller" : "garbage-collector";
+      }
+      const deletion = podDeletion(ctx, initiator, shape);
+      pods += 1;
+      for (const review of deletion.first) {
+        if (add(review) && review.kind === "interruption") expectedClones += 1;
+      }
+      later.push(...deletion.later);
+    }
+    for (const review of later) add(review);
+  }
+  return { reviews, expectedClones, byKind, pods };
+}
