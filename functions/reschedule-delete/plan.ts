@@ -116,6 +116,21 @@ export function judgeDeletion({ pod, username, driverUsers }: DeletionFacts): Ju
   return { interrupted: true, cause: "deleted-by-user", detail: username };
 }
 
+/**
+ * Does the pod as read from the API bear out the review's judgement? A review can be forged or stale; the
+ * live pod cannot. A disruption must show on the live pod too; a user's delete needs a live Running pod.
+ */
+export function confirmsInterruption(
+  live: Pod,
+  judgement: Extract<Judgement, { interrupted: true }>,
+): boolean {
+  const phase = podPhase(live);
+  if (judgement.cause === "disruption-target") {
+    return disruptionTargetOf(live) !== undefined && (phase === "Running" || phase === "Failed");
+  }
+  return phase === "Running";
+}
+
 /** The SimulationRoot among the pod's own owners (a bare simulation pod hangs directly off it). */
 export function directSimulationRoot(pod: Pod): OwnerReference | undefined {
   return ownerReferencesOf(pod).find(
