@@ -32,13 +32,13 @@ import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "./kube
 export interface KubeApiOptions {
   /** A kubeconfig file; otherwise KubeConfig.loadFromDefault() ($KUBECONFIG, ~/.kube/config, in-cluster). */
   kubeconfigPath?: string;
-  /** Per HTTP request (discovery and the call itself each get their own). Default 5000 ms. */
+  /** Per HTTP request (discovery and the call itself each get their own, so a first call of a kind can take twice this). Default 4000 ms: two of them still fit in the webhook's 10 s. */
   timeoutMs?: number;
   /** Reuse connections through one keep-alive agent. Default true. */
   keepAlive?: boolean;
 }
 
-export const DEFAULT_KUBE_TIMEOUT_MS = 5000;
+export const DEFAULT_KUBE_TIMEOUT_MS = 4000;
 
 export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
   const kc = new KubeConfig();

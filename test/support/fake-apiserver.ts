@@ -117,6 +117,8 @@ export interface FakeStore {
   get<T extends KubeObject = KubeObject>(key: ObjectKey): T | undefined;
   /** kind: Kind or resource name; namespace omitted = all namespaces. */
   list<T extends KubeObject = KubeObject>(kind: string, namespace?: string): T[];
+  /** Changes a stored object in place (no admission, no validation) and bumps its resourceVersion. */
+  update<T extends KubeObject = KubeObject>(key: ObjectKey, change: (object: T) => void): T;
   /** Removes at once (no admission, no grace). */
   remove(key: ObjectKey): boolean;
   /** The current global resourceVersion. */
@@ -143,6 +145,16 @@ export interface FakeApiServer {
   finalizeNamespace(name: string): void;
   /** Forget requests and admissions logged so far. */
   resetLog(): void;
+  /**
+   * A raw call to this server (JSON in, parsed JSON out), as `user` when given (the x-fake-user header).
+   * contentType defaults to application/json; use application/merge-patch+json etc. for PATCH.
+   */
+  request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options?: { user?: string; groups?: string[]; contentType?: string; timeoutMs?: number },
+  ): Promise<{ status: number; body: T }>;
   close(): Promise<void>;
 }
 
@@ -677,6 +689,21 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     },
     list<T extends KubeObject = KubeObject>(kind: string, namespace?: string): T[] {
       return storeList(resolveKind(kind), namespace).map((o) => clone(o) as T);
+    },
+    update<T extends KubeObject = KubeObject>(key: ObjectKey, change: (object: T) => void): T {
+      const res = resolveKind(key.kind, key.apiVersion);
+      const namespace = key.namespace ?? (res.namespaced ? "default" : undefined);
+      const current = storeGet(res, namespace, key.name);
+      if (!current)
+        throw new Error(`fake-apiserver: no ${res.plural} ${namespace ?? ""}/${key.name} to update`);
+      const next = clone(current) as T;
+      change(next);
+      const meta = metaOf(next);
+      meta.name = key.name;
+      if (res.namespaced) meta.namespace = namespace;
+      meta.resourceVersion = nextRevision();
+      objects.set(keyOf(res, namespace, key.name), clone(next));
+      return next;
     },
     remove(key: ObjectKey): boolean {
       const res = resolveKind(key.kind, key.apiVersion);
@@ -1654,6 +1681,21 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     resetLog(): void {
       requests.length = 0;
       admissions.length = 0;
+    },
+    async request<T = Record<string, unknown>>(
+      method: string,
+      path: string,
+      body?: unknown,
+      opts: { user?: string; groups?: string[]; contentType?: string; timeoutMs?: number } = {},
+    ): Promise<{ status: number; body: T }> {
+      const headers: Record<string, string> = { "content-type": opts.contentType ?? "application/json" };
+      if (opts.user) headers["x-fake-user"] = opts.user;
+      if (opts.groups) headers["x-fake-groups"] = opts.groups.join(",");
+      const init: RequestInit = { method, headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000) };
+      if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, init);
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -398,6 +398,21 @@ describe("fake API server: deletion", () => {
     assert.equal(missing.body.message, 'namespaces "doomed" not found');
   });
 
+  test("store.update changes an object in place and request() calls as a user", async () => {
+    boundPod("watched");
+    const before = server.store.get({ kind: "Pod", name: "watched" });
+    const after = server.store.update({ kind: "Pod", name: "watched" }, (p) => {
+      p.status = { phase: "Succeeded" };
+    });
+    assert.ok(Number(after.metadata?.resourceVersion) > Number(before?.metadata?.resourceVersion));
+    const res = await server.request<Json>("DELETE", `${PODS}/watched`, undefined, {
+      user: "system:node:node-1",
+    });
+    assert.equal(res.status, 200);
+    assert.equal(server.store.get({ kind: "Pod", name: "watched" }), undefined, "terminal pods go at once");
+    assert.equal(server.requests.at(-1)?.user, "system:node:node-1");
+  });
+
   test("other kinds are deleted at once with a Success Status", async () => {
     server.store.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "gone" } });
     const res = await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/gone");
