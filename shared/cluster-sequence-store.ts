@@ -45,10 +45,16 @@ export interface ClusterSequenceStoreOptions {
   deadlineMs?: number;
   /** Read-modify-write attempts one next() may take part in. Default 25. */
   maxAttempts?: number;
-  /** First backoff step after a conflict or transient error, doubled per failure. Default 5. */
+  /** First backoff step after a conflict or transient error, doubled per failure in a row. Default 5. */
   backoffBaseMs?: number;
-  /** Largest backoff step. Default 200. */
+  /** Largest backoff step after a transient error (the API server is struggling). Default 200. */
   backoffMaxMs?: number;
+  /**
+   * Largest backoff step after a 409. A conflict means another replica just made progress, not that the
+   * API server is overloaded, so the cap is low: a long backoff only lets the replicas that won last
+   * time win again. Default 40.
+   */
+  conflictBackoffMaxMs?: number;
   /** [0, 1); jitter source. Default Math.random. */
   random?: () => number;
   /** Backoff sleep. Default setTimeout. */
@@ -81,7 +87,7 @@ interface Counter {
 
 type AttemptResult =
   | { kind: "written"; numbers: number[] }
-  | { kind: "retry"; backoff: boolean; error: unknown }
+  | { kind: "retry"; backoff: "none" | "conflict" | "transient"; error: unknown }
   | { kind: "fail"; error: SequenceStoreError };
 
 export function createClusterSequenceStore(
@@ -93,6 +99,7 @@ export function createClusterSequenceStore(
   const maxAttempts = options.maxAttempts ?? 25;
   const backoffBaseMs = options.backoffBaseMs ?? 5;
   const backoffMaxMs = options.backoffMaxMs ?? 200;
+  const conflictBackoffMaxMs = Math.min(options.conflictBackoffMaxMs ?? 40, backoffMaxMs);
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? (() => performance.now());
@@ -171,7 +178,7 @@ export function createClusterSequenceStore(
             );
             return { kind: "written", numbers };
           } catch (createErr) {
-            if (isAlreadyExists(createErr)) return { kind: "retry", backoff: false, error: createErr };
+            if (isAlreadyExists(createErr)) return { kind: "retry", backoff: "none", error: createErr };
             throw createErr;
           }
         }
@@ -184,10 +191,10 @@ export function createClusterSequenceStore(
     } catch (err) {
       counter.cached = undefined;
       if (err instanceof SequenceStoreError) return { kind: "fail", error: err };
-      if (isConflict(err)) return { kind: "retry", backoff: true, error: err };
+      if (isConflict(err)) return { kind: "retry", backoff: "conflict", error: err };
       // Deleted under us (by hand, or by the garbage collector at the end of the run): create it again.
-      if (verb === "update" && isNotFound(err)) return { kind: "retry", backoff: false, error: err };
-      if (isTransient(err)) return { kind: "retry", backoff: true, error: err };
+      if (verb === "update" && isNotFound(err)) return { kind: "retry", backoff: "none", error: err };
+      if (isTransient(err)) return { kind: "retry", backoff: "transient", error: err };
       return { kind: "fail", error: refusal(counter, verb, err) };
     }
   }
@@ -232,10 +239,13 @@ export function createClusterSequenceStore(
         const result = await attempt(counter, batch);
         if (result.kind === "retry") {
           lastError = result.error;
-          if (!result.backoff) continue;
+          if (result.backoff === "none") continue;
+          prune(counter, lastError); // no sleeping for callers that are out of attempts
+          if (counter.queue.length === 0) return;
           failures += 1;
           // Full jitter, capped, and never past the oldest caller's deadline.
-          const step = backoffDelay(failures, backoffBaseMs, backoffMaxMs, random());
+          const cap = result.backoff === "conflict" ? conflictBackoffMaxMs : backoffMaxMs;
+          const step = backoffDelay(failures, backoffBaseMs, cap, random());
           const firstDeadline = counter.queue.reduce(
             (t, p) => Math.min(t, p.deadline),
             Number.POSITIVE_INFINITY,

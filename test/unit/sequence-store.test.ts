@@ -361,6 +361,22 @@ describe("cluster sequence store", () => {
     assert.deepEqual(sleeps, [2, 5, 10], "exponential steps, jittered (here by 0.5)");
   });
 
+  test("backoff grows per failure in a row, capped lower for conflicts than for transient errors", async () => {
+    const steps = async (error: KubeError) => {
+      const kube = createMemoryKube();
+      const { store, sleeps } = clusterStore(kube, { random: () => 0.99, maxAttempts: 9 });
+      await store.next("42", SCOPE);
+      kube.inject({ verb: "replace", times: Number.POSITIVE_INFINITY, error });
+      await assert.rejects(store.next("42", SCOPE), /in 9 attempts/);
+      return sleeps;
+    };
+    assert.deepEqual(await steps(new KubeError(409, "Conflict", "modified")), [4, 9, 19, 39, 39, 39, 39, 39]);
+    assert.deepEqual(
+      await steps(new KubeError(503, "ServiceUnavailable", "etcd")),
+      [4, 9, 19, 39, 79, 158, 198, 198],
+    );
+  });
+
   test("a write whose outcome is unknown is never trusted: it may leave a gap, never a duplicate", async () => {
     const kube = createMemoryKube();
     const { store } = clusterStore(kube);
@@ -417,8 +433,8 @@ describe("cluster sequence store", () => {
     );
     assert.match(err.message, /last error: 409 Conflict/);
     assert.ok(
-      sleeps.every((ms) => ms <= 200),
-      "each backoff step is capped",
+      sleeps.every((ms) => ms < 40),
+      "conflict backoff is capped at 40 ms",
     );
     assert.ok(sleeps.reduce((a, b) => a + b, 0) <= 1000, "the backoff never sleeps past the deadline");
     assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "1", "nothing was reserved");

@@ -1,0 +1,129 @@
+// next() throughput and latency: the in-process store against the cluster store, with the cluster store
+// talking real HTTP to the fake API server (no added latency, so this measures our own and the client's
+// overhead per call, not a real API server's). All variants run in the same process, one after the other,
+// with a fixed number of calls each.
+
+import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
+import { createKubeApi } from "../../shared/kube.js";
+import {
+  createMemorySequenceStore,
+  type SequenceScope,
+  type SequenceStore,
+} from "../../shared/sequence-store.js";
+import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
+import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
+
+const NAMESPACE = "simkube-fn";
+const HASHES = ["1234567890123456789", "42", "18446744073709551615", "7"];
+
+interface Run {
+  callsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** ConfigMap requests the API server saw per next() call; 0 for the memory store. */
+  requestsPerCall: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
+}
+
+const round = (n: number, digits = 2) => Number(n.toFixed(digits));
+
+/** `total` calls over `stores`, `concurrency` in flight; each simulated review is its own sim run. */
+async function measure(
+  stores: SequenceStore[],
+  total: number,
+  concurrency: number,
+  scope: SequenceScope,
+  server?: FakeApiServer,
+): Promise<Run> {
+  server?.resetLog();
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = performance.now();
+        await (stores[i % stores.length] as SequenceStore).next(HASHES[i % HASHES.length] as string, scope);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = performance.now() - started;
+  latencies.sort((a, b) => a - b);
+  const requests = server ? server.count("*", /\/configmaps/) : 0;
+  return {
+    callsPerSec: round((total / elapsed) * 1000, 0),
+    p50Ms: round(percentile(latencies, 0.5), 3),
+    p99Ms: round(percentile(latencies, 0.99), 3),
+    requestsPerCall: round(requests / total, 3),
+  };
+}
+
+export async function benchSequence(): Promise<{ name: string; details: Record<string, number | string> }> {
+  const server = await startFakeApiServer({ namespaces: ["default", NAMESPACE] });
+  const kubeconfig = await writeKubeconfig(server.url);
+  try {
+    let runId = 0;
+    // A fresh simulation run per variant, so each starts from an empty ConfigMap that does not exist yet.
+    const scope = (): SequenceScope => ({
+      simName: "bench-sim",
+      owner: {
+        apiVersion: "simkube.io/v1",
+        kind: "SimulationRoot",
+        name: "sk-bench-sim-root",
+        uid: `run-${++runId}`,
+      },
+    });
+    const cluster = (n: number) =>
+      Array.from({ length: n }, () =>
+        createClusterSequenceStore(createKubeApi({ kubeconfigPath: kubeconfig }), { namespace: NAMESPACE }),
+      );
+
+    // Warm up both paths (JIT, discovery, keep-alive connections) outside the measurements.
+    await measure([createMemorySequenceStore()], 2_000, 8, scope());
+    await measure(cluster(1), 200, 8, scope(), server);
+
+    const memory = await measure([createMemorySequenceStore()], 50_000, 32, scope());
+    const sequential = await measure(cluster(1), 300, 1, scope(), server);
+    const oneInstance = await measure(cluster(1), 2_000, 32, scope(), server);
+    const fourInstances = await measure(cluster(4), 2_000, 32, scope(), server);
+
+    const details: Record<string, number | string> = {};
+    const put = (prefix: string, run: Run) => {
+      details[`${prefix} calls/s`] = run.callsPerSec;
+      details[`${prefix} p50 ms`] = run.p50Ms;
+      details[`${prefix} p99 ms`] = run.p99Ms;
+      if (prefix !== "memory") details[`${prefix} API requests/call`] = run.requestsPerCall;
+    };
+    put("memory", memory);
+    put("cluster sequential", sequential);
+    put("cluster 1 instance c32", oneInstance);
+    put("cluster 4 instances c32", fourInstances);
+    details["memory/cluster throughput (1 instance c32)"] = round(
+      memory.callsPerSec / oneInstance.callsPerSec,
+      1,
+    );
+    details["memory/cluster throughput (4 instances c32)"] = round(
+      memory.callsPerSec / fourInstances.callsPerSec,
+      1,
+    );
+    details.note =
+      "fake API server on 127.0.0.1, no added latency; a real API server adds its own PUT latency per write";
+    return { name: "sequence store next()", details };
+  } finally {
+    await server.close();
+    await removeKubeconfig(kubeconfig);
+  }
+}
+
+// Run directly: node dist/test/bench/sequence-bench.js
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await benchSequence();
+  console.log(result.name);
+  for (const [key, value] of Object.entries(result.details)) console.log(`  ${key}: ${value}`);
+}
