@@ -143,6 +143,19 @@ export interface FakeApiServer {
   registerKind(resource: ResourceInfo): void;
   /** What the namespace controller ends with: the namespace and everything in it disappear. */
   finalizeNamespace(name: string): void;
+  /**
+   * What `kubectl delete namespace` and the namespace controller do, through the normal request path (so
+   * webhooks see it): DELETE the namespace (Terminating), then a DeleteCollection per namespaced kind as
+   * `system:serviceaccount:kube-system:namespace-controller` (per-item reviews with an empty name). Bound pods
+   * are left terminating; finishPodTerminations() plays the kubelet/KWOK part, finalizeNamespace() the end.
+   */
+  terminateNamespace(name: string, options?: { user?: string; controllerUser?: string }): Promise<void>;
+  /**
+   * The final grace-0 DELETE of every terminating pod (optionally in one namespace), as the kubelet sends it
+   * (`system:node:<nodeName>`, with a UID precondition) unless `user` is given (KWOK: no precondition).
+   * Returns how many pods were finished.
+   */
+  finishPodTerminations(options?: { namespace?: string; user?: string }): Promise<number>;
   /** Forget requests and admissions logged so far. */
   resetLog(): void;
   /**
@@ -1645,7 +1658,8 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   });
   const { port } = server.address() as AddressInfo;
 
-  return {
+  const withUser = (user: string | undefined): { user?: string } => (user ? { user } : {});
+  const api: FakeApiServer = {
     url: `http://127.0.0.1:${port}`,
     store,
     requests,
@@ -1678,6 +1692,45 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       objects.delete(keyOf(namespaceRes(), undefined, name));
       revision += 1;
     },
+    async terminateNamespace(
+      name: string,
+      opts: { user?: string; controllerUser?: string } = {},
+    ): Promise<void> {
+      const deleted = await api.request(
+        "DELETE",
+        `/api/v1/namespaces/${name}`,
+        undefined,
+        withUser(opts.user),
+      );
+      if (deleted.status !== 200)
+        throw new Error(`fake-apiserver: deleting namespace ${name}: ${deleted.status}`);
+      const controller = opts.controllerUser ?? "system:serviceaccount:kube-system:namespace-controller";
+      for (const res of resources) {
+        if (!res.namespaced || storeList(res, name).length === 0) continue;
+        const base = res.group ? `/apis/${res.group}/${res.version}` : `/api/${res.version}`;
+        await api.request(
+          "DELETE",
+          `${base}/namespaces/${name}/${res.plural}`,
+          { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background" },
+          { user: controller },
+        );
+      }
+    },
+    async finishPodTerminations(opts: { namespace?: string; user?: string } = {}): Promise<number> {
+      let finished = 0;
+      for (const pod of storeList(resolveKind("Pod", "v1"), opts.namespace)) {
+        const meta = pod.metadata;
+        if (!meta?.deletionTimestamp || !meta.name || !meta.namespace) continue;
+        const nodeName = isRecord(pod.spec) ? str(pod.spec.nodeName) : undefined;
+        const body: Json = { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0 };
+        if (!opts.user) body.preconditions = { uid: meta.uid };
+        const user = opts.user ?? `system:node:${nodeName ?? "unknown"}`;
+        const path = `/api/v1/namespaces/${meta.namespace}/pods/${meta.name}`;
+        const res = await api.request("DELETE", path, body, { user });
+        if (res.status === 200) finished += 1;
+      }
+      return finished;
+    },
     resetLog(): void {
       requests.length = 0;
       admissions.length = 0;
@@ -1706,6 +1759,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       await done;
     },
   };
+  return api;
 }
 
 // Not modelled (say so in a test before relying on it): watch, server-side apply, strategic-merge list

@@ -575,6 +575,37 @@ describe("fake API server: admission webhooks", () => {
     assert.deepEqual([...new Set(reviews.map((r) => oldOf(r).metadata.name))], ["c1", "c2"]);
   });
 
+  test("terminateNamespace and finishPodTerminations replay a namespace teardown", async () => {
+    for (const name of ["t1", "t2"]) {
+      server.store.put({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: "teardown" },
+        spec: { nodeName: "kwok-node", containers: [{ name: "c", image: "i" }] },
+        status: { phase: "Running" },
+      });
+    }
+    const before = hook.reviews.length;
+    await server.terminateNamespace("teardown");
+    const graceful = hook.reviews.slice(before);
+    assert.deepEqual(
+      graceful.map((r) => [r.request?.name, r.request?.userInfo?.username, oldOf(r).metadata.name]),
+      [
+        ["", "system:serviceaccount:kube-system:namespace-controller", "t1"],
+        ["", "system:serviceaccount:kube-system:namespace-controller", "t2"],
+      ],
+    );
+    assert.equal(server.store.list("Pod", "teardown").length, 2, "bound pods are only terminating");
+    assert.equal(await server.finishPodTerminations({ namespace: "teardown" }), 2);
+    const finals = hook.reviews.slice(before + 2);
+    assert.equal(finals.length, 4);
+    assert.ok(finals.every((r) => r.request?.userInfo?.username === "system:node:kwok-node"));
+    assert.ok(finals.every((r) => r.request?.name === "t1" || r.request?.name === "t2"));
+    assert.equal(server.store.list("Pod", "teardown").length, 0);
+    server.finalizeNamespace("teardown");
+    assert.equal(server.store.get({ kind: "Namespace", name: "teardown" }), undefined);
+  });
+
   test("a denial is the webhook's code and message", async () => {
     mode = "deny";
     try {
