@@ -1,0 +1,9 @@
+// OpenFaaS entry for mutate-create: bundled to dist/openfaas/mutate-create/handler.js (module.exports = handler).
+
+import { createOpenfaasHandler, loadOpenfaasRuntime } from "../openfaas.js";
+import { buildMutateCreateDeps, createMutateCreateHandler } from "./handler.js";
+
+export const handler = createOpenfaasHandler(async () => {
+  const { config, kube, log } = await loadOpenfaasRuntime(process.env, "mutate-create");
+  return createMutateCreateHandler(await buildMutateCreateDeps(config, kube, log));
+});

@@ -1,0 +1,393 @@
+// Options for the generated deployments (Knative Services, OpenFaaS stack, webhook configuration, RBAC),
+// their defaults, and the few derived values both platforms share (names, environment, webhook endpoints).
+// Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
+
+import { DEFAULT_DRIVER_USERS } from "../shared/keys.js";
+
+/** The functions, as `simkube-fn serve <name>` knows them (kept here so the builders stay import-light). */
+export const DEPLOYED_FUNCTIONS = ["mutate-create", "reschedule-delete"] as const;
+export type DeployedFunction = (typeof DEPLOYED_FUNCTIONS)[number];
+
+/**
+ * knative: RBAC + Knative Services + webhook configuration (kubectl apply -f).
+ * openfaas: RBAC + webhook configuration for functions behind the OpenFaaS gateway (kubectl apply -f).
+ * openfaas-stack: the stack.yml that `faas-cli up -f` builds and deploys the functions from.
+ */
+export const DEPLOYMENT_TARGETS = ["knative", "openfaas", "openfaas-stack"] as const;
+export type DeploymentTarget = (typeof DEPLOYMENT_TARGETS)[number];
+export type Platform = "knative" | "openfaas";
+
+export type WebhookMode = "url" | "service";
+
+export interface WebhookServiceOptions {
+  /** Default: the functions' namespace. */
+  namespace?: string;
+  /** May contain {name} (the function's resource name) and {function}. Default "{name}-webhook". */
+  name?: string;
+  /** Default 443. */
+  port?: number;
+  /** May contain {name}, {function}, {namespace}. Default "/" (knative), "/function/{name}" (openfaas). */
+  path?: string;
+}
+
+export interface ResourceOptions {
+  requests?: { cpu?: string; memory?: string };
+  limits?: { cpu?: string; memory?: string };
+}
+
+export interface DeploymentOptions {
+  /** Which manifests renderDeployment produces. Default "knative". */
+  target?: DeploymentTarget;
+  /** The simkube.io/v1 Simulation the functions serve (SIM_NAME). Required. */
+  simName: string;
+  /** Where the functions, their ServiceAccount and the sequence ConfigMaps live. Default "simkube" (knative), "openfaas-fn" (openfaas). */
+  namespace?: string;
+  /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
+  name?: string;
+  /** Knative: the simkube-fn image (Dockerfile). OpenFaaS: the image faas-cli builds; may contain {function}. Default "simkube-fn:latest". */
+  image?: string;
+  /** TRACE_PATH: an http(s):// URL (or a path inside the image); unset = no lifecycles. */
+  tracePath?: string;
+  /** LOG_LEVEL. Default "info". */
+  logLevel?: string;
+  /** DRIVER_USERS; also excluded from the DELETE webhook by a match condition. Default SimKube's sk-ctrl-sa. */
+  driverUsers?: readonly string[];
+  /** SEQUENCE_STORE. Default "cluster" (the only one that is right with more than one replica or a cold start). */
+  sequenceStore?: "cluster" | "memory";
+  /** Simulation spec.driver.virtualNsPrefix. Default "virtual". */
+  virtualNsPrefix?: string;
+  /** Simulation spec.rescheduleInterruptedBarePods: deploy and register reschedule-delete. Default false. */
+  rescheduleInterruptedBarePods?: boolean;
+  /** How the API server reaches the functions. Default "url". */
+  webhookMode?: WebhookMode;
+  /**
+   * url mode: https URL the functions are served at; may contain {name}, {function}, {namespace}.
+   * Without placeholders: knative prepends "{name}.{namespace}." to the host (Knative's default
+   * domain-template), openfaas appends "/function/{name}" (the gateway's route).
+   */
+  webhookUrlBase?: string;
+  /** url mode: explicit URL per function; beats webhookUrlBase. */
+  webhookUrls?: Partial<Record<DeployedFunction, string>>;
+  /** service mode: the TLS-terminating ClusterIP Service the API server calls. */
+  webhookService?: WebhookServiceOptions;
+  /** Base64 PEM bundle the API server trusts for the endpoint; omit for a publicly trusted certificate. */
+  caBundle?: string;
+  /** cert-manager's CA injection: "<namespace>/<certificate>" (annotation cert-manager.io/inject-ca-from). */
+  caInjectFrom?: string;
+  /** mutate-create's webhook timeout (1-30 s). Default 30: a cold start counts against it. */
+  mutateTimeoutSeconds?: number;
+  /** reschedule-delete's webhook timeout (1-30 s). Default 5: never hold a delete up for long. */
+  rescheduleTimeoutSeconds?: number;
+  /** Replicas kept warm: Knative min-scale; OpenFaaS scale.min (0 means scale.zero=true, a Pro feature). Default 0. */
+  minScale?: number;
+  /** Upper replica bound per function. Default mutate-create 3, reschedule-delete 10. */
+  maxScale?: Partial<Record<DeployedFunction, number>>;
+  /** Knative: label the Services cluster-local. Default: true in service mode, false in url mode. */
+  clusterLocal?: boolean;
+  /** Container resources. Default requests cpu 100m / memory 128Mi, limit memory 512Mi. */
+  resources?: ResourceOptions;
+  /** Extra ClusterRole rules, e.g. get/list on custom owner kinds the simulated workloads use. */
+  extraRules?: readonly PolicyRuleInput[];
+  /** OpenFaaS: faas-cli's gateway (stack.yml provider.gateway). Default "http://127.0.0.1:8080". */
+  gateway?: string;
+  /** OpenFaaS: language template. Default "node20". */
+  openfaasLang?: string;
+  /** OpenFaaS: folder holding dist/openfaas/<function>/, relative to stack.yml. Default "./dist/openfaas". */
+  openfaasHandlerDir?: string;
+  /** OpenFaaS Pro: idle time before scale to zero (com.openfaas.scale.zero-duration). Default "15m". */
+  scaleToZeroDuration?: string;
+}
+
+export interface PolicyRuleInput {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export class DeploymentOptionsError extends Error {
+  override readonly name = "DeploymentOptionsError";
+}
+
+/** Every option with its default applied and checked. */
+export interface ResolvedOptions {
+  target: DeploymentTarget;
+  platform: Platform;
+  simName: string;
+  namespace: string;
+  name: string;
+  image: string;
+  tracePath: string | undefined;
+  logLevel: string;
+  driverUsers: string[];
+  sequenceStore: "cluster" | "memory";
+  virtualNsPrefix: string;
+  reschedule: boolean;
+  functions: DeployedFunction[];
+  webhookMode: WebhookMode;
+  webhookUrlBase: string | undefined;
+  webhookUrls: Partial<Record<DeployedFunction, string>>;
+  webhookService: Required<WebhookServiceOptions>;
+  caBundle: string | undefined;
+  caInjectFrom: string | undefined;
+  mutateTimeoutSeconds: number;
+  rescheduleTimeoutSeconds: number;
+  minScale: number;
+  maxScale: Record<DeployedFunction, number>;
+  clusterLocal: boolean;
+  resources: ResourceOptions;
+  extraRules: PolicyRuleInput[];
+  gateway: string;
+  openfaasLang: string;
+  openfaasHandlerDir: string;
+  scaleToZeroDuration: string;
+}
+
+export const DEFAULT_KNATIVE_NAMESPACE = "simkube";
+export const DEFAULT_OPENFAAS_NAMESPACE = "openfaas-fn";
+export const DEFAULT_BASE_NAME = "simkube-fn";
+export const DEFAULT_IMAGE = "simkube-fn:latest";
+export const DEFAULT_VIRTUAL_NS_PREFIX = "virtual";
+/** The API server allows 1-30 s; a scale-from-zero start must fit in mutate-create's. */
+export const DEFAULT_MUTATE_TIMEOUT_SECONDS = 30;
+export const DEFAULT_RESCHEDULE_TIMEOUT_SECONDS = 5;
+export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
+  // The cluster sequence store batches concurrent reservations inside one process; every extra replica
+  // adds optimistic-concurrency conflicts on the same ConfigMap, so few, busy replicas are better.
+  "mutate-create": 3,
+  // Teardown bursts: every pod delete is >= 3 DELETE reviews (KUBERNETES-FACTS item 1).
+  "reschedule-delete": 10,
+};
+/** The API server caps a request object at about 3 MiB; the server and the OpenFaaS template must accept it. */
+export const MAX_REVIEW_BYTES = 3 * 1024 * 1024;
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+// Knative names the first revision <service>-00001 and revision names must be DNS-1035 labels (<= 63).
+const KNATIVE_REVISION_SUFFIX = "-00001".length;
+
+function fail(message: string): never {
+  throw new DeploymentOptionsError(message);
+}
+
+function checkTimeout(value: number, option: string): number {
+  if (!Number.isInteger(value) || value < 1 || value > 30) {
+    fail(`${option} must be a whole number of seconds from 1 to 30 (the API server's limit), got ${value}`);
+  }
+  return value;
+}
+
+function checkScale(value: number, option: string): number {
+  if (!Number.isInteger(value) || value < 0) fail(`${option} must be a whole number >= 0, got ${value}`);
+  return value;
+}
+
+export function platformOf(target: DeploymentTarget): Platform {
+  return target === "knative" ? "knative" : "openfaas";
+}
+
+export function isDeploymentTarget(value: string): value is DeploymentTarget {
+  return (DEPLOYMENT_TARGETS as readonly string[]).includes(value);
+}
+
+export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
+  const target = options.target ?? "knative";
+  if (!isDeploymentTarget(target))
+    fail(`target must be one of ${DEPLOYMENT_TARGETS.join(", ")}, got "${target}"`);
+  const platform = platformOf(target);
+
+  const simName = options.simName?.trim();
+  if (!simName) fail("simName is required: the name of the simkube.io/v1 Simulation the functions serve");
+  if (simName.length > 63)
+    fail(`simName "${simName}" is longer than 63 characters (it is used as a label value)`);
+
+  const namespace =
+    options.namespace ?? (platform === "knative" ? DEFAULT_KNATIVE_NAMESPACE : DEFAULT_OPENFAAS_NAMESPACE);
+  if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+    fail(`namespace "${namespace}" is not a valid namespace name (DNS-1123 label)`);
+  }
+  const virtualNsPrefix = options.virtualNsPrefix ?? DEFAULT_VIRTUAL_NS_PREFIX;
+  if (!DNS1123_LABEL.test(virtualNsPrefix))
+    fail(`virtualNsPrefix "${virtualNsPrefix}" is not a DNS-1123 label`);
+  // The functions' own pods must never pass through mutate-create: a scale-from-zero would wait on itself.
+  if (namespace.startsWith(`${virtualNsPrefix}-`)) {
+    fail(`namespace "${namespace}" starts with the virtual namespace prefix "${virtualNsPrefix}-"`);
+  }
+
+  const name = options.name ?? DEFAULT_BASE_NAME;
+  const reschedule = options.rescheduleInterruptedBarePods === true;
+  const functions: DeployedFunction[] = reschedule ? [...DEPLOYED_FUNCTIONS] : ["mutate-create"];
+  for (const fn of DEPLOYED_FUNCTIONS) {
+    const resourceName = functionResourceName(name, fn);
+    if (!DNS1035_LABEL.test(resourceName) || resourceName.length + KNATIVE_REVISION_SUFFIX > 63) {
+      fail(
+        `name "${name}" gives "${resourceName}", which must be a DNS-1035 label of at most ${63 - KNATIVE_REVISION_SUFFIX} characters`,
+      );
+    }
+  }
+
+  const driverUsers = [...(options.driverUsers ?? DEFAULT_DRIVER_USERS)].map((u) => u.trim()).filter(Boolean);
+  for (const user of driverUsers) {
+    if (user.includes(",")) fail(`driver user "${user}" contains a comma (DRIVER_USERS is comma-separated)`);
+  }
+
+  const webhookMode = options.webhookMode ?? "url";
+  if (webhookMode !== "url" && webhookMode !== "service") {
+    fail(`webhookMode must be "url" or "service", got "${String(webhookMode)}"`);
+  }
+  const service = options.webhookService ?? {};
+  const webhookService: Required<WebhookServiceOptions> = {
+    namespace: service.namespace ?? namespace,
+    name: service.name ?? "{name}-webhook",
+    port: service.port ?? 443,
+    path: service.path ?? (platform === "knative" ? "/" : "/function/{name}"),
+  };
+  if (!Number.isInteger(webhookService.port) || webhookService.port < 1 || webhookService.port > 65535) {
+    fail(`webhookService.port must be a port number, got ${webhookService.port}`);
+  }
+
+  const maxScale: Record<DeployedFunction, number> = { ...DEFAULT_MAX_SCALE, ...options.maxScale };
+  const minScale = checkScale(options.minScale ?? 0, "minScale");
+  for (const fn of DEPLOYED_FUNCTIONS) {
+    checkScale(maxScale[fn], `maxScale.${fn}`);
+    if (maxScale[fn] !== 0 && maxScale[fn] < Math.max(minScale, 1)) {
+      fail(`maxScale.${fn} (${maxScale[fn]}) is below minScale (${minScale})`);
+    }
+  }
+
+  const resolved: ResolvedOptions = {
+    target,
+    platform,
+    simName,
+    namespace,
+    name,
+    image: options.image ?? DEFAULT_IMAGE,
+    tracePath: options.tracePath?.trim() || undefined,
+    logLevel: options.logLevel ?? "info",
+    driverUsers,
+    sequenceStore: options.sequenceStore ?? "cluster",
+    virtualNsPrefix,
+    reschedule,
+    functions,
+    webhookMode,
+    webhookUrlBase: options.webhookUrlBase,
+    webhookUrls: { ...options.webhookUrls },
+    webhookService,
+    caBundle: options.caBundle,
+    caInjectFrom: options.caInjectFrom,
+    mutateTimeoutSeconds: checkTimeout(
+      options.mutateTimeoutSeconds ?? DEFAULT_MUTATE_TIMEOUT_SECONDS,
+      "mutateTimeoutSeconds",
+    ),
+    rescheduleTimeoutSeconds: checkTimeout(
+      options.rescheduleTimeoutSeconds ?? DEFAULT_RESCHEDULE_TIMEOUT_SECONDS,
+      "rescheduleTimeoutSeconds",
+    ),
+    minScale,
+    maxScale,
+    clusterLocal: options.clusterLocal ?? webhookMode === "service",
+    resources: options.resources ?? {
+      requests: { cpu: "100m", memory: "128Mi" },
+      limits: { memory: "512Mi" },
+    },
+    extraRules: [...(options.extraRules ?? [])],
+    gateway: options.gateway ?? "http://127.0.0.1:8080",
+    openfaasLang: options.openfaasLang ?? "node20",
+    openfaasHandlerDir: (options.openfaasHandlerDir ?? "./dist/openfaas").replace(/\/+$/, ""),
+    scaleToZeroDuration: options.scaleToZeroDuration ?? "15m",
+  };
+  // Fail at generation time, not when the first pod is created.
+  if (target !== "openfaas-stack") for (const fn of functions) webhookClientConfig(resolved, fn);
+  return resolved;
+}
+
+/** <name>-<function>: the Knative Service, the OpenFaaS function. */
+export function functionResourceName(baseName: string, fn: DeployedFunction): string {
+  return `${baseName}-${fn}`;
+}
+
+/** The environment `simkube-fn serve` reads (shared/config.ts); PORT is left to the platform. */
+export function functionEnvironment(o: ResolvedOptions): Record<string, string> {
+  const env: Record<string, string> = { SIM_NAME: o.simName };
+  if (o.tracePath) env.TRACE_PATH = o.tracePath;
+  env.LOG_LEVEL = o.logLevel;
+  env.DRIVER_USERS = o.driverUsers.join(",");
+  env.SEQUENCE_STORE = o.sequenceStore;
+  // A literal, not a fieldRef: Knative rejects valueFrom.fieldRef unless the non-default
+  // kubernetes.podspec-fieldref feature flag is on, and OpenFaaS has no downward API in stack.yml.
+  // The manifests pin the namespace anyway.
+  env.POD_NAMESPACE = o.namespace;
+  return env;
+}
+
+function fillTemplate(template: string, o: ResolvedOptions, fn: DeployedFunction): string {
+  return template
+    .replaceAll("{name}", functionResourceName(o.name, fn))
+    .replaceAll("{function}", fn)
+    .replaceAll("{namespace}", o.namespace);
+}
+
+const PLACEHOLDER = /\{(name|function|namespace)\}/;
+
+function defaultUrlTemplate(base: string, platform: Platform, namespace: string): string {
+  if (PLACEHOLDER.test(base)) return base;
+  if (platform === "knative") {
+    // Knative's default domain-template is {{.Name}}.{{.Namespace}}.{{.Domain}}.
+    return base.replace(/^(https?:\/\/)/i, "$1{name}.{namespace}.");
+  }
+  // The gateway routes /function/<name> to openfaas-fn and /function/<name>.<namespace> elsewhere.
+  const suffix = namespace === DEFAULT_OPENFAAS_NAMESPACE ? "" : ".{namespace}";
+  return `${base.replace(/\/+$/, "")}/function/{name}${suffix}`;
+}
+
+/** The URL the API server calls in url mode; https, no query, fragment or user info (admissionregistration/v1). */
+export function webhookUrl(o: ResolvedOptions, fn: DeployedFunction): string {
+  const explicit = o.webhookUrls[fn];
+  let raw: string;
+  if (explicit) raw = explicit;
+  else if (o.webhookUrlBase)
+    raw = fillTemplate(defaultUrlTemplate(o.webhookUrlBase, o.platform, o.namespace), o, fn);
+  else {
+    fail(
+      o.platform === "knative"
+        ? "url mode needs webhookUrlBase (--webhook-url-base https://<knative domain>, giving https://<service>.<namespace>.<domain>/) or webhookMode service"
+        : "url mode needs webhookUrlBase (--webhook-url-base https://<gateway with TLS>, giving https://<gateway>/function/<name>) or webhookMode service",
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    fail(`webhook URL "${raw}" for ${fn} is not a URL`);
+  }
+  if (url.protocol !== "https:")
+    fail(`webhook URL "${raw}" for ${fn} must use https (the API server only calls https)`);
+  if (url.search || url.hash || raw.includes("#"))
+    fail(`webhook URL "${raw}" for ${fn} must not have a query or fragment`);
+  if (url.username || url.password) fail(`webhook URL "${raw}" for ${fn} must not carry user info`);
+  return url.toString();
+}
+
+export interface ServiceClientConfig {
+  service: { namespace: string; name: string; port: number; path: string };
+  caBundle?: string;
+}
+export interface UrlClientConfig {
+  url: string;
+  caBundle?: string;
+}
+
+export function webhookClientConfig(
+  o: ResolvedOptions,
+  fn: DeployedFunction,
+): ServiceClientConfig | UrlClientConfig {
+  const ca = o.caBundle ? { caBundle: o.caBundle } : {};
+  if (o.webhookMode === "url") return { url: webhookUrl(o, fn), ...ca };
+  const s = o.webhookService;
+  const name = fillTemplate(s.name, o, fn);
+  if (!DNS1035_LABEL.test(name) || name.length > 63)
+    fail(`webhook Service name "${name}" is not a valid Service name`);
+  const path = fillTemplate(s.path, o, fn);
+  if (!path.startsWith("/")) fail(`webhookService.path "${path}" must start with /`);
+  return { service: { namespace: s.namespace, name, port: s.port, path }, ...ca };
+}

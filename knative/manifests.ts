@@ -1,0 +1,359 @@
+// Deployment manifests as plain objects: Knative Services, the MutatingWebhookConfiguration that points the
+// API server at the functions, and their RBAC; rendered to YAML for `kubectl apply -f`. Pure builders.
+//
+// The shapes are typed with the kubernetes-models interfaces (generated from the Kubernetes OpenAPI schema
+// and from Knative's CRD schema), so a misspelt field is a compile error; test/unit/manifests.test.ts also
+// validates every generated object against the same schemas at run time.
+
+import type { IService as KnativeService } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
+import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhook";
+import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
+import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
+import type { IClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule";
+import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { stringify } from "yaml";
+import { SIMULATION_LABEL_KEY } from "../shared/keys.js";
+import {
+  type DeployedFunction,
+  type DeploymentOptions,
+  functionEnvironment,
+  functionResourceName,
+  type ResolvedOptions,
+  resolveOptions,
+  webhookClientConfig,
+} from "./deployment-options.js";
+import { buildStack } from "./openfaas.js";
+
+export {
+  DEPLOYED_FUNCTIONS,
+  DEPLOYMENT_TARGETS,
+  type DeployedFunction,
+  type DeploymentOptions,
+  DeploymentOptionsError,
+  type DeploymentTarget,
+  isDeploymentTarget,
+} from "./deployment-options.js";
+
+/** Any manifest we emit: plain JSON-compatible data. */
+export type Manifest = { apiVersion: string; kind: string; metadata?: { name?: string } } & Record<
+  string,
+  unknown
+>;
+
+/** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
+export const CONTAINER_PORT = 8080;
+/** Knative's revision request timeout: at least the longest webhook timeout (the API server's max is 30 s). */
+const REVISION_TIMEOUT_SECONDS = 30;
+const WEBHOOK_DOMAIN = "simkube.io";
+
+/**
+ * Concurrency per replica. The handlers are I/O bound (a few API calls per review) on one event loop, so a
+ * replica takes many reviews at once; the hard limit only guards memory (a review can be ~3 MiB).
+ * `target` is the autoscaler's soft goal: reschedule-delete scales out early, because a namespace teardown
+ * sends bursts of DELETE reviews and each one holds up a pod delete.
+ */
+const CONCURRENCY: Record<DeployedFunction, { hard: number; target: number }> = {
+  "mutate-create": { hard: 100, target: 80 },
+  "reschedule-delete": { hard: 50, target: 25 },
+};
+
+function commonLabels(o: ResolvedOptions, component?: string): Record<string, string> {
+  const labels: Record<string, string> = {
+    "app.kubernetes.io/name": "simkube-fn",
+    "app.kubernetes.io/instance": o.name,
+    "app.kubernetes.io/part-of": "simkube",
+    [SIMULATION_LABEL_KEY]: o.simName,
+  };
+  if (component) labels["app.kubernetes.io/component"] = component;
+  return labels;
+}
+
+function serviceAccountName(o: ResolvedOptions): string {
+  return o.name;
+}
+
+export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeService {
+  const name = functionResourceName(o.name, fn);
+  const labels = commonLabels(o, fn);
+  // Cluster-local keeps the Service off the external gateway; url mode needs it there, because the API
+  // server cannot resolve cluster DNS (KUBERNETES-FACTS item 13) and so calls an external https URL.
+  const serviceLabels = o.clusterLocal
+    ? { ...labels, "networking.knative.dev/visibility": "cluster-local" }
+    : labels;
+  const env = Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value }));
+  return {
+    apiVersion: "serving.knative.dev/v1",
+    kind: "Service",
+    metadata: { name, namespace: o.namespace, labels: serviceLabels },
+    spec: {
+      template: {
+        metadata: {
+          labels,
+          annotations: {
+            // 0 = scale to zero when idle; then a cold start (schedule, image pull, start, trace load) must
+            // fit inside the webhook timeout. minScale >= 1 trades an always-on pod for no cold starts.
+            "autoscaling.knative.dev/min-scale": String(o.minScale),
+            "autoscaling.knative.dev/max-scale": String(o.maxScale[fn]),
+            "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
+          },
+        },
+        spec: {
+          serviceAccountName: serviceAccountName(o),
+          containerConcurrency: CONCURRENCY[fn].hard,
+          timeoutSeconds: REVISION_TIMEOUT_SECONDS,
+          containers: [
+            {
+              name: "function",
+              image: o.image,
+              args: ["serve", fn],
+              ports: [{ name: "http1", containerPort: CONTAINER_PORT }],
+              env,
+              // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts.
+              // `serve` loads everything before it listens, so a ready pod is a loaded one.
+              readinessProbe: { httpGet: { path: "/healthz" } },
+              resources: o.resources,
+              securityContext: {
+                runAsNonRoot: true,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] },
+                seccompProfile: { type: "RuntimeDefault" },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** One Knative Service per deployed function (reschedule-delete only with rescheduleInterruptedBarePods). */
+export function buildServices(options: DeploymentOptions): KnativeService[] {
+  const o = resolveOptions(options);
+  return o.functions.map((fn) => buildService(o, fn));
+}
+
+/** CEL string literal; usernames may contain anything. */
+function celString(value: string): string {
+  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+}
+
+/** Exported for tests: the match conditions each webhook carries. */
+export function matchConditionsFor(
+  o: ResolvedOptions,
+  fn: DeployedFunction,
+): { name: string; expression: string }[] {
+  const prefix = celString(`${o.virtualNsPrefix}-`);
+  if (fn === "mutate-create") {
+    // CREATE and UPDATE always carry `object`; only simulated pods (virtual namespaces) are sent.
+    return [
+      { name: "virtual-namespaces-only", expression: `object.metadata.namespace.startsWith(${prefix})` },
+    ];
+  }
+  // DELETE: `object` is null and `oldObject` is the pod (KUBERNETES-FACTS item 8).
+  const conditions = [
+    { name: "virtual-namespaces-only", expression: `oldObject.metadata.namespace.startsWith(${prefix})` },
+  ];
+  if (o.driverUsers.length > 0) {
+    // The driver's own deletes replay production and are never interruptions: filtering them here saves an
+    // HTTP call (and maybe a cold start) per replayed delete. The handler checks DRIVER_USERS again.
+    conditions.push({
+      name: "not-driver-deletes",
+      expression: `!(request.userInfo.username in [${o.driverUsers.map(celString).join(", ")}])`,
+    });
+  }
+  return conditions;
+}
+
+function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhook {
+  const name = `${fn}.${o.name}.${WEBHOOK_DOMAIN}`;
+  const clientConfig = webhookClientConfig(o, fn);
+  const matchConditions = matchConditionsFor(o, fn);
+  // Never (SimKube's default): a second call would spend another sequence number and another round trip;
+  // later webhooks do not touch what we set (node selector, tolerations, lifecycle annotations).
+  const reinvocationPolicy = "Never";
+  if (fn === "mutate-create") {
+    return {
+      name,
+      admissionReviewVersions: ["v1"],
+      clientConfig,
+      rules: [
+        {
+          apiGroups: [""],
+          apiVersions: ["v1"],
+          // UPDATE too: KWOK's Pending -> Running status write is when lifecycle annotations land.
+          operations: ["CREATE", "UPDATE"],
+          resources: ["pods", "pods/status"],
+          scope: "Namespaced",
+        },
+      ],
+      matchPolicy: "Equivalent",
+      matchConditions,
+      // Fail closed: a simulated pod that could not be mutated must not reach a real node.
+      failurePolicy: "Fail",
+      // The cluster sequence store writes a ConfigMap per new pod: that is a side effect, to be skipped on
+      // dry-run (the API server calls None and NoneOnDryRun webhooks alike; this declares what we do).
+      sideEffects: "NoneOnDryRun",
+      // Cold start + owner lookups + sequence reservation; the API server's maximum by default.
+      timeoutSeconds: o.mutateTimeoutSeconds,
+      reinvocationPolicy,
+    };
+  }
+  return {
+    name,
+    admissionReviewVersions: ["v1"],
+    clientConfig,
+    rules: [
+      {
+        apiGroups: [""],
+        apiVersions: ["v1"],
+        operations: ["DELETE"],
+        resources: ["pods"],
+        scope: "Namespaced",
+      },
+    ],
+    matchPolicy: "Equivalent",
+    matchConditions,
+    // Never block a delete: an unreachable, slow or failing function lets it through.
+    failurePolicy: "Ignore",
+    // Creates clone pods; skipped when request.dryRun is true.
+    sideEffects: "NoneOnDryRun",
+    // Short: every pod delete waits for this call. A cold start longer than this is ignored (the delete
+    // proceeds, a reschedule may be missed); set minScale >= 1 when that matters.
+    timeoutSeconds: o.rescheduleTimeoutSeconds,
+    reinvocationPolicy,
+  };
+}
+
+export function buildWebhookConfigurationFrom(o: ResolvedOptions): IMutatingWebhookConfiguration {
+  const annotations = o.caInjectFrom ? { "cert-manager.io/inject-ca-from": o.caInjectFrom } : undefined;
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: o.name, labels: commonLabels(o), ...(annotations ? { annotations } : {}) },
+    webhooks: o.functions.map((fn) => buildWebhook(o, fn)),
+  };
+}
+
+export function buildWebhookConfiguration(options: DeploymentOptions): IMutatingWebhookConfiguration {
+  return buildWebhookConfigurationFrom(resolveOptions(options));
+}
+
+/** What the functions read (owner chains, the Simulation) and, for reschedule-delete, create. */
+export function clusterRules(o: ResolvedOptions): IPolicyRule[] {
+  const rules: IPolicyRule[] = [
+    { apiGroups: ["simkube.io"], resources: ["simulations", "simulationroots"], verbs: ["get"] },
+    // Kinds a pod's owner chain can go through.
+    {
+      apiGroups: ["apps"],
+      resources: ["replicasets", "deployments", "statefulsets", "daemonsets"],
+      verbs: ["get", "list"],
+    },
+    { apiGroups: ["batch"], resources: ["jobs", "cronjobs"], verbs: ["get", "list"] },
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list"] },
+    // create only when reschedule-delete is deployed: it recreates interrupted bare pods as clones.
+    {
+      apiGroups: [""],
+      resources: ["pods"],
+      verbs: o.reschedule ? ["get", "list", "create"] : ["get", "list"],
+    },
+  ];
+  for (const rule of o.extraRules) rules.push({ ...rule });
+  return rules;
+}
+
+export type RbacObject = IServiceAccount | IClusterRole | IClusterRoleBinding | IRole | IRoleBinding;
+
+export function buildRbacFrom(o: ResolvedOptions): RbacObject[] {
+  const labels = commonLabels(o);
+  const sa = serviceAccountName(o);
+  const subject = { kind: "ServiceAccount", name: sa, namespace: o.namespace };
+  const sequences = `${o.name}-sequences`;
+  return [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: o.namespace, labels } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: o.name, labels },
+      rules: clusterRules(o),
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: o.name, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: o.name },
+      subjects: [subject],
+    },
+    // The cluster sequence store: one ConfigMap per simulation run in the functions' own namespace.
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: sequences, namespace: o.namespace, labels },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: sequences, namespace: o.namespace, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sequences },
+      subjects: [subject],
+    },
+  ];
+}
+
+export function buildRbac(options: DeploymentOptions): RbacObject[] {
+  return buildRbacFrom(resolveOptions(options));
+}
+
+/**
+ * Everything `kubectl apply -f` needs, in apply order: RBAC, the functions (Knative only; OpenFaaS
+ * functions come from stack.yml), and last the webhook configuration, so the API server is pointed at the
+ * functions only after they exist.
+ */
+export function buildAllManifests(options: DeploymentOptions): Manifest[] {
+  const o = resolveOptions(options);
+  const objects: object[] = [...buildRbacFrom(o)];
+  if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
+  objects.push(buildWebhookConfigurationFrom(o));
+  return objects as Manifest[];
+}
+
+/** Multi-document YAML; every annotation value is a string ("0", not 0), as the API requires. */
+export function renderManifests(objects: readonly object[]): string {
+  return objects
+    .map((object) => stringify(object, { lineWidth: 0, aliasDuplicateObjects: false }))
+    .join("---\n");
+}
+
+function header(o: ResolvedOptions): string {
+  const lines = [
+    `# Generated by simkube-fn manifests --target ${o.target} (simulation ${o.simName}).`,
+    o.target === "openfaas-stack"
+      ? "# Save as stack.yml at the repository root; npm run bundle:openfaas; faas-cli up -f stack.yml"
+      : `# Apply with: kubectl create namespace ${o.namespace}; kubectl apply -f <this file>`,
+  ];
+  if (o.target === "openfaas-stack" && o.minScale === 0) {
+    lines.push("# com.openfaas.scale.zero is an OpenFaaS Pro feature; Community Edition keeps one replica.");
+  }
+  if (o.target !== "openfaas-stack" && o.webhookMode === "service") {
+    lines.push(
+      `# service mode: provide the ClusterIP Service(s) named in clientConfig.service, terminating TLS with a`,
+      `# certificate for <service>.<namespace>.svc, and set caBundle (or caInjectFrom for cert-manager).`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The one entry the CLI calls: `simkube-fn manifests --target knative|openfaas|openfaas-stack`.
+ * knative and openfaas give multi-document YAML for kubectl; openfaas-stack gives stack.yml for faas-cli.
+ * Throws DeploymentOptionsError with one clear line for bad or missing options.
+ */
+export function renderDeployment(options: DeploymentOptions): string {
+  const o = resolveOptions(options);
+  if (o.target === "openfaas-stack") return header(o) + renderManifests([buildStack(options)]);
+  return header(o) + renderManifests(buildAllManifests(options));
+}

@@ -1,0 +1,113 @@
+// The OpenFaaS stack file (stack.yml) for `faas-cli up`: one function per deployed function, built from the
+// node20/node22 template with dist/openfaas/<function>/handler.js (npm run bundle:openfaas) as its handler.
+// Pure builder. Field names follow faas-cli's stack schema (stack/schema.go).
+//
+// Notes that shape the values below:
+// - The template parses JSON bodies with a 100kb limit by default; a pod review can be ~3 MiB, so
+//   MAX_JSON_SIZE is raised (otherwise big pods get a 413 before our code runs).
+// - The watchdog's exec/read/write timeouts (10/15/15 s in the template) are raised to the webhook timeout.
+// - Scale to zero (com.openfaas.scale.zero) is an OpenFaaS Pro feature; Community Edition ignores the label
+//   and keeps com.openfaas.scale.min (>= 1) replicas.
+// - com.openfaas.serviceaccount makes faas-netes run the pods as our ServiceAccount (RBAC from manifests.ts).
+
+import {
+  type DeployedFunction,
+  type DeploymentOptions,
+  functionEnvironment,
+  functionResourceName,
+  MAX_REVIEW_BYTES,
+  type ResolvedOptions,
+  resolveOptions,
+} from "./deployment-options.js";
+
+export interface StackResources {
+  memory?: string;
+  cpu?: string;
+}
+
+export interface StackFunction {
+  lang: string;
+  handler: string;
+  image: string;
+  namespace: string;
+  environment: Record<string, string>;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  limits?: StackResources;
+  requests?: StackResources;
+  readonly_root_filesystem: boolean;
+}
+
+export interface StackFile {
+  version: "1.0";
+  provider: { name: "openfaas"; gateway: string };
+  functions: Record<string, StackFunction>;
+}
+
+/** The image faas-cli builds and pushes for one function: {function} is replaced, else "-<function>" is added to the repository. */
+export function openfaasImage(image: string, fn: DeployedFunction): string {
+  if (image.includes("{function}")) return image.replaceAll("{function}", fn);
+  const at = image.indexOf("@");
+  if (at >= 0) return `${image.slice(0, at)}-${fn}`; // a digest names one image; drop it for the new one
+  const slash = image.lastIndexOf("/");
+  const colon = image.lastIndexOf(":");
+  if (colon > slash) return `${image.slice(0, colon)}-${fn}${image.slice(colon)}`;
+  return `${image}-${fn}`;
+}
+
+function timeoutFor(o: ResolvedOptions, fn: DeployedFunction): number {
+  return fn === "mutate-create" ? o.mutateTimeoutSeconds : o.rescheduleTimeoutSeconds;
+}
+
+function stackResources(r: { cpu?: string; memory?: string } | undefined): StackResources | undefined {
+  if (!r) return undefined;
+  const out: StackResources = {};
+  if (r.memory) out.memory = r.memory;
+  if (r.cpu) out.cpu = r.cpu;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): StackFunction {
+  // The watchdog must not cut a review short before the API server gives up on it.
+  const timeout = `${timeoutFor(o, fn) + 1}s`;
+  const environment: Record<string, string> = {
+    ...functionEnvironment(o),
+    MAX_JSON_SIZE: String(MAX_REVIEW_BYTES),
+    exec_timeout: timeout,
+    read_timeout: timeout,
+    write_timeout: timeout,
+  };
+  const scaleToZero = o.minScale === 0;
+  const labels: Record<string, string> = {
+    "app.kubernetes.io/name": "simkube-fn",
+    "app.kubernetes.io/component": fn,
+    "simkube.io/simulation": o.simName,
+    "com.openfaas.scale.min": String(Math.max(1, o.minScale)),
+    "com.openfaas.scale.max": String(o.maxScale[fn]),
+    // OpenFaaS Pro only: the Pro autoscaler idles the function after scale.zero-duration without calls.
+    "com.openfaas.scale.zero": String(scaleToZero),
+  };
+  if (scaleToZero) labels["com.openfaas.scale.zero-duration"] = o.scaleToZeroDuration;
+  const fnDef: StackFunction = {
+    lang: o.openfaasLang,
+    handler: `${o.openfaasHandlerDir}/${fn}`,
+    image: openfaasImage(o.image, fn),
+    namespace: o.namespace,
+    environment,
+    labels,
+    annotations: { "com.openfaas.serviceaccount": o.name },
+    readonly_root_filesystem: true,
+  };
+  const limits = stackResources(o.resources.limits);
+  const requests = stackResources(o.resources.requests);
+  if (limits) fnDef.limits = limits;
+  if (requests) fnDef.requests = requests;
+  return fnDef;
+}
+
+export function buildStack(options: DeploymentOptions): StackFile {
+  const o = resolveOptions({ ...options, target: "openfaas-stack" });
+  const functions: Record<string, StackFunction> = {};
+  for (const fn of o.functions) functions[functionResourceName(o.name, fn)] = buildStackFunction(o, fn);
+  return { version: "1.0", provider: { name: "openfaas", gateway: o.gateway }, functions };
+}

@@ -1,0 +1,471 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Service as KnativeServiceModel } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
+import { evaluate } from "@marcbachmann/cel-js";
+import { MutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
+import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
+import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { parse, parseAllDocuments } from "yaml";
+import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
+import {
+  buildAllManifests,
+  buildRbac,
+  buildServices,
+  buildWebhookConfiguration,
+  DeploymentOptionsError,
+  type Manifest,
+  matchConditionsFor,
+  renderDeployment,
+  renderManifests,
+} from "../../knative/manifests.js";
+import { DEFAULT_DRIVER_USERS } from "../../shared/keys.js";
+
+// ---------------------------------------------------------------------------------------------------------
+// Validation against the published schemas: kubernetes-models (Kubernetes 1.27 OpenAPI) and
+// @kubernetes-models/knative (Knative Serving's CRD openAPIV3Schema). Each model's validate() throws on a
+// schema violation.
+
+type Validator = (object: unknown) => void;
+const VALIDATORS: Record<string, Validator> = {
+  "v1/ServiceAccount": (o) => new ServiceAccount(o as ServiceAccount).validate(),
+  "rbac.authorization.k8s.io/v1/ClusterRole": (o) => new ClusterRole(o as ClusterRole).validate(),
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": (o) =>
+    new ClusterRoleBinding(o as ClusterRoleBinding).validate(),
+  "rbac.authorization.k8s.io/v1/Role": (o) => new Role(o as Role).validate(),
+  "rbac.authorization.k8s.io/v1/RoleBinding": (o) => new RoleBinding(o as RoleBinding).validate(),
+  "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration": (o) =>
+    new MutatingWebhookConfiguration(o as MutatingWebhookConfiguration).validate(),
+  "serving.knative.dev/v1/Service": (o) => new KnativeServiceModel(o as KnativeServiceModel).validate(),
+};
+
+function validateAgainstSchema(object: Manifest): void {
+  const validator = VALIDATORS[`${object.apiVersion}/${object.kind}`];
+  assert.ok(validator, `no schema for ${object.apiVersion}/${object.kind}`);
+  validator(object);
+}
+
+/** The API server's own checks on webhooks that the OpenAPI schema does not carry. */
+function checkWebhookRules(config: MutatingWebhookConfiguration | Manifest): void {
+  const webhooks = (config as MutatingWebhookConfiguration).webhooks ?? [];
+  const names = new Set<string>();
+  for (const wh of webhooks) {
+    assert.ok(wh.name.split(".").length >= 3, `webhook name ${wh.name} must be fully qualified`);
+    assert.ok(!names.has(wh.name), `duplicate webhook name ${wh.name}`);
+    names.add(wh.name);
+    assert.ok(["None", "NoneOnDryRun"].includes(wh.sideEffects), "v1 accepts only None and NoneOnDryRun");
+    assert.ok(wh.timeoutSeconds !== undefined && wh.timeoutSeconds >= 1 && wh.timeoutSeconds <= 30);
+    assert.deepEqual(wh.admissionReviewVersions, ["v1"]);
+    const cc = wh.clientConfig;
+    assert.ok(Boolean(cc.url) !== Boolean(cc.service), "exactly one of url and service");
+    if (cc.url) {
+      const url = new URL(cc.url);
+      assert.equal(url.protocol, "https:");
+      assert.equal(url.search, "");
+      assert.equal(url.hash, "");
+    }
+    assert.ok((wh.matchConditions ?? []).length <= 64);
+    for (const mc of wh.matchConditions ?? [])
+      assert.match(mc.name, /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/);
+  }
+}
+
+const BASE: DeploymentOptions = {
+  simName: "test-sim",
+  webhookUrlBase: "https://fn.example.com",
+  image: "registry.example.com/simkube-fn:0.1.0",
+};
+
+const VARIANTS: Record<string, DeploymentOptions> = {
+  "knative, url mode, mutate-create only": BASE,
+  "knative, url mode, with reschedule-delete and a trace": {
+    ...BASE,
+    rescheduleInterruptedBarePods: true,
+    tracePath: "https://traces.example.com/sim.sktrace",
+    minScale: 1,
+  },
+  "knative, service mode with caBundle and cert-manager": {
+    simName: "test-sim",
+    webhookMode: "service",
+    caBundle: Buffer.from("-----BEGIN CERTIFICATE-----\n").toString("base64"),
+    caInjectFrom: "simkube/simkube-fn-cert",
+    rescheduleInterruptedBarePods: true,
+  },
+  "openfaas, url mode through the gateway": {
+    ...BASE,
+    target: "openfaas",
+    webhookUrlBase: "https://gateway.example.com",
+    rescheduleInterruptedBarePods: true,
+  },
+};
+
+function byKind(objects: Manifest[], kind: string): Manifest[] {
+  return objects.filter((o) => o.kind === kind);
+}
+
+describe("generated manifests pass the published schemas", () => {
+  for (const [variant, options] of Object.entries(VARIANTS)) {
+    it(`${variant}: every object as rendered to YAML`, () => {
+      const yaml = renderManifests(buildAllManifests(options));
+      const docs = parseAllDocuments(yaml).map((doc) => {
+        assert.deepEqual(doc.errors, []);
+        return doc.toJS() as Manifest;
+      });
+      assert.deepEqual(docs, buildAllManifests(options), "the YAML round-trips to the same objects");
+      for (const doc of docs) {
+        validateAgainstSchema(doc);
+        if (doc.kind === "MutatingWebhookConfiguration") checkWebhookRules(doc);
+      }
+    });
+  }
+
+  // A validator that accepts everything proves nothing: the same checks must reject broken copies.
+  it("rejects broken objects (the validation can fail)", () => {
+    const objects = buildAllManifests(
+      VARIANTS["knative, url mode, with reschedule-delete and a trace"] as DeploymentOptions,
+    );
+    const ksvc = structuredClone(byKind(objects, "Service")[0]) as Record<string, unknown>;
+    const template = (ksvc.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    template.containerConcurrency = "100";
+    assert.throws(() => validateAgainstSchema(ksvc as Manifest), /containerConcurrency must be integer/);
+
+    const badPort = structuredClone(byKind(objects, "Service")[0]) as Record<string, unknown>;
+    const container = (badPort.spec as { template: { spec: { containers: Record<string, unknown>[] } } })
+      .template.spec.containers[0] as Record<string, unknown>;
+    container.ports = [{ containerPort: "8080" }];
+    assert.throws(() => validateAgainstSchema(badPort as Manifest), /containerPort must be integer/);
+
+    const webhook = structuredClone(byKind(objects, "MutatingWebhookConfiguration")[0]) as Manifest;
+    const hooks = (webhook as unknown as { webhooks: Record<string, unknown>[] }).webhooks;
+    delete hooks[0]?.sideEffects;
+    assert.throws(() => validateAgainstSchema(webhook), /must have required property sideEffects/);
+
+    const badPolicy = structuredClone(byKind(objects, "MutatingWebhookConfiguration")[0]) as Manifest;
+    (badPolicy as unknown as { webhooks: Record<string, unknown>[] }).webhooks[1] = {
+      ...(badPolicy as unknown as { webhooks: Record<string, unknown>[] }).webhooks[1],
+      failurePolicy: "Sometimes",
+    };
+    assert.throws(
+      () => validateAgainstSchema(badPolicy),
+      /failurePolicy must be equal to one of the allowed values/,
+    );
+
+    const role = structuredClone(byKind(objects, "ClusterRole")[0]) as Manifest;
+    (role as unknown as { rules: Record<string, unknown>[] }).rules[0] = {
+      apiGroups: [""],
+      resources: ["pods"],
+      verbs: "get",
+    };
+    assert.throws(() => validateAgainstSchema(role), /verbs must be array/);
+
+    const slow = structuredClone(byKind(objects, "MutatingWebhookConfiguration")[0]) as Manifest;
+    (slow as unknown as { webhooks: { timeoutSeconds: number }[] }).webhooks.forEach((w) => {
+      w.timeoutSeconds = 31;
+    });
+    assert.throws(() => checkWebhookRules(slow));
+  });
+});
+
+describe("webhook configuration", () => {
+  it("mutate-create: CREATE and UPDATE of pods and pods/status, fail closed, only virtual namespaces", () => {
+    const config = buildWebhookConfiguration(BASE);
+    assert.equal(config.webhooks?.length, 1, "no DELETE webhook without rescheduleInterruptedBarePods");
+    const [wh] = config.webhooks ?? [];
+    assert.ok(wh);
+    assert.equal(wh.name, "mutate-create.simkube-fn.simkube.io");
+    assert.deepEqual(wh.rules, [
+      {
+        apiGroups: [""],
+        apiVersions: ["v1"],
+        operations: ["CREATE", "UPDATE"],
+        resources: ["pods", "pods/status"],
+        scope: "Namespaced",
+      },
+    ]);
+    assert.equal(wh.failurePolicy, "Fail");
+    assert.equal(wh.reinvocationPolicy, "Never");
+    assert.equal(wh.timeoutSeconds, 30);
+    assert.deepEqual(wh.clientConfig, { url: "https://simkube-fn-mutate-create.simkube.fn.example.com/" });
+  });
+
+  it("reschedule-delete: DELETE of pods, never blocks, side effects only off dry-run, short timeout", () => {
+    const config = buildWebhookConfiguration({ ...BASE, rescheduleInterruptedBarePods: true });
+    const wh = config.webhooks?.find((w) => w.name.startsWith("reschedule-delete."));
+    assert.ok(wh);
+    assert.deepEqual(wh.rules?.[0]?.operations, ["DELETE"]);
+    assert.deepEqual(wh.rules?.[0]?.resources, ["pods"]);
+    assert.equal(wh.failurePolicy, "Ignore");
+    assert.equal(wh.sideEffects, "NoneOnDryRun");
+    assert.equal(wh.timeoutSeconds, 5);
+    assert.deepEqual(wh.clientConfig, {
+      url: "https://simkube-fn-reschedule-delete.simkube.fn.example.com/",
+    });
+  });
+
+  it("url templates, explicit URLs, service mode, caBundle and cert-manager injection", () => {
+    const templated = buildWebhookConfiguration({
+      ...BASE,
+      webhookUrlBase: "https://{function}.sims.example.com/{namespace}",
+    });
+    assert.equal(templated.webhooks?.[0]?.clientConfig.url, "https://mutate-create.sims.example.com/simkube");
+
+    const explicit = buildWebhookConfiguration({
+      ...BASE,
+      webhookUrls: { "mutate-create": "https://mc.example.com/review" },
+      caBundle: "Y2E=",
+    });
+    assert.deepEqual(explicit.webhooks?.[0]?.clientConfig, {
+      url: "https://mc.example.com/review",
+      caBundle: "Y2E=",
+    });
+
+    const service = buildWebhookConfiguration({
+      simName: "s",
+      webhookMode: "service",
+      caInjectFrom: "simkube/fn-cert",
+      webhookService: { port: 8443 },
+    });
+    assert.deepEqual(service.webhooks?.[0]?.clientConfig, {
+      service: { namespace: "simkube", name: "simkube-fn-mutate-create-webhook", port: 8443, path: "/" },
+    });
+    assert.equal(service.metadata?.annotations?.["cert-manager.io/inject-ca-from"], "simkube/fn-cert");
+
+    const openfaas = buildWebhookConfiguration({
+      ...BASE,
+      target: "openfaas",
+      webhookUrlBase: "https://gw.example.com/",
+    });
+    assert.equal(
+      openfaas.webhooks?.[0]?.clientConfig.url,
+      "https://gw.example.com/function/simkube-fn-mutate-create",
+    );
+    const otherNs = buildWebhookConfiguration({ ...BASE, target: "openfaas", namespace: "fns" });
+    assert.equal(
+      otherNs.webhooks?.[0]?.clientConfig.url,
+      "https://fn.example.com/function/simkube-fn-mutate-create.fns",
+    );
+  });
+
+  it("refuses endpoints the API server would reject or could never reach", () => {
+    const cases: [string, DeploymentOptions, RegExp][] = [
+      ["no URL in url mode", { simName: "s" }, /needs webhookUrlBase/],
+      ["plain http", { simName: "s", webhookUrlBase: "http://fn.example.com" }, /must use https/],
+      [
+        "a query",
+        { simName: "s", webhookUrls: { "mutate-create": "https://x.example.com/?a=1" } },
+        /query or fragment/,
+      ],
+      [
+        "user info",
+        { simName: "s", webhookUrls: { "mutate-create": "https://u:p@x.example.com/" } },
+        /user info/,
+      ],
+      ["timeout above 30 s", { ...BASE, mutateTimeoutSeconds: 31 }, /from 1 to 30/],
+      ["no simulation", { ...BASE, simName: " " }, /simName is required/],
+      ["function namespace is virtual", { ...BASE, namespace: "virtual-fns" }, /virtual namespace prefix/],
+      ["name too long for a revision", { ...BASE, name: "a".repeat(40) }, /DNS-1035 label/],
+      ["maxScale below minScale", { ...BASE, minScale: 4 }, /below minScale/],
+    ];
+    for (const [label, options, message] of cases) {
+      assert.throws(
+        () => buildAllManifests(options),
+        (err: unknown) => {
+          assert.ok(err instanceof DeploymentOptionsError, label);
+          assert.match(err.message, message, label);
+          return true;
+        },
+      );
+    }
+  });
+});
+
+describe("match conditions (evaluated as CEL, with the variables the API server binds)", () => {
+  const o = resolveOptions({
+    ...BASE,
+    rescheduleInterruptedBarePods: true,
+    driverUsers: ["driver", "it's-me"],
+  });
+  const pod = (namespace: string) => ({ metadata: { name: "the-pod", namespace } });
+  function matches(fn: "mutate-create" | "reschedule-delete", vars: Record<string, unknown>): boolean {
+    // The API server calls the webhook only when every condition is true.
+    return matchConditionsFor(o, fn).every((mc) => evaluate(mc.expression, vars) === true);
+  }
+
+  it("mutate-create sees pods in virtual namespaces only", () => {
+    const request = { operation: "CREATE", userInfo: { username: "driver" } };
+    assert.equal(
+      matches("mutate-create", { object: pod("virtual-test-namespace"), oldObject: null, request }),
+      true,
+    );
+    assert.equal(
+      matches("mutate-create", { object: pod("test-namespace"), oldObject: null, request }),
+      false,
+    );
+    assert.equal(matches("mutate-create", { object: pod("virtualx-ns"), oldObject: null, request }), false);
+  });
+
+  it("reschedule-delete reads oldObject (object is null on DELETE) and skips the driver's own deletes", () => {
+    const del = (username: string, namespace: string) => ({
+      object: null,
+      oldObject: pod(namespace),
+      request: { operation: "DELETE", userInfo: { username } },
+    });
+    assert.equal(matches("reschedule-delete", del("system:node:n1", "virtual-ns")), true);
+    assert.equal(matches("reschedule-delete", del("system:node:n1", "default")), false);
+    assert.equal(matches("reschedule-delete", del("driver", "virtual-ns")), false);
+    assert.equal(matches("reschedule-delete", del("it's-me", "virtual-ns")), false, "quotes are escaped");
+    // What the DELETE condition would do if it read `object` like mutate-create's: an evaluation error.
+    assert.throws(() => evaluate("object.metadata.namespace.startsWith('virtual-')", del("x", "virtual-ns")));
+  });
+});
+
+describe("Knative Services", () => {
+  it("one per function, scale-to-zero by default, port 8080 http1, /healthz readiness, env for serve", () => {
+    const services = buildServices({
+      ...BASE,
+      rescheduleInterruptedBarePods: true,
+      tracePath: "https://t/x.sktrace",
+    });
+    assert.deepEqual(
+      services.map((s) => s.metadata?.name),
+      ["simkube-fn-mutate-create", "simkube-fn-reschedule-delete"],
+    );
+    const [mc, rd] = services;
+    assert.ok(mc?.spec?.template && rd?.spec?.template);
+    const annotations = mc.spec.template.metadata?.annotations ?? {};
+    assert.equal(annotations["autoscaling.knative.dev/min-scale"], "0");
+    assert.equal(annotations["autoscaling.knative.dev/max-scale"], "3");
+    assert.equal(rd.spec.template.metadata?.annotations?.["autoscaling.knative.dev/max-scale"], "10");
+    const spec = mc.spec.template.spec;
+    assert.ok(spec);
+    assert.equal(spec.serviceAccountName, "simkube-fn");
+    const [container] = spec.containers;
+    assert.ok(container);
+    assert.deepEqual(container.args, ["serve", "mutate-create"]);
+    assert.deepEqual(container.ports, [{ name: "http1", containerPort: 8080 }]);
+    assert.deepEqual(container.readinessProbe, { httpGet: { path: "/healthz" } });
+    assert.deepEqual(container.env, [
+      { name: "SIM_NAME", value: "test-sim" },
+      { name: "TRACE_PATH", value: "https://t/x.sktrace" },
+      { name: "LOG_LEVEL", value: "info" },
+      { name: "DRIVER_USERS", value: DEFAULT_DRIVER_USERS.join(",") },
+      { name: "SEQUENCE_STORE", value: "cluster" },
+      { name: "POD_NAMESPACE", value: "simkube" },
+    ]);
+    assert.ok(!container.env?.some((e) => e.name === "PORT"), "PORT is Knative's to set");
+    assert.equal(mc.metadata?.labels?.["networking.knative.dev/visibility"], undefined, "url mode: external");
+  });
+
+  it("service mode keeps the Services cluster-local; minScale and maxScale are options", () => {
+    const [svc] = buildServices({
+      simName: "s",
+      webhookMode: "service",
+      minScale: 2,
+      maxScale: { "mutate-create": 5 },
+    });
+    assert.equal(svc?.metadata?.labels?.["networking.knative.dev/visibility"], "cluster-local");
+    assert.equal(svc?.spec?.template?.metadata?.annotations?.["autoscaling.knative.dev/min-scale"], "2");
+    assert.equal(svc?.spec?.template?.metadata?.annotations?.["autoscaling.knative.dev/max-scale"], "5");
+  });
+});
+
+describe("RBAC", () => {
+  function rules(options: DeploymentOptions) {
+    const role = buildRbac(options).find((o) => o.kind === "ClusterRole") as ClusterRole;
+    return role.rules ?? [];
+  }
+  function allows(options: DeploymentOptions, group: string, resource: string, verb: string): boolean {
+    return rules(options).some(
+      (r) => r.apiGroups?.includes(group) && r.resources?.includes(resource) && r.verbs.includes(verb),
+    );
+  }
+
+  it("reads Simulations, owner kinds and namespaces; creates pods only with reschedule-delete", () => {
+    for (const [group, resource, verb] of [
+      ["simkube.io", "simulations", "get"],
+      ["simkube.io", "simulationroots", "get"],
+      ["apps", "replicasets", "list"],
+      ["apps", "deployments", "get"],
+      ["apps", "statefulsets", "get"],
+      ["apps", "daemonsets", "get"],
+      ["batch", "jobs", "get"],
+      ["batch", "cronjobs", "get"],
+      ["", "pods", "get"],
+      ["", "namespaces", "get"],
+    ] as const) {
+      assert.ok(allows(BASE, group, resource, verb), `${verb} ${group}/${resource}`);
+    }
+    assert.equal(allows(BASE, "", "pods", "create"), false);
+    assert.equal(allows({ ...BASE, rescheduleInterruptedBarePods: true }, "", "pods", "create"), true);
+    assert.equal(allows(BASE, "", "pods", "delete"), false);
+  });
+
+  it("the sequence store's ConfigMaps: a namespaced Role bound to the functions' ServiceAccount", () => {
+    const objects = buildRbac({ ...BASE, namespace: "sims" });
+    const role = objects.find((o) => o.kind === "Role") as Role;
+    assert.equal(role.metadata?.namespace, "sims");
+    assert.deepEqual(role.rules, [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] },
+    ]);
+    const binding = objects.find((o) => o.kind === "RoleBinding") as RoleBinding;
+    assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "simkube-fn", namespace: "sims" }]);
+    assert.equal(binding.roleRef.name, role.metadata?.name);
+  });
+
+  it("extra rules for custom owner kinds are appended", () => {
+    const extra = { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list"] };
+    assert.deepEqual(rules({ ...BASE, extraRules: [extra] }).at(-1), extra);
+  });
+});
+
+describe("renderDeployment", () => {
+  it("knative: RBAC, then Services, then the webhook configuration", () => {
+    const out = renderDeployment({ ...BASE, rescheduleInterruptedBarePods: true });
+    assert.match(out, /^# Generated by simkube-fn manifests --target knative/);
+    const kinds = parseAllDocuments(out).map((d) => (d.toJS() as Manifest).kind);
+    assert.deepEqual(kinds, [
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "Service",
+      "MutatingWebhookConfiguration",
+    ]);
+    assert.match(out, /autoscaling.knative.dev\/min-scale: "0"/, "annotation values stay strings");
+  });
+
+  it("openfaas: RBAC and the webhook configuration, no Knative Services", () => {
+    const out = renderDeployment({ ...BASE, target: "openfaas" });
+    const kinds = parseAllDocuments(out).map((d) => (d.toJS() as Manifest).kind);
+    assert.ok(!kinds.includes("Service"));
+    assert.equal(kinds.at(-1), "MutatingWebhookConfiguration");
+    assert.match(out, /namespace: openfaas-fn/);
+  });
+
+  it("openfaas-stack: one stack.yml document for faas-cli", () => {
+    const out = renderDeployment({
+      simName: "s",
+      target: "openfaas-stack",
+      rescheduleInterruptedBarePods: true,
+    });
+    const docs = parseAllDocuments(out);
+    assert.equal(docs.length, 1);
+    const stack = parse(out) as { provider: { name: string }; functions: Record<string, unknown> };
+    assert.equal(stack.provider.name, "openfaas");
+    assert.deepEqual(Object.keys(stack.functions), [
+      "simkube-fn-mutate-create",
+      "simkube-fn-reschedule-delete",
+    ]);
+  });
+
+  it("bad options throw one clear error", () => {
+    assert.throws(
+      () => renderDeployment({ simName: "s", target: "lambda" as never }),
+      /target must be one of/,
+    );
+  });
+});
