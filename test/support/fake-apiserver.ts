@@ -264,6 +264,12 @@ class ApiError extends Error {
   }
 }
 
+/** The stored object changed while admission ran: the storage layer's retry loop takes over. */
+class StaleWrite extends Error {}
+
+/** GuaranteedUpdate and conditionalDelete retry (calling admission again) a bounded number of times. */
+const MAX_STORAGE_RETRIES = 5;
+
 const REASON_BY_CODE: Record<number, string> = {
   400: "BadRequest",
   401: "Unauthorized",
@@ -1084,18 +1090,38 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
         "the namespace of the provided object does not match the namespace sent on the request",
       );
     }
-    const old = storeGet(t.res, t.namespace, name);
-    if (!old) throw notFound(t.res, name);
-    return writeUpdate(t, name, old, next, ctx, checkDryRun(ctx), {
-      kind: "UpdateOptions",
-      apiVersion: "meta.k8s.io/v1",
+    const dryRun = checkDryRun(ctx);
+    const conditional = Boolean(str(meta.resourceVersion));
+    return retryStale(t.res, name, conditional, () => {
+      const old = storeGet(t.res, t.namespace, name);
+      if (!old) throw notFound(t.res, name);
+      return writeUpdate(t, name, old, clone(next), ctx, dryRun, {
+        kind: "UpdateOptions",
+        apiVersion: "meta.k8s.io/v1",
+      });
     });
   }
 
   async function patch(t: Target, name: string, ctx: Ctx): Promise<Reply> {
+    const body = parseBody(ctx);
+    const dryRun = checkDryRun(ctx);
+    // A patch is unconditional unless it carries a resourceVersion of its own; then it is re-applied to the
+    // latest object when another write lands during admission.
+    const patchMeta = isRecord(body) && isRecord(body.metadata) ? body.metadata : {};
+    const conditional = patchMeta.resourceVersion !== undefined;
+    return retryStale(t.res, name, conditional, () => patchOnce(t, name, ctx, body, dryRun, conditional));
+  }
+
+  async function patchOnce(
+    t: Target,
+    name: string,
+    ctx: Ctx,
+    body: unknown,
+    dryRun: boolean,
+    conditional: boolean,
+  ): Promise<Reply> {
     const old = storeGet(t.res, t.namespace, name);
     if (!old) throw notFound(t.res, name);
-    const body = parseBody(ctx);
     let patched: unknown;
     switch (ctx.contentType) {
       case "application/json-patch+json": {
@@ -1126,14 +1152,28 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     }
     const next = patched as KubeObject;
     const meta = metaOf(next);
-    // A patch is unconditional unless it carries a resourceVersion of its own.
-    const patchMeta = isRecord(body) && isRecord(body.metadata) ? body.metadata : {};
-    if (patchMeta.resourceVersion === undefined) meta.resourceVersion = old.metadata?.resourceVersion;
+    if (!conditional) meta.resourceVersion = old.metadata?.resourceVersion;
     if (meta.name !== name) throw badRequest("metadata.name cannot be changed by a patch");
-    return writeUpdate(t, name, old, next, ctx, checkDryRun(ctx), {
+    return writeUpdate(t, name, old, next, ctx, dryRun, {
       kind: "PatchOptions",
       apiVersion: "meta.k8s.io/v1",
     });
+  }
+
+  async function retryStale(
+    res: ResourceInfo,
+    name: string,
+    conditional: boolean,
+    attempt: () => Promise<Reply>,
+  ): Promise<Reply> {
+    for (let i = 0; ; i++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof StaleWrite)) throw err;
+        if (conditional || i >= MAX_STORAGE_RETRIES) throw conflict(res, name, MODIFIED);
+      }
+    }
   }
 
   async function writeUpdate(
@@ -1211,6 +1251,9 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       dryRun,
       options,
     })) as KubeObject;
+    const latest = storeGet(res, t.namespace, name);
+    if (!latest) throw notFound(res, name);
+    if (latest.metadata?.resourceVersion !== oldMeta.resourceVersion) throw new StaleWrite();
     const am = metaOf(admitted);
     am.resourceVersion = oldMeta.resourceVersion;
     for (const key of ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"]) {
@@ -1270,9 +1313,21 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     admissionName: string,
     opts?: Json,
   ): Promise<Reply> {
-    const { res } = t;
     const options = opts ?? deleteOptions(ctx);
     const dryRun = checkDryRun(ctx, options.dryRun);
+    // Deletes retry (and call admission again) when the object changed under them (FACTS item 1).
+    return retryStale(t.res, name, false, () => removeOnce(t, name, admissionName, options, ctx, dryRun));
+  }
+
+  async function removeOnce(
+    t: Target,
+    name: string,
+    admissionName: string,
+    options: Json,
+    ctx: Ctx,
+    dryRun: boolean,
+  ): Promise<Reply> {
+    const { res } = t;
     const old = storeGet(res, t.namespace, name);
     if (!old) throw notFound(res, name);
     const oldMeta = metaOf(old);
@@ -1296,8 +1351,8 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       );
     }
     const key = keyOf(res, t.namespace, name);
-    const admitDelete = (oldObject: KubeObject) =>
-      admit({
+    const admitDelete = async (oldObject: KubeObject): Promise<void> => {
+      await admit({
         operation: "DELETE",
         res,
         namespace: t.namespace,
@@ -1308,6 +1363,10 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
         dryRun,
         options,
       });
+      const latest = storeGet(res, t.namespace, name);
+      if (!latest) throw notFound(res, name);
+      if (latest.metadata?.resourceVersion !== oldMeta.resourceVersion) throw new StaleWrite();
+    };
     const finalizers = Array.isArray(oldMeta.finalizers) ? oldMeta.finalizers : [];
 
     if (res.plural === "namespaces") {

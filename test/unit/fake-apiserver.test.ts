@@ -668,3 +668,52 @@ describe("fake API server: admission webhooks", () => {
     assert.equal(hook.reviews.length, before);
   });
 });
+
+describe("fake API server: writes racing with admission", () => {
+  test("a write landing during admission: conditional PUT conflicts, an unconditional patch is retried", async () => {
+    let server: FakeApiServer | undefined;
+    let interfere = 0;
+    const hook = await startWebhook((review) => {
+      if (interfere > 0 && server) {
+        interfere -= 1;
+        server.store.update({ kind: "ConfigMap", name: "raced" }, (cm) => {
+          cm.data = { ...(cm.data as Record<string, string>), other: "writer" };
+        });
+      }
+      return allowWith(review);
+    });
+    server = await startFakeApiServer({
+      webhooks: [{ url: hook.url, operations: ["UPDATE"], resources: ["configmaps"] }],
+    });
+    try {
+      const cm = server.store.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "raced" },
+        data: { a: "1" },
+      });
+      interfere = 1;
+      const put = await server.request<Json>("PUT", "/api/v1/namespaces/default/configmaps/raced", {
+        ...cm,
+        data: { a: "2" },
+      });
+      assert.equal(put.status, 409);
+      assert.equal(put.body.reason, "Conflict");
+
+      interfere = 1;
+      const before = hook.reviews.length;
+      const patched = await server.request<Json>(
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/raced",
+        { data: { a: "3" } },
+        { contentType: "application/merge-patch+json" },
+      );
+      assert.equal(patched.status, 200);
+      assert.deepEqual(patched.body.data, { a: "3", other: "writer" });
+      assert.equal(hook.reviews.length - before, 2, "admission ran again on the retry");
+    } finally {
+      await server.close();
+      await hook.close();
+    }
+  });
+});
