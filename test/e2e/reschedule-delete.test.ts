@@ -475,6 +475,23 @@ describe("reschedule-delete against the fake API server", () => {
     assert.equal(decisions["namespace-terminating"], 1000);
   });
 
+  test("a whole namespace teardown (controller-manager without SA credentials, then KWOK): no clone", async () => {
+    const env = await startEnv();
+    for (let i = 0; i < 50; i++) env.putPod({ name: `pod-${i}`, uid: `uid-${i}` });
+    env.api.resetLog();
+    await env.api.terminateNamespace(TEST_NAMESPACE, { controllerUser: "system:kube-controller-manager" });
+    const finished = await env.api.finishPodTerminations({ namespace: TEST_NAMESPACE, user: KWOK_USER });
+    assert.equal(finished, 50);
+    assert.ok(env.api.admissions.length >= 150, `reviews: ${env.api.admissions.length}`);
+    assertEveryDeleteAllowedWithoutPatch(env);
+    assert.deepEqual(env.created, []);
+    assert.deepEqual(env.podNames(), []);
+    const decisions = env.stats().decisions;
+    assert.equal(decisions["controller-manager"], 50);
+    assert.equal(decisions["final-phase"], env.api.admissions.length - 50);
+    assert.equal(env.api.count("GET"), 0, "the function read nothing");
+  });
+
   test("GET /stats serves the counters", async () => {
     const env = await startEnv();
     env.putPod();
