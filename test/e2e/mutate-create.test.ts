@@ -1,0 +1,228 @@
+// mutate-create end to end: the built CLI (`simkube-fn serve mutate-create`, the esbuild bundle users run)
+// as a child process, talking to the fake API server through the real @kubernetes/client-node path. Pods are
+// created through the fake API server, which calls the function as its webhook, exactly as a cluster would.
+
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { KubeObject } from "../../shared/kube-api.js";
+import {
+  buildNamespace,
+  buildSimulation,
+  buildSimulationRoot,
+  rootOwnerRef,
+  TEST_SIM_NAME,
+} from "../support/builders.js";
+import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
+import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
+import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(here, "../../bundle/simkube-fn.mjs");
+const VNS = "virtual-testing";
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+/** Starts `simkube-fn serve` and resolves once it logs "listening" (bounded). */
+export async function serveFunction(
+  name: string,
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+): Promise<Served> {
+  const child = spawn(process.execPath, [CLI, "serve", name, "--port", "0"], {
+    env: { PATH: process.env.PATH ?? "", HOME: tmpdir(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (d) => {
+    out += String(d);
+  });
+  child.stderr?.on("data", (d) => {
+    out += String(d);
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no "listening" within ${timeoutMs} ms:\n${out}`)),
+      timeoutMs,
+    );
+    const check = () => {
+      for (const line of out.split("\n")) {
+        if (!line.includes('"listening"')) continue;
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { port: number }).port);
+        return;
+      }
+    };
+    child.stdout?.on("data", check);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${out}`));
+    });
+  });
+  return { child, url: `http://127.0.0.1:${port}/`, output: () => out };
+}
+
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+function barePod(name: string, extra: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace: VNS,
+      ownerReferences: [rootOwnerRef()],
+      annotations: { "static.simkube.io/original-namespace": "testing" },
+      ...extra,
+    },
+    spec: { containers: [{ name: "sleeper", image: "busybox:latest", command: ["sleep", "30"] }] },
+  };
+}
+
+describe("mutate-create served by the CLI against the API double", { timeout: 90_000 }, () => {
+  let api: FakeApiServer;
+  let served: Served;
+  let dir: string;
+
+  before(async () => {
+    api = await startFakeApiServer({ namespaces: [VNS] });
+    api.store.put(buildSimulation({ speed: 2, spec: { lifecycleParams: { imagePullDelay: 1000 } } }));
+    api.store.put(buildSimulationRoot());
+    dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-e2e-"));
+    const tracePath = path.join(dir, "trace.sktrace");
+    await writeFile(
+      tracePath,
+      buildTraceBytes(
+        ownersTraceSpec([{ gvk: "v1.Pod", nsName: "testing/bare-1", lifecycles: [finished(100, 160)] }]),
+      ),
+    );
+    served = await serveFunction("mutate-create", {
+      SIM_NAME: TEST_SIM_NAME,
+      KUBECONFIG: await writeKubeconfig(api.url),
+      TRACE_PATH: `file://${tracePath}`,
+      SEQUENCE_STORE: "cluster",
+      SEQUENCE_NAMESPACE: "simkube",
+      LOG_LEVEL: "info",
+    });
+    api.store.put(buildNamespace({ name: "simkube" }));
+    api.webhooks = [
+      {
+        name: "mutate-create.simkube.io",
+        url: served.url,
+        operations: ["CREATE", "UPDATE"],
+        resources: ["pods", "pods/status"],
+      },
+    ];
+  });
+
+  after(async () => {
+    await stopChild(served.child);
+    await api.close();
+    await removeAllKubeconfigs();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("rewrites a simulation pod created through the API so it can only land on virtual nodes", async () => {
+    const created = await api.request<KubeObject & { spec: Record<string, unknown> }>(
+      "POST",
+      `/api/v1/namespaces/${VNS}/pods`,
+      barePod("bare-1"),
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const stored = api.store.get<KubeObject & { spec: Record<string, unknown> }>({
+      kind: "Pod",
+      namespace: VNS,
+      name: "bare-1",
+    });
+    assert.deepEqual(stored?.spec.nodeSelector, { type: "virtual" });
+    assert.deepEqual(stored?.spec.tolerations, [
+      { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" },
+    ]);
+    const annotations = stored?.metadata?.annotations ?? {};
+    assert.equal(stored?.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.match(annotations["static.simkube.io/pod-spec-stable-hash"] ?? "", /^\d+$/);
+    assert.equal(annotations["static.simkube.io/pod-sequence-number"], "0");
+    assert.equal(annotations["simkube.io/kwok-stage-create-delay"], "1000ms");
+    // The sequence is counted in the cluster: a ConfigMap owned by the SimulationRoot.
+    const configMaps = api.store.list("ConfigMap", "simkube");
+    assert.equal(configMaps.length, 1);
+    assert.equal(configMaps[0]?.metadata?.ownerReferences?.[0]?.name, rootOwnerRef().name);
+  });
+
+  it("gives the pod its production completion time when KWOK marks it Running", async () => {
+    const before = Date.now();
+    const res = await api.request(
+      "PATCH",
+      `/api/v1/namespaces/${VNS}/pods/bare-1/status`,
+      { status: { phase: "Running" } },
+      {
+        contentType: "application/merge-patch+json",
+        user: "system:serviceaccount:kube-system:kwok-controller",
+      },
+    );
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const stored = api.store.get({ kind: "Pod", namespace: VNS, name: "bare-1" });
+    assert.equal(stored?.metadata?.labels?.["simkube.io/kwok-stage-complete"], "true");
+    const at = Date.parse(stored?.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"] ?? "");
+    // 60 s of production at speed 2: 30 s after admission (whole seconds, so allow the second it ran in).
+    assert.ok(at >= Math.floor(before / 1000) * 1000 + 30_000 - 1000, `completion ${at} too early`);
+    assert.ok(at <= Date.now() + 30_000 + 1000, `completion ${at} too late`);
+  });
+
+  it("lets pods outside the simulation through unchanged", async () => {
+    const res = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "not-simulated" },
+      spec: { containers: [{ name: "c", image: "nginx" }] },
+    });
+    assert.equal(res.status, 201);
+    const stored = api.store.get<KubeObject & { spec: Record<string, unknown> }>({
+      kind: "Pod",
+      namespace: VNS,
+      name: "not-simulated",
+    });
+    assert.equal(stored?.spec.nodeSelector, undefined);
+    assert.equal(stored?.metadata?.labels?.["simkube.io/simulation"], undefined);
+  });
+
+  it("refuses a simulation pod when the API server fails, so it never lands unmutated", async () => {
+    api.failNext({ method: "GET", path: /\/replicasets\/ghost-rs$/, status: 503, times: 20 });
+    const res = await api.request<{ message?: string }>("POST", `/api/v1/namespaces/${VNS}/pods`, {
+      ...barePod("owned-by-ghost"),
+      metadata: {
+        name: "owned-by-ghost",
+        ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "ghost-rs", uid: "g-1" }],
+      },
+    });
+    assert.notEqual(res.status, 201);
+    assert.match(res.body.message ?? "", /could not mutate pod virtual-testing\/owned-by-ghost/);
+    assert.equal(api.store.get({ kind: "Pod", namespace: VNS, name: "owned-by-ghost" }), undefined);
+  });
+
+  it("serves healthz and stats", async () => {
+    const health = await fetch(`${served.url}healthz`);
+    assert.equal(health.status, 200);
+    const stats = (await (await fetch(`${served.url}stats`)).json()) as Record<string, number>;
+    assert.ok((stats["mutate:create"] ?? 0) >= 1);
+    assert.ok((stats.rssBytes ?? 0) > 0);
+  });
+});
