@@ -239,6 +239,32 @@ describe("createKubeApi against the fake API server", () => {
     assert.equal(group.reason, "UnknownKind");
   });
 
+  test("extra kinds registered on the fake are discovered and served", async () => {
+    server.registerKind({
+      group: "example.com",
+      version: "v1",
+      kind: "Widget",
+      plural: "widgets",
+      singular: "widget",
+      namespaced: true,
+    });
+    const made = await kube.create<KubeObject>({
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "w", namespace: "test-namespace" },
+      spec: { size: 3 },
+    });
+    assert.equal(made.metadata?.generation, 1);
+    const read = await kube.read({
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      name: "w",
+      namespace: "test-namespace",
+    });
+    assert.deepEqual(read.spec, { size: 3 });
+    assert.equal(server.store.list("widgets", "test-namespace").length, 1);
+  });
+
   test("discovery is fetched once per group-version and cached", async () => {
     const fresh = createKubeApi({ kubeconfigPath: kubeconfig });
     server.resetLog();
