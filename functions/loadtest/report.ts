@@ -47,14 +47,20 @@ export function summarizeLatency(sorted: ArrayLike<number>): LatencySummary {
   };
 }
 
-// reschedule-delete's counters name clone creations "clone:created" (functions/reschedule-delete/stats.ts);
-// the other spellings keep the report working against older or differently built functions.
-const CLONE_KEYS = ["clone:created", "clonesCreated", "clones_created", "clones"];
+// reschedule-delete serves its clone outcomes as `clones: { created, alreadyExisted, failed }`
+// (functions/reschedule-delete/stats.ts); the flat spellings keep the report working against functions
+// built otherwise.
+const FLAT_CLONE_KEYS = ["clonesCreated", "clone:created"];
 
 /** The clone counter in a /stats answer, or undefined when the function does not report one. */
 export function clonesIn(stats: Record<string, unknown> | undefined): number | undefined {
   if (!stats) return undefined;
-  for (const key of CLONE_KEYS) {
+  const clones = stats.clones;
+  if (typeof clones === "object" && clones !== null) {
+    const created = (clones as Record<string, unknown>).created;
+    if (typeof created === "number" && Number.isFinite(created)) return created;
+  }
+  for (const key of FLAT_CLONE_KEYS) {
     const value = stats[key];
     if (typeof value === "number" && Number.isFinite(value)) return value;
   }
@@ -113,10 +119,14 @@ export function buildReport(input: ReportInput): LoadReport {
   return report;
 }
 
-/** Passed: every review sent and admitted cleanly, and the clones (when known) are the expected ones. */
+/**
+ * Passed: every review sent and admitted cleanly, and no clone beyond the interruptions asked for (when the
+ * count is known). A teardown alone must create none. An interruption is cloned only if its pod exists
+ * (the function reads the live pod first), so against a cluster without those pods fewer clones are fine.
+ */
 export function reportPassed(report: LoadReport): boolean {
   if (report.errors > 0 || report.timedOut || report.sent < report.reviews) return false;
-  return report.clonesCreated === "unknown" || report.clonesCreated === report.expectedClones;
+  return report.clonesCreated === "unknown" || report.clonesCreated <= report.expectedClones;
 }
 
 function ms(value: number): string {
@@ -135,7 +145,7 @@ export function formatReport(report: LoadReport): string {
     `throughput    ${report.throughput.toFixed(0)} reviews/s`,
     `latency       p50 ${ms(report.latencyMs.p50)}  p95 ${ms(report.latencyMs.p95)}  p99 ${ms(report.latencyMs.p99)}  max ${ms(report.latencyMs.max)}`,
     `errors        ${report.errors}${formatKinds(report.errorsByKind)}`,
-    `clones        ${report.clonesCreated} created (expected ${report.expectedClones})`,
+    `clones        ${report.clonesCreated} created (${report.expectedClones === 0 ? "expected 0" : `at most ${report.expectedClones}: interruptions of pods that exist`})`,
     `server RSS    ${mib(report.serverRssBytes)}`,
   ];
   if (report.reviewKinds) lines.push(`review kinds ${formatKinds(report.reviewKinds) || " none"}`);

@@ -119,8 +119,8 @@ describe("report", () => {
       target: "http://127.0.0.1:1/",
       concurrency: 2,
       result: loadResult(),
-      statsBefore: { "clone:created": 3, rssBytes: 1 },
-      statsAfter: { "clone:created": 3, rssBytes: 50 * 1024 * 1024 },
+      statsBefore: { clones: { created: 3, alreadyExisted: 0, failed: 0 }, rssBytes: 1 },
+      statsAfter: { clones: { created: 3, alreadyExisted: 1, failed: 0 }, rssBytes: 50 * 1024 * 1024 },
       expectedClones: 0,
     });
     assert.equal(report.throughput, 2);
@@ -146,6 +146,14 @@ describe("report", () => {
     assert.equal(cloned.clonesCreated, 2);
     assert.ok(!reportPassed(cloned));
     assert.match(formatReport(cloned), /FAIL/);
+  });
+
+  it("allows fewer clones than interruptions (only existing pods are cloned), never more", () => {
+    const base = { target: "t", concurrency: 1, expectedClones: 3, result: loadResult() };
+    const clones = (created: number) => ({ clones: { created } });
+    assert.ok(reportPassed(buildReport({ ...base, statsBefore: clones(0), statsAfter: clones(3) })));
+    assert.ok(reportPassed(buildReport({ ...base, statsBefore: clones(0), statsAfter: clones(0) })));
+    assert.ok(!reportPassed(buildReport({ ...base, statsBefore: clones(0), statsAfter: clones(4) })));
   });
 
   it("says unknown when /stats is absent or has no clone counter", () => {

@@ -1,0 +1,43 @@
+// The API double as its own process, so that it does not share the load generator's event loop: starts
+// test/support/fake-apiserver.ts on 127.0.0.1, stores the bench simulation, prints {"url": ...} on one
+// line. Over the IPC channel it answers {type: "requests"} with how many API requests it has served.
+
+import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
+import {
+  BENCH_STORE_NAMESPACE,
+  BENCH_VIRTUAL_NAMESPACES,
+  benchSimulation,
+  benchSimulationRoot,
+} from "./bench-world.js";
+
+export interface RequestCount {
+  type: "requests";
+  total: number;
+  byMethod: Record<string, number>;
+}
+
+function countRequests(api: FakeApiServer): RequestCount {
+  const byMethod: Record<string, number> = {};
+  for (const r of api.requests) byMethod[r.method] = (byMethod[r.method] ?? 0) + 1;
+  return { type: "requests", total: api.requests.length, byMethod };
+}
+
+const api = await startFakeApiServer({
+  namespaces: ["default", "kube-system", BENCH_STORE_NAMESPACE, ...BENCH_VIRTUAL_NAMESPACES],
+});
+api.store.put(benchSimulation());
+api.store.put(benchSimulationRoot());
+
+process.on("message", (message: { type?: string }) => {
+  if (message?.type === "requests") process.send?.(countRequests(api));
+});
+function stop(): void {
+  setTimeout(() => process.exit(0), 2_000).unref();
+  void api.close().finally(() => process.exit(0));
+}
+// Without the parent there is nothing to serve: go when it goes.
+process.once("disconnect", stop);
+process.once("SIGTERM", stop);
+process.once("SIGINT", stop);
+
+process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);

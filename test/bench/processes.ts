@@ -1,0 +1,143 @@
+// Child processes for the benchmarks: started with a bounded wait, their output drained into a small tail
+// (a full pipe would stall the child), stopped by pid with SIGTERM then SIGKILL, each wait bounded.
+// Every child is remembered so that a crashing bench still kills what it started.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import net from "node:net";
+
+const TAIL_BYTES = 16 * 1024;
+const started = new Set<number>();
+
+process.once("exit", () => {
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
+
+export interface Child {
+  pid: number;
+  process: ChildProcess;
+  /** The last few KB of stdout and stderr, for error messages. */
+  output(): string;
+  /** Resolves with the exit code (or the signal name) once the child is gone. */
+  exited: Promise<number | string | null>;
+  stop(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Open an IPC channel (process.send in the child). */
+  ipc?: boolean;
+  cwd?: string;
+}
+
+export function startChild(command: string, args: string[], options: SpawnOptions = {}): Child {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
+  });
+  if (child.pid === undefined) throw new Error(`could not start ${command} ${args.join(" ")}`);
+  const pid = child.pid;
+  started.add(pid);
+  let tail = "";
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString("utf8")).slice(-TAIL_BYTES);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<number | string | null>((resolve) => {
+    child.once("exit", (code, signal) => {
+      started.delete(pid);
+      resolve(code ?? signal);
+    });
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    pid,
+    process: child,
+    output: () => tail,
+    exited,
+    stop() {
+      stopping ??= (async () => {
+        if (!started.has(pid)) return;
+        signal(pid, "SIGTERM");
+        if ((await within(exited, 3_000)) === timedOut) {
+          signal(pid, "SIGKILL");
+          await within(exited, 2_000);
+        }
+      })();
+      return stopping;
+    },
+  };
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+const timedOut = Symbol("timed out");
+
+/** The promise's value, or `timedOut` after ms. */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof timedOut> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof timedOut>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function isTimedOut(value: unknown): value is typeof timedOut {
+  return value === timedOut;
+}
+
+/** A port nobody listens on right now (the child binds it a moment later). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls check() every intervalMs until it returns true; false once timeoutMs has passed. */
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 5,
+): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  return false;
+}
+
+/** Resident set size of a process in bytes, from /proc (Linux); undefined elsewhere. */
+export function rssOf(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}
