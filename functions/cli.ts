@@ -36,7 +36,8 @@ async function serve(args: string[]): Promise<void> {
   }
   const config = loadConfig(process.env, values.port !== undefined ? { port: values.port } : {});
   const log = createLogger(config.logLevel).child({ function: name as FunctionName });
-  const kube = createKubeApi();
+  // reschedule-delete retries inside a ~4 s deadline: shorter calls leave room for a second attempt.
+  const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);
 
   // Knative sends SIGTERM after queue-proxy drained; finish what is in flight, then go.

@@ -58,8 +58,8 @@ async function startInstances(
   return { servers, urls: servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}/`) };
 }
 
-function closeAll(servers: Server[]): Promise<void[]> {
-  return Promise.all(
+async function closeAll(servers: Server[]): Promise<void> {
+  await Promise.all(
     servers.map(
       (s) =>
         new Promise<void>((resolve) => {
