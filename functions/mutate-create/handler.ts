@@ -77,15 +77,18 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
     const operation = request.operation as "CREATE" | "UPDATE";
     const sim = await deps.simulation.get();
     const hash = recordedHash(pod) ?? podSpecHash(pod);
+    // A dry run is never stored, so it must not consume a number (the webhook declares NoneOnDryRun).
     const sequence =
       recordedSequence(pod) ??
-      (await deps.sequences.next(hash, {
-        simName: deps.simName,
-        owner: { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid },
-      }));
+      (request.dryRun
+        ? undefined
+        : await deps.sequences.next(hash, {
+            simName: deps.simName,
+            owner: { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid },
+          }));
 
     let completionTime: string | undefined;
-    if (deps.trace && needsLifecycle(pod)) {
+    if (deps.trace && sequence !== undefined && needsLifecycle(pod)) {
       const outcome = findCompletionTime(
         deps.trace,
         lifecycleCandidates(pod, workloadOwners(chain)),
@@ -110,7 +113,7 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
       pod,
       simName: deps.simName,
       hash,
-      sequence,
+      ...(sequence !== undefined ? { sequence } : {}),
       lifecycleParams: sim.spec?.lifecycleParams ?? {},
       ...(completionTime !== undefined ? { completionTime } : {}),
       labelsForbidden: forbidLabels,

@@ -96,7 +96,8 @@ export interface MutationInput {
   pod: Pod;
   simName: string;
   hash: string;
-  sequence: number;
+  /** Absent on a dry run: no number is reserved for a pod that will not be stored. */
+  sequence?: number;
   lifecycleParams: LifecycleParams;
   /** RFC 3339 completion time found in the trace, when the pod is Running and not yet complete. */
   completionTime?: string;
@@ -137,7 +138,7 @@ export function planMutation(input: MutationInput): Pod {
     }
 
     annotations[POD_SPEC_STABLE_HASH_KEY] = input.hash;
-    annotations[POD_SEQUENCE_NUMBER_KEY] = String(input.sequence);
+    if (input.sequence !== undefined) annotations[POD_SEQUENCE_NUMBER_KEY] = String(input.sequence);
     const params = input.lifecycleParams;
     annotations[KWOK_STAGE_CREATE_DELAY_KEY] = delayAnnotationValue(params.imagePullDelay);
     annotations[KWOK_STAGE_CREATE_DELAY_JITTER_KEY] = delayAnnotationValue(params.imagePullJitter);

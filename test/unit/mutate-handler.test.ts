@@ -139,6 +139,16 @@ describe("mutate-create handler", () => {
     assert.deepEqual(first.spec?.nodeSelector, { type: "virtual" });
   });
 
+  it("reserves no sequence number for a dry run, and the next real pod still gets 0", async () => {
+    const { handle } = setup();
+    const pod = buildPod({ name: "bare-pod", phase: "Pending" });
+    const dry = patched(await handle(buildCreateReview({ pod, dryRun: true })), pod);
+    assert.equal(dry.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], undefined);
+    assert.deepEqual(dry.spec?.nodeSelector, { type: "virtual" });
+    const real = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.equal(real.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "0");
+  });
+
   it("resolves owners through a ReplicaSet and uses the request's namespace for generateName pods", async () => {
     const { handle, kube } = setup();
     const pod = buildPod({ ownerReferences: [replicaSetOwnerRef()], phase: "Pending", generateName: "rs-" });
