@@ -7,6 +7,7 @@ import { createKubeApi } from "../shared/kube.js";
 import { createLogger } from "../shared/log.js";
 import { hashPodText } from "./hash-pod.js";
 import { runLoadtestCommand } from "./loadtest/command.js";
+import { runReplayCommand } from "./local/command.js";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "./registry.js";
 
 const USAGE = `Usage:
@@ -14,6 +15,9 @@ const USAGE = `Usage:
       Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
       Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
       SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG.
+  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N]
+      The main job without a cluster: replay a trace's bare pods through both functions against the
+      embedded local API double (default trace: ../shared/data/simkube-traces/bare-pods.sktrace).
   simkube-fn hash-pod <FILE|->
       Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
   simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
@@ -29,7 +33,11 @@ function readInput(file: string): string {
 }
 
 async function serve(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, options: { port: { type: "string" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { port: { type: "string" } },
+    allowPositionals: true,
+  });
   const name = positionals[0];
   if (!name || !isFunctionName(name) || positionals.length > 1) {
     throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`);
@@ -56,6 +64,8 @@ async function main(argv: string[]): Promise<number> {
     case "serve":
       await serve(rest);
       return -1; // keep running
+    case "replay":
+      return runReplayCommand(rest);
     case "hash-pod": {
       if (rest.length !== 1) throw new UsageError("hash-pod takes one argument: a file, or - for stdin");
       process.stdout.write(`${hashPodText(readInput(rest[0] as string))}\n`);

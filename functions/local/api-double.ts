@@ -1,0 +1,1 @@
+export { startFakeApiServer as startApiDouble } from "../../test/support/fake-apiserver.js";

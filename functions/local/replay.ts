@@ -1,0 +1,306 @@
+// The main job on a machine without a cluster: replay a trace's bare pods through both functions against
+// the embedded API double, the way a simulation would. Pods are created through the API (the double calls
+// mutate-create as its webhook), KWOK's Running status write gets the completion time, one pod is evicted
+// by the taint manager (reschedule-delete clones it), then the virtual namespace is torn down (no clones).
+
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import type { Server } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { FunctionConfig } from "../../shared/config.js";
+import {
+  KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
+  POD_SEQUENCE_NUMBER_KEY,
+  POD_SPEC_STABLE_HASH_KEY,
+  SIMKUBE_API_VERSION,
+  SIMULATION_KIND,
+  SIMULATION_ROOT_KIND,
+} from "../../shared/keys.js";
+import { createKubeApi } from "../../shared/kube.js";
+import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
+import type { Logger } from "../../shared/log.js";
+import { parseTrace, type Trace } from "../../shared/trace.js";
+import { type FunctionName, startFunction } from "../registry.js";
+import { startApiDouble } from "./api-double.js";
+import { buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
+
+const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
+const TAINT_MANAGER_USER = "system:serviceaccount:kube-system:node-controller";
+const VIRTUAL_PREFIX = "virtual";
+const FUNCTION_NAMESPACE = "simkube";
+
+export interface ReplayOptions {
+  simName: string;
+  traceBytes: Uint8Array;
+  traceLabel: string;
+  speed: number;
+  log: Logger;
+  out: (line: string) => void;
+}
+
+export interface ReplayResult {
+  pods: number;
+  mutated: number;
+  completed: number;
+  clonesOnInterruption: number;
+  clonesOnTeardown: number;
+}
+
+interface PodView extends KubeObject {
+  spec?: { nodeSelector?: Record<string, string> };
+}
+
+function tracedBarePods(trace: Trace): KubeObject[] {
+  return trace.events.flatMap((event) =>
+    event.appliedObjs.filter((o) => o.kind === "Pod" && o.apiVersion === "v1"),
+  );
+}
+
+function describePod(pod: PodView | undefined, namespace: string, name: string): string[] {
+  const annotations = pod?.metadata?.annotations ?? {};
+  return [
+    `${namespace}/${name}`,
+    `type=${pod?.spec?.nodeSelector?.type ?? "-"}`,
+    annotations[POD_SPEC_STABLE_HASH_KEY] ?? "-",
+    annotations[POD_SEQUENCE_NUMBER_KEY] ?? "-",
+    annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] ?? "(no finished lifecycle)",
+  ];
+}
+
+function printTable(rows: string[][], out: (line: string) => void): void {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  for (const cells of rows)
+    out(
+      cells
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    );
+}
+
+export async function replayLocally(options: ReplayOptions): Promise<ReplayResult> {
+  const { simName, log, out } = options;
+  const trace = parseTrace(options.traceBytes);
+  const pods = tracedBarePods(trace);
+  const namespaces = [
+    ...new Set(pods.map((p) => virtualNamespace(VIRTUAL_PREFIX, p.metadata?.namespace ?? "default"))),
+  ];
+
+  const api = await startApiDouble({ namespaces: [FUNCTION_NAMESPACE, ...namespaces] });
+  const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-local-"));
+  const servers: Server[] = [];
+  try {
+    const sim = api.store.put({
+      apiVersion: SIMKUBE_API_VERSION,
+      kind: SIMULATION_KIND,
+      metadata: { name: simName },
+      spec: {
+        speed: options.speed,
+        rescheduleInterruptedBarePods: true,
+        lifecycleParams: { imagePullDelay: 500, podStartupDelay: 1000 },
+        driver: {
+          namespace: FUNCTION_NAMESPACE,
+          virtualNsPrefix: VIRTUAL_PREFIX,
+          tracePath: options.traceLabel,
+        },
+      },
+      status: { state: "Running" },
+    });
+    const rootObject = api.store.put({
+      apiVersion: SIMKUBE_API_VERSION,
+      kind: SIMULATION_ROOT_KIND,
+      metadata: {
+        name: `sk-${simName}-driver-root`,
+        ownerReferences: [
+          {
+            apiVersion: SIMKUBE_API_VERSION,
+            kind: SIMULATION_KIND,
+            name: simName,
+            uid: sim.metadata?.uid ?? "",
+          },
+        ],
+      },
+      spec: {},
+    });
+    const root: OwnerReference = {
+      apiVersion: SIMKUBE_API_VERSION,
+      kind: SIMULATION_ROOT_KIND,
+      name: rootObject.metadata?.name ?? "",
+      uid: rootObject.metadata?.uid ?? "",
+    };
+
+    const tracePath = path.join(dir, "trace.sktrace");
+    await writeFile(tracePath, options.traceBytes);
+    const kubeconfigPath = path.join(dir, "kubeconfig");
+    await writeFile(
+      kubeconfigPath,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "local", cluster: { server: api.url, "insecure-skip-tls-verify": true } }],
+        users: [{ name: "local", user: { token: "local" } }],
+        contexts: [{ name: "local", context: { cluster: "local", user: "local" } }],
+        "current-context": "local",
+      }),
+    );
+    const config: FunctionConfig = {
+      simName,
+      tracePath,
+      port: 0,
+      logLevel: "warn",
+      driverUsers: ["system:serviceaccount:simkube:sk-ctrl-sa"],
+      sequenceStore: "cluster",
+      storeNamespace: FUNCTION_NAMESPACE,
+    };
+    const urls: Partial<Record<FunctionName, string>> = {};
+    for (const name of ["mutate-create", "reschedule-delete"] as const) {
+      const running = await startFunction(
+        name,
+        config,
+        createKubeApi({ kubeconfigPath }),
+        log.child({ function: name }),
+        "127.0.0.1",
+      );
+      servers.push(running.server);
+      urls[name] = `http://127.0.0.1:${running.port}/`;
+    }
+    api.webhooks = [
+      {
+        name: "mutate-create.simkube.io",
+        url: urls["mutate-create"] ?? "",
+        operations: ["CREATE", "UPDATE"],
+        resources: ["pods", "pods/status"],
+      },
+      {
+        name: "reschedule-delete.simkube.io",
+        url: urls["reschedule-delete"] ?? "",
+        operations: ["DELETE"],
+        resources: ["pods"],
+        failurePolicy: "Ignore",
+      },
+    ];
+
+    out(
+      `Replaying ${pods.length} bare pod(s) from ${options.traceLabel} as Simulation ${simName} (speed ${options.speed}),`,
+    );
+    out(
+      `against the embedded API double at ${api.url}; mutate-create at ${urls["mutate-create"]}, reschedule-delete at ${urls["reschedule-delete"]}.`,
+    );
+
+    // 1. The driver applies the pods; the API double sends each CREATE to mutate-create.
+    let mutated = 0;
+    const created: Array<{ namespace: string; name: string }> = [];
+    for (const pod of pods) {
+      const virtual = buildVirtualPod(pod, simName, root, VIRTUAL_PREFIX);
+      const namespace = virtual.metadata?.namespace ?? "";
+      const res = await api.request("POST", `/api/v1/namespaces/${namespace}/pods`, virtual, {
+        user: "system:serviceaccount:simkube:sk-ctrl-sa",
+      });
+      if (res.status !== 201)
+        throw new Error(
+          `creating ${namespace}/${virtual.metadata?.name} failed: ${JSON.stringify(res.body)}`,
+        );
+      created.push({ namespace, name: virtual.metadata?.name ?? "" });
+    }
+
+    // 2. KWOK marks them Running through pods/status; mutate-create adds the completion time.
+    let completed = 0;
+    for (const { namespace, name } of created) {
+      await api.request(
+        "PATCH",
+        `/api/v1/namespaces/${namespace}/pods/${name}/status`,
+        { status: { phase: "Running" } },
+        {
+          contentType: "application/merge-patch+json",
+          user: KWOK_USER,
+        },
+      );
+    }
+    const table: string[][] = [["pod", "nodeSelector", "spec hash", "seq", "completes at"]];
+    for (const { namespace, name } of created) {
+      const stored = api.store.get<PodView>({ kind: "Pod", namespace, name });
+      const annotations = stored?.metadata?.annotations ?? {};
+      if (stored?.spec?.nodeSelector?.type === "virtual") mutated += 1;
+      if (annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY]) completed += 1;
+      table.push(describePod(stored, namespace, name));
+    }
+    out("");
+    printTable(table, out);
+
+    // 3. A node goes NotReady: the taint manager marks one pod DisruptionTarget and deletes it.
+    let clonesOnInterruption = 0;
+    const victim = created[0];
+    if (victim) {
+      const podPath = `/api/v1/namespaces/${victim.namespace}/pods/${victim.name}`;
+      await api.request(
+        "PATCH",
+        `${podPath}/status`,
+        {
+          status: {
+            conditions: [
+              {
+                type: "DisruptionTarget",
+                status: "True",
+                reason: "DeletionByTaintManager",
+                message: "Taint manager: deleting due to NoExecute taint",
+              },
+            ],
+          },
+        },
+        { contentType: "application/merge-patch+json", user: TAINT_MANAGER_USER },
+      );
+      const before = api.store.list("Pod").length;
+      await api.request("DELETE", podPath, undefined, { user: TAINT_MANAGER_USER });
+      await api.finishPodTerminations({ namespace: victim.namespace, user: KWOK_USER });
+      const cloneNames = api.store
+        .list("Pod", victim.namespace)
+        .map((p) => p.metadata?.name ?? "")
+        .filter((name) => name.startsWith(`${victim.name}-clone-`));
+      // KWOK runs the clone; it finds the original's lifecycle through static.simkube.io/original-owner.
+      for (const name of cloneNames) {
+        await api.request(
+          "PATCH",
+          `/api/v1/namespaces/${victim.namespace}/pods/${name}/status`,
+          { status: { phase: "Running" } },
+          {
+            contentType: "application/merge-patch+json",
+            user: KWOK_USER,
+          },
+        );
+      }
+      const clones = cloneNames.map(
+        (name) => api.store.get({ kind: "Pod", namespace: victim.namespace, name }) ?? {},
+      );
+      clonesOnInterruption = clones.length;
+      out("");
+      out(
+        `Interrupted ${victim.namespace}/${victim.name} (taint manager): ${clonesOnInterruption} clone(s); pods ${before} -> ${api.store.list("Pod").length}.`,
+      );
+      if (clones.length > 0) {
+        printTable(
+          clones.map((c) => describePod(c as PodView, victim.namespace, c.metadata?.name ?? "")),
+          out,
+        );
+      }
+    }
+
+    // 4. Teardown: the namespace controller deletes everything; no pod may be cloned.
+    const podsBeforeTeardown = new Set(api.store.list("Pod").map((p) => p.metadata?.uid));
+    for (const namespace of namespaces) {
+      await api.terminateNamespace(namespace);
+      await api.finishPodTerminations({ namespace, user: KWOK_USER });
+    }
+    const clonesOnTeardown = api.store
+      .list("Pod")
+      .filter((p) => !podsBeforeTeardown.has(p.metadata?.uid)).length;
+    out(`Tore down ${namespaces.join(", ")}: ${clonesOnTeardown} clone(s) created during teardown.`);
+    return { pods: pods.length, mutated, completed, clonesOnInterruption, clonesOnTeardown };
+  } finally {
+    for (const server of servers) {
+      server.closeAllConnections();
+      server.close();
+    }
+    await api.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
