@@ -52,7 +52,7 @@ export interface ClusterSequenceStoreOptions {
   /**
    * Largest backoff step after a 409. A conflict means another replica just made progress, not that the
    * API server is overloaded, so the cap is low: a long backoff only lets the replicas that won last
-   * time win again. Default 40.
+   * time win again. Default 20 (two to four round trips of a real API server).
    */
   conflictBackoffMaxMs?: number;
   /** [0, 1); jitter source. Default Math.random. */
@@ -99,7 +99,7 @@ export function createClusterSequenceStore(
   const maxAttempts = options.maxAttempts ?? 25;
   const backoffBaseMs = options.backoffBaseMs ?? 5;
   const backoffMaxMs = options.backoffMaxMs ?? 200;
-  const conflictBackoffMaxMs = Math.min(options.conflictBackoffMaxMs ?? 40, backoffMaxMs);
+  const conflictBackoffMaxMs = Math.min(options.conflictBackoffMaxMs ?? 20, backoffMaxMs);
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? (() => performance.now());

@@ -1,7 +1,7 @@
 // next() throughput and latency: the in-process store against the cluster store, with the cluster store
-// talking real HTTP to the fake API server (no added latency, so this measures our own and the client's
-// overhead per call, not a real API server's). All variants run in the same process, one after the other,
-// with a fixed number of calls each.
+// talking real HTTP to the fake API server. Without added latency this measures our own and the client's
+// overhead per call; the "+5ms API" variants add a real API server's order of write latency. All variants
+// run in the same process (client and server share the CPU), one after the other, a fixed number of calls each.
 
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
@@ -92,6 +92,11 @@ export async function benchSequence(): Promise<{ name: string; details: Record<s
     const sequential = await measure(cluster(1), 300, 1, scope(), server);
     const oneInstance = await measure(cluster(1), 2_000, 32, scope(), server);
     const fourInstances = await measure(cluster(4), 2_000, 32, scope(), server);
+    // A real API server answers a ConfigMap PUT in a few ms (etcd write); 5 ms per request shows the shape.
+    server.setLatency(5);
+    const oneSlow = await measure(cluster(1), 1_000, 32, scope(), server);
+    const fourSlow = await measure(cluster(4), 1_000, 32, scope(), server);
+    server.setLatency(0);
 
     const details: Record<string, number | string> = {};
     const put = (prefix: string, run: Run) => {
@@ -104,6 +109,8 @@ export async function benchSequence(): Promise<{ name: string; details: Record<s
     put("cluster sequential", sequential);
     put("cluster 1 instance c32", oneInstance);
     put("cluster 4 instances c32", fourInstances);
+    put("cluster 1 instance c32 +5ms API", oneSlow);
+    put("cluster 4 instances c32 +5ms API", fourSlow);
     details["memory/cluster throughput (1 instance c32)"] = round(
       memory.callsPerSec / oneInstance.callsPerSec,
       1,
@@ -113,7 +120,7 @@ export async function benchSequence(): Promise<{ name: string; details: Record<s
       1,
     );
     details.note =
-      "fake API server on 127.0.0.1, no added latency; a real API server adds its own PUT latency per write";
+      "fake API server on 127.0.0.1 in the same process (client and server share the CPU); +5ms API adds 5 ms to every request, the order of a real API server write";
     return { name: "sequence store next()", details };
   } finally {
     await server.close();

@@ -370,7 +370,7 @@ describe("cluster sequence store", () => {
       await assert.rejects(store.next("42", SCOPE), /in 9 attempts/);
       return sleeps;
     };
-    assert.deepEqual(await steps(new KubeError(409, "Conflict", "modified")), [4, 9, 19, 39, 39, 39, 39, 39]);
+    assert.deepEqual(await steps(new KubeError(409, "Conflict", "modified")), [4, 9, 19, 19, 19, 19, 19, 19]);
     assert.deepEqual(
       await steps(new KubeError(503, "ServiceUnavailable", "etcd")),
       [4, 9, 19, 39, 79, 158, 198, 198],
@@ -433,8 +433,8 @@ describe("cluster sequence store", () => {
     );
     assert.match(err.message, /last error: 409 Conflict/);
     assert.ok(
-      sleeps.every((ms) => ms < 40),
-      "conflict backoff is capped at 40 ms",
+      sleeps.every((ms) => ms < 20),
+      "conflict backoff is capped at 20 ms",
     );
     assert.ok(sleeps.reduce((a, b) => a + b, 0) <= 1000, "the backoff never sleeps past the deadline");
     assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "1", "nothing was reserved");
