@@ -22,22 +22,28 @@ function countRequests(api: FakeApiServer): RequestCount {
   return { type: "requests", total: api.requests.length, byMethod };
 }
 
-const api = await startFakeApiServer({
-  namespaces: ["default", "kube-system", BENCH_STORE_NAMESPACE, ...BENCH_VIRTUAL_NAMESPACES],
-});
-api.store.put(benchSimulation());
-api.store.put(benchSimulationRoot());
+// `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:
+// under the test runner (NODE_TEST_CONTEXT set) it does nothing.
+if (!process.env.NODE_TEST_CONTEXT) await serve();
 
-process.on("message", (message: { type?: string }) => {
-  if (message?.type === "requests") process.send?.(countRequests(api));
-});
-function stop(): void {
-  setTimeout(() => process.exit(0), 2_000).unref();
-  void api.close().finally(() => process.exit(0));
+async function serve(): Promise<void> {
+  const api = await startFakeApiServer({
+    namespaces: ["default", "kube-system", BENCH_STORE_NAMESPACE, ...BENCH_VIRTUAL_NAMESPACES],
+  });
+  api.store.put(benchSimulation());
+  api.store.put(benchSimulationRoot());
+
+  process.on("message", (message: { type?: string }) => {
+    if (message?.type === "requests") process.send?.(countRequests(api));
+  });
+  function stop(): void {
+    setTimeout(() => process.exit(0), 2_000).unref();
+    void api.close().finally(() => process.exit(0));
+  }
+  // Without the parent there is nothing to serve: go when it goes.
+  process.once("disconnect", stop);
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+
+  process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
 }
-// Without the parent there is nothing to serve: go when it goes.
-process.once("disconnect", stop);
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
-
-process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);

@@ -13,38 +13,44 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-const server = http.createServer((req, res) => {
-  if (req.method === "GET") {
-    if (req.url === "/healthz") return send(res, 200, "ok");
-    if (req.url === "/stats") return send(res, 200, { rssBytes: process.memoryUsage().rss });
-    return send(res, 404, { message: "not found" });
-  }
-  const chunks: Buffer[] = [];
-  req.on("data", (chunk: Buffer) => chunks.push(chunk));
-  req.on("end", () => {
-    let review: { request?: { uid?: unknown } };
-    try {
-      review = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch {
-      return send(res, 400, { message: "request body is not valid JSON" });
+// `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:
+// under the test runner (NODE_TEST_CONTEXT set) it does nothing.
+if (!process.env.NODE_TEST_CONTEXT) serve();
+
+function serve(): void {
+  const server = http.createServer((req, res) => {
+    if (req.method === "GET") {
+      if (req.url === "/healthz") return send(res, 200, "ok");
+      if (req.url === "/stats") return send(res, 200, { rssBytes: process.memoryUsage().rss });
+      return send(res, 404, { message: "not found" });
     }
-    const uid = typeof review?.request?.uid === "string" ? review.request.uid : "";
-    send(res, 200, {
-      apiVersion: "admission.k8s.io/v1",
-      kind: "AdmissionReview",
-      response: { uid, allowed: true },
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      let review: { request?: { uid?: unknown } };
+      try {
+        review = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        return send(res, 400, { message: "request body is not valid JSON" });
+      }
+      const uid = typeof review?.request?.uid === "string" ? review.request.uid : "";
+      send(res, 200, {
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: { uid, allowed: true },
+      });
     });
   });
-});
-// As functions/server.ts does: outlive the client's idle keep-alive.
-server.keepAliveTimeout = 65_000;
-server.headersTimeout = 66_000;
-server.listen(port, "0.0.0.0");
+  // As functions/server.ts does: outlive the client's idle keep-alive.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.listen(port, "0.0.0.0");
 
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-  setTimeout(() => process.exit(0), 2_000).unref();
-};
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 2_000).unref();
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}

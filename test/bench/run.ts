@@ -15,7 +15,7 @@
 //   hash     benchHash()
 //
 // Results: a table on stdout and dist/bench-results.json. Environment knobs: BENCH_ROUNDS (default 3),
-// BENCH_REVIEWS (5000), BENCH_CONCURRENCY (64), BENCH_COLD_STARTS (5).
+// BENCH_REVIEWS (5000), BENCH_CONCURRENCY (64), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none).
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -99,6 +99,8 @@ function functionSpec(
       LOG_LEVEL,
       SEQUENCE_STORE: "memory",
       SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
+      // Optional: mutate-create then also looks up lifecycles (the bench pods are not in any trace).
+      ...(process.env.BENCH_TRACE_PATH ? { TRACE_PATH: process.env.BENCH_TRACE_PATH } : {}),
       ...extra,
     },
   };
@@ -686,14 +688,18 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(
-      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+// `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:
+// under the test runner (NODE_TEST_CONTEXT set) it does nothing.
+if (!process.env.NODE_TEST_CONTEXT) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(
+        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}
