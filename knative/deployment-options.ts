@@ -3,6 +3,7 @@
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
 import { DEFAULT_DRIVER_USERS } from "../shared/keys.js";
+import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
 
 /** The functions, as `simkube-fn serve <name>` knows them (kept here so the builders stay import-light). */
 export const DEPLOYED_FUNCTIONS = ["mutate-create", "reschedule-delete"] as const;
@@ -231,6 +232,13 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     if (user.includes(",")) fail(`driver user "${user}" contains a comma (DRIVER_USERS is comma-separated)`);
   }
 
+  const logLevel = options.logLevel ?? "info";
+  if (!isLogLevel(logLevel)) fail(`logLevel must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  const sequenceStore = options.sequenceStore ?? "cluster";
+  if (sequenceStore !== "cluster" && sequenceStore !== "memory") {
+    fail(`sequenceStore must be "cluster" or "memory", got "${String(sequenceStore)}"`);
+  }
+
   const webhookMode = options.webhookMode ?? "url";
   if (webhookMode !== "url" && webhookMode !== "service") {
     fail(`webhookMode must be "url" or "service", got "${String(webhookMode)}"`);
@@ -263,9 +271,9 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     name,
     image: options.image ?? DEFAULT_IMAGE,
     tracePath: options.tracePath?.trim() || undefined,
-    logLevel: options.logLevel ?? "info",
+    logLevel,
     driverUsers,
-    sequenceStore: options.sequenceStore ?? "cluster",
+    sequenceStore,
     virtualNsPrefix,
     reschedule,
     functions,

@@ -267,6 +267,8 @@ describe("webhook configuration", () => {
       ["function namespace is virtual", { ...BASE, namespace: "virtual-fns" }, /virtual namespace prefix/],
       ["name too long for a revision", { ...BASE, name: "a".repeat(40) }, /DNS-1035 label/],
       ["maxScale below minScale", { ...BASE, minScale: 4 }, /below minScale/],
+      ["unknown log level", { ...BASE, logLevel: "loud" }, /logLevel must be one of/],
+      ["unknown sequence store", { ...BASE, sequenceStore: "redis" as never }, /sequenceStore must be/],
     ];
     for (const [label, options, message] of cases) {
       assert.throws(
