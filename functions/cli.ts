@@ -2,6 +2,12 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import {
+  DEPLOYMENT_TARGETS,
+  DeploymentOptionsError,
+  type DeploymentTarget,
+} from "../knative/deployment-options.js";
+import { renderDeployment } from "../knative/manifests.js";
 import { ConfigError, loadConfig } from "../shared/config.js";
 import { createKubeApi } from "../shared/kube.js";
 import { createLogger } from "../shared/log.js";
@@ -18,6 +24,10 @@ const USAGE = `Usage:
   simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N]
       The main job without a cluster: replay a trace's bare pods through both functions against the
       embedded local API double (default trace: ../shared/data/simkube-traces/bare-pods.sktrace).
+  simkube-fn manifests --sim-name NAME [--target knative|openfaas|openfaas-stack] [--namespace NS]
+                       [--image IMG] [--webhook-url-base https://...] [--reschedule] [--trace-path URL]
+                       [--min-scale N] [--webhook-mode url|service]
+      Print the deployment (RBAC, Knative Services or OpenFaaS, MutatingWebhookConfiguration) as YAML.
   simkube-fn hash-pod <FILE|->
       Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
   simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
@@ -58,12 +68,56 @@ async function serve(args: string[]): Promise<void> {
   process.once("SIGINT", stop);
 }
 
+function manifests(args: string[]): number {
+  const { values } = parseArgs({
+    args,
+    options: {
+      target: { type: "string" },
+      "sim-name": { type: "string" },
+      namespace: { type: "string" },
+      image: { type: "string" },
+      "webhook-url-base": { type: "string" },
+      "webhook-mode": { type: "string" },
+      "trace-path": { type: "string" },
+      "min-scale": { type: "string" },
+      reschedule: { type: "boolean" },
+    },
+  });
+  const target = values.target ?? "knative";
+  if (!(DEPLOYMENT_TARGETS as readonly string[]).includes(target)) {
+    throw new UsageError(`--target must be one of ${DEPLOYMENT_TARGETS.join(", ")}`);
+  }
+  const mode = values["webhook-mode"];
+  if (mode !== undefined && mode !== "url" && mode !== "service")
+    throw new UsageError("--webhook-mode must be url or service");
+  const minScale = values["min-scale"] === undefined ? undefined : Number(values["min-scale"]);
+  if (minScale !== undefined && !(Number.isInteger(minScale) && minScale >= 0)) {
+    throw new UsageError("--min-scale must be a whole number >= 0");
+  }
+  process.stdout.write(
+    renderDeployment({
+      target: target as DeploymentTarget,
+      simName: values["sim-name"] ?? "",
+      rescheduleInterruptedBarePods: values.reschedule ?? false,
+      ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+      ...(values.image !== undefined ? { image: values.image } : {}),
+      ...(values["webhook-url-base"] !== undefined ? { webhookUrlBase: values["webhook-url-base"] } : {}),
+      ...(mode !== undefined ? { webhookMode: mode } : {}),
+      ...(values["trace-path"] !== undefined ? { tracePath: values["trace-path"] } : {}),
+      ...(minScale !== undefined ? { minScale } : {}),
+    }),
+  );
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "serve":
       await serve(rest);
       return -1; // keep running
+    case "manifests":
+      return manifests(rest);
     case "replay":
       return runReplayCommand(rest);
     case "hash-pod": {
@@ -91,7 +145,7 @@ main(process.argv.slice(2)).then(
     if (err instanceof UsageError) {
       process.stderr.write(`simkube-fn: ${err.message}\n\n${USAGE}`);
       process.exitCode = 2;
-    } else if (err instanceof ConfigError) {
+    } else if (err instanceof ConfigError || err instanceof DeploymentOptionsError) {
       process.stderr.write(`simkube-fn: ${err.message}\n`);
       process.exitCode = 2;
     } else {
