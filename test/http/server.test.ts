@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import request from "supertest";
+import { createApp, MAX_BODY_BYTES } from "../../functions/server.js";
+import {
+  type AdmissionReview,
+  allow,
+  parseReview,
+  type ReviewHandler,
+  rejectReview,
+} from "../../shared/admission.js";
+import { createLogger } from "../../shared/log.js";
+
+function logSink() {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger(
+    "info",
+    new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
+  return { log, lines };
+}
+
+const echo: ReviewHandler = async (body) => {
+  const parsed = parseReview(body);
+  return parsed.ok ? allow(parsed.request) : rejectReview(parsed);
+};
+
+const review = (uid: string) => ({
+  apiVersion: "admission.k8s.io/v1",
+  kind: "AdmissionReview",
+  request: { uid, operation: "CREATE", object: { kind: "Pod" } },
+});
+
+describe("createApp", () => {
+  it("answers a review with 200 and the handler's review, echoing the uid", async () => {
+    const { log } = logSink();
+    const res = await request(createApp(echo, log)).post("/").send(review("abc-123")).expect(200);
+    assert.match(res.headers["content-type"] ?? "", /application\/json/);
+    assert.deepEqual(res.body as AdmissionReview, {
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "abc-123", allowed: true },
+    });
+  });
+
+  it("accepts the query string the API server may append", async () => {
+    const { log } = logSink();
+    const res = await request(createApp(echo, log)).post("/?timeout=10s").send(review("q")).expect(200);
+    assert.equal((res.body as AdmissionReview).response?.uid, "q");
+  });
+
+  it("answers a review without request with allowed false and a message", async () => {
+    const { log } = logSink();
+    const res = await request(createApp(echo, log)).post("/").send({ kind: "AdmissionReview" }).expect(200);
+    assert.equal((res.body as AdmissionReview).response?.allowed, false);
+    assert.match((res.body as AdmissionReview).response?.status?.message ?? "", /no request/);
+  });
+
+  it("rejects malformed JSON with 400 and a JSON message", async () => {
+    const { log, lines } = logSink();
+    const res = await request(createApp(echo, log))
+      .post("/")
+      .set("content-type", "application/json")
+      .send("{not json")
+      .expect(400);
+    assert.match((res.body as { message: string }).message, /not valid JSON/);
+    assert.equal(lines.at(-1)?.msg, "bad request");
+  });
+
+  it("rejects a body over the limit with 413, declared or streamed", async () => {
+    const { log } = logSink();
+    const app = createApp(echo, log);
+    const big = JSON.stringify({ request: { uid: "x", pad: "a".repeat(MAX_BODY_BYTES) } });
+    const res = await request(app).post("/").set("content-type", "application/json").send(big).expect(413);
+    assert.match((res.body as { message: string }).message, /exceeds/);
+  });
+
+  it("turns a handler that throws into 500 without a stack, and keeps serving", async () => {
+    const { log, lines } = logSink();
+    const app = createApp(async () => {
+      throw new Error("boom at /secret/path");
+    }, log);
+    const res = await request(app).post("/").send(review("u")).expect(500);
+    assert.deepEqual(res.body, { message: "internal error" });
+    assert.equal(lines.at(-1)?.msg, "request failed");
+    await request(app).get("/healthz").expect(200, "ok");
+  });
+
+  it("serves healthz, stats with the RSS, and JSON 404s", async () => {
+    const { log } = logSink();
+    const app = createApp(echo, log, { stats: () => ({ reviews: 7 }) });
+    await request(app).get("/healthz").expect(200, "ok");
+    const stats = await request(app).get("/stats").expect(200);
+    assert.equal((stats.body as { reviews: number }).reviews, 7);
+    assert.ok((stats.body as { rssBytes: number }).rssBytes > 0);
+    const missing = await request(app).post("/other").send({}).expect(404);
+    assert.match((missing.body as { message: string }).message, /POST \/ takes an AdmissionReview/);
+    await request(app).get("/").expect(404);
+  });
+});
