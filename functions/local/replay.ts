@@ -21,7 +21,7 @@ import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { parseTrace, type Trace } from "../../shared/trace.js";
 import { type FunctionName, startFunction } from "../registry.js";
-import { startApiDouble } from "./api-double.js";
+import { startFakeApiServer } from "./fake-apiserver.js";
 import { buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
 
 const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
@@ -86,7 +86,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
     ...new Set(pods.map((p) => virtualNamespace(VIRTUAL_PREFIX, p.metadata?.namespace ?? "default"))),
   ];
 
-  const api = await startApiDouble({ namespaces: [FUNCTION_NAMESPACE, ...namespaces] });
+  const api = await startFakeApiServer({ namespaces: [FUNCTION_NAMESPACE, ...namespaces] });
   const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-local-"));
   const servers: Server[] = [];
   try {

@@ -2,7 +2,7 @@
 // test/support/fake-apiserver.ts on 127.0.0.1, stores the bench simulation, prints {"url": ...} on one
 // line. Over the IPC channel it answers {type: "requests"} with how many API requests it has served.
 
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import {
   BENCH_STORE_NAMESPACE,
   BENCH_VIRTUAL_NAMESPACES,

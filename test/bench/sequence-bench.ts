@@ -3,6 +3,7 @@
 // overhead per call; the "+5ms API" variants add a real API server's order of write latency. All variants
 // run in the same process (client and server share the CPU), one after the other, a fixed number of calls each.
 
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import {
@@ -10,7 +11,6 @@ import {
   type SequenceScope,
   type SequenceStore,
 } from "../../shared/sequence-store.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 const NAMESPACE = "simkube-fn";

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import { createKubeApi, kubeErrorFrom } from "../../shared/kube.js";
 import {
   isAlreadyExists,
@@ -12,7 +13,6 @@ import {
   KubeError,
   type KubeObject,
 } from "../../shared/kube-api.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 function pod(name: string, namespace = "default", extra: Record<string, unknown> = {}): KubeObject {

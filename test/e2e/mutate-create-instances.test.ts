@@ -8,6 +8,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, describe, it } from "node:test";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { createApp, listen } from "../../functions/server.js";
 import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
@@ -22,7 +23,6 @@ import {
   buildSimulationRoot,
   TEST_SIM_NAME,
 } from "../support/builders.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 
 const IMAGES = ["nginx:1.27", "redis:7", "busybox:1.36", "postgres:16"];

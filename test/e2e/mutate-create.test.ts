@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import {
   buildNamespace,
@@ -17,7 +18,6 @@ import {
   rootOwnerRef,
   TEST_SIM_NAME,
 } from "../support/builders.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 

@@ -9,6 +9,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, afterEach, describe, test } from "node:test";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import {
   buildRescheduleDeleteDeps,
   createRescheduleDeleteHandler,
@@ -38,7 +39,6 @@ import {
   TEST_NAMESPACE,
   TEST_SIM_NAME,
 } from "../support/builders.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 
 const POD_PATH = `/api/v1/namespaces/${TEST_NAMESPACE}/pods`;

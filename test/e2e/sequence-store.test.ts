@@ -3,11 +3,11 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import { createClusterSequenceStore, sequenceConfigMapName } from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 const NAMESPACE = "simkube-fn";

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import express from "express";
 import fastJsonPatch from "fast-json-patch";
 import request from "supertest";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
 import {
   createOpenfaasHandler,
   decodeBody,
@@ -33,7 +34,6 @@ import {
   DRIVER_USER,
   TEST_NAMESPACE,
 } from "../support/builders.js";
-import { type FakeApiServer, startFakeApiServer } from "../support/fake-apiserver.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 interface Sent {

@@ -1,4 +1,5 @@
-// An in-memory kube-apiserver double on node:http (127.0.0.1, port 0) for integration tests: discovery,
+// An in-memory kube-apiserver double on node:http (127.0.0.1, port 0): the embedded local default `replay` runs
+// against, and what the integration tests use. Discovery,
 // CRUD with real metav1.Status errors, resourceVersion preconditions, two-phase pod deletion, namespace
 // lifecycle, selectors, fault injection, and (optionally) mutating admission webhooks called with real
 // AdmissionReview v1 bodies. What it does not do is listed at the end of this file.

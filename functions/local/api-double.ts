@@ -1,1 +1,0 @@
-export { startFakeApiServer as startApiDouble } from "../../test/support/fake-apiserver.js";
