@@ -52,7 +52,7 @@ import {
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
 
 export interface RetrySettings {
-  /** Budget for all API calls of one review, retries included; well under the webhook's 10 s. Default 4000. */
+  /** Budget for all API calls of one review, retries included; the answer comes by this + 0.5 s, inside the generated webhook timeout of 5 s. Default 3000. */
   deadlineMs?: number;
   baseDelayMs?: number;
   maxDelayMs?: number;
@@ -102,7 +102,7 @@ type HandlerSkip =
   | "error"
   | "answer-deadline";
 
-const DEFAULT_DEADLINE_MS = 4_000;
+const DEFAULT_DEADLINE_MS = 3_000;
 
 function isNamespaceTerminatingError(err: unknown): boolean {
   const e = kubeErrorOf(err);
@@ -114,7 +114,7 @@ export function createRescheduleDeleteHandler(deps: RescheduleDeleteDeps): Revie
   const teardown = deps.teardown ?? createTeardownGuard(deps.kube);
   const now = deps.now ?? (() => performance.now());
   const deadlineMs = deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  const answerWithinMs = deps.answerWithinMs ?? deadlineMs + 1_000;
+  const answerWithinMs = deps.answerWithinMs ?? deadlineMs + 500;
   const handled = new LRUCache<string, string>({ max: deps.memoSize ?? 10_000 });
   const inFlight = new Map<string, Promise<Decision>>();
 
