@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Unpackr } from "msgpackr";
 import { podSpecHash, stableSpec } from "../../shared/pod-hash.js";
+import { referenceSipHash13 } from "../support/reference-siphash.js";
 
 export interface BenchResult {
   name: string;
@@ -112,8 +113,6 @@ function builtInPod(): Json {
 
 // ---- the naive version: the same byte stream into a number[], then SipHash-1-3 in BigInt ----
 
-const MASK = (1n << 64n) - 1n;
-const rotl = (x: bigint, b: bigint) => ((x << b) | (x >> (64n - b))) & MASK;
 const encoder = new TextEncoder();
 
 function naiveBytes(value: unknown, out: number[]): void {
@@ -137,50 +136,10 @@ function naiveBytes(value: unknown, out: number[]): void {
   }
 }
 
-function naiveSipHash13(input: number[]): bigint {
-  let v0 = 0x736f6d6570736575n;
-  let v1 = 0x646f72616e646f6dn;
-  let v2 = 0x6c7967656e657261n;
-  let v3 = 0x7465646279746573n;
-  const round = () => {
-    v0 = (v0 + v1) & MASK;
-    v1 = rotl(v1, 13n) ^ v0;
-    v0 = rotl(v0, 32n);
-    v2 = (v2 + v3) & MASK;
-    v3 = rotl(v3, 16n) ^ v2;
-    v0 = (v0 + v3) & MASK;
-    v3 = rotl(v3, 21n) ^ v0;
-    v2 = (v2 + v1) & MASK;
-    v1 = rotl(v1, 17n) ^ v2;
-    v2 = rotl(v2, 32n);
-  };
-  const word = (at: number, n: number) => {
-    let m = 0n;
-    for (let i = n - 1; i >= 0; i--) m = (m << 8n) | BigInt(input[at + i] as number);
-    return m;
-  };
-  const full = input.length - (input.length % 8);
-  for (let i = 0; i < full; i += 8) {
-    const m = word(i, 8);
-    v3 ^= m;
-    round();
-    v0 ^= m;
-  }
-  const b = (BigInt(input.length & 0xff) << 56n) | word(full, input.length - full);
-  v3 ^= b;
-  round();
-  v0 ^= b;
-  v2 ^= 0xffn;
-  round();
-  round();
-  round();
-  return v0 ^ v1 ^ v2 ^ v3;
-}
-
 function naivePodSpecHash(pod: Json): string {
   const out: number[] = [];
   naiveBytes(stableSpec(pod.spec), out);
-  return naiveSipHash13(out).toString();
+  return referenceSipHash13(out).toString();
 }
 
 // ---- timing ----
