@@ -5,10 +5,19 @@ import type { V1ObjectMeta } from "@kubernetes/client-node";
 
 export type { V1OwnerReference as OwnerReference } from "@kubernetes/client-node";
 
+/**
+ * Object metadata as it travels on the wire. client-node's V1ObjectMeta types timestamps as Date because its
+ * typed models convert them; this port passes plain JSON through, where they are RFC 3339 strings.
+ */
+export type ObjectMeta = Omit<V1ObjectMeta, "creationTimestamp" | "deletionTimestamp"> & {
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+};
+
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta;
   [field: string]: unknown;
 }
 

@@ -158,7 +158,7 @@ describe("createKubeApi against the fake API server", () => {
       apiVersion: "v1",
       kind: "Namespace",
       // Timestamps are strings on the wire (V1ObjectMeta's type says Date).
-      metadata: { name: "going-away", deletionTimestamp: "2024-01-01T00:00:00Z" as unknown as Date },
+      metadata: { name: "going-away", deletionTimestamp: "2024-01-01T00:00:00Z" },
       status: { phase: "Terminating" },
     });
     const err = await rejection(kube.create(pod("late", "going-away")));
