@@ -87,6 +87,26 @@ export function parseReview(body: unknown): ParsedReview {
   if (request.userInfo !== undefined && !isRecord(request.userInfo)) {
     return { ok: false, uid: request.uid, message: "request.userInfo must be an object" };
   }
+  if (
+    isRecord(request.userInfo) &&
+    request.userInfo.username !== undefined &&
+    typeof request.userInfo.username !== "string"
+  ) {
+    return { ok: false, uid: request.uid, message: "request.userInfo.username must be a string" };
+  }
+  for (const field of ["kind", "resource"] as const) {
+    if (request[field] !== undefined && !isRecord(request[field])) {
+      return { ok: false, uid: request.uid, message: `request.${field} must be an object` };
+    }
+  }
+  if (isRecord(request.kind) && request.kind.kind !== undefined && typeof request.kind.kind !== "string") {
+    return { ok: false, uid: request.uid, message: "request.kind.kind must be a string" };
+  }
+  for (const field of ["name", "namespace", "subResource"] as const) {
+    if (request[field] !== undefined && typeof request[field] !== "string") {
+      return { ok: false, uid: request.uid, message: `request.${field} must be a string` };
+    }
+  }
   if (request.dryRun !== undefined && typeof request.dryRun !== "boolean") {
     return { ok: false, uid: request.uid, message: "request.dryRun must be a boolean" };
   }

@@ -74,7 +74,7 @@ export interface RescheduleDeleteDeps {
   /**
    * Answer by then even if the API has not (a hung call must not make the API server time the webhook
    * out: with failurePolicy Fail that would fail the delete). The work goes on and is logged. Default
-   * retry deadline + 1000 ms.
+   * retry deadline + 500 ms.
    */
   answerWithinMs?: number;
   /** How many pod uids are remembered as handled. Default 10000. */
