@@ -1,24 +1,17 @@
 // simkube-fn: the command line. The only reader of argv and process.env; everything else gets plain values.
 
+// Each command's code is imported when that command runs, and in the bundle is only evaluated then: `serve`
+// does not run the load test's, the local API double's or the manifest builders' module code, `hash-pod` does
+// not load the Kubernetes client. Process start to a listening server is the function's cold start.
+
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import {
-  DEPLOYMENT_TARGETS,
-  DeploymentOptionsError,
-  type DeploymentTarget,
-} from "../knative/deployment-options.js";
-import { renderDeployment } from "../knative/manifests.js";
-import { ConfigError, loadConfig } from "../shared/config.js";
-import { createKubeApi } from "../shared/kube.js";
-import { createLogger } from "../shared/log.js";
-import { hashPodText } from "./hash-pod.js";
-import { runLoadtestCommand } from "./loadtest/command.js";
-import { runReplayCommand } from "./local/command.js";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "./registry.js";
 
 const USAGE = `Usage:
-  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N]
+  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--check]
       Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
+      --check: start as usual (configuration, trace, listening), then stop with status 0.
       Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
       SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG.
   simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N]
@@ -42,21 +35,30 @@ function readInput(file: string): string {
   return readFileSync(file === "-" ? 0 : file, "utf8");
 }
 
-async function serve(args: string[]): Promise<void> {
+async function serve(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { port: { type: "string" } },
+    options: { port: { type: "string" }, check: { type: "boolean" } },
     allowPositionals: true,
   });
   const name = positionals[0];
   if (!name || !isFunctionName(name) || positionals.length > 1) {
     throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`);
   }
+  const [{ loadConfig }, { createKubeApi }, { createLogger }] = await Promise.all([
+    import("../shared/config.js"),
+    import("../shared/kube.js"),
+    import("../shared/log.js"),
+  ]);
   const config = loadConfig(process.env, values.port !== undefined ? { port: values.port } : {});
   const log = createLogger(config.logLevel).child({ function: name as FunctionName });
   // reschedule-delete retries inside a ~4 s deadline: shorter calls leave room for a second attempt.
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);
+  if (values.check) {
+    running.server.close();
+    return 0;
+  }
 
   // Knative sends SIGTERM after queue-proxy drained; finish what is in flight, then go.
   const stop = () => {
@@ -66,9 +68,14 @@ async function serve(args: string[]): Promise<void> {
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  return -1; // keep running
 }
 
-function manifests(args: string[]): number {
+async function manifests(args: string[]): Promise<number> {
+  const [{ DEPLOYMENT_TARGETS }, { renderDeployment }] = await Promise.all([
+    import("../knative/deployment-options.js"),
+    import("../knative/manifests.js"),
+  ]);
   const { values } = parseArgs({
     args,
     options: {
@@ -96,7 +103,7 @@ function manifests(args: string[]): number {
   }
   process.stdout.write(
     renderDeployment({
-      target: target as DeploymentTarget,
+      target: target as (typeof DEPLOYMENT_TARGETS)[number],
       simName: values["sim-name"] ?? "",
       rescheduleInterruptedBarePods: values.reschedule ?? false,
       ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
@@ -114,19 +121,19 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "serve":
-      await serve(rest);
-      return -1; // keep running
+      return serve(rest);
     case "manifests":
       return manifests(rest);
     case "replay":
-      return runReplayCommand(rest);
+      return (await import("./local/command.js")).runReplayCommand(rest);
     case "hash-pod": {
       if (rest.length !== 1) throw new UsageError("hash-pod takes one argument: a file, or - for stdin");
+      const { hashPodText } = await import("./hash-pod.js");
       process.stdout.write(`${hashPodText(readInput(rest[0] as string))}\n`);
       return 0;
     }
     case "loadtest":
-      return runLoadtestCommand(rest);
+      return (await import("./loadtest/command.js")).runLoadtestCommand(rest);
     case "help":
     case "--help":
     case "-h":
@@ -137,16 +144,28 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Bad configuration or options (exit 2, no usage). Whenever one is thrown its module is loaded already. */
+async function asOptionsError(err: unknown): Promise<Error | undefined> {
+  const [{ ConfigError }, { DeploymentOptionsError }] = await Promise.all([
+    import("../shared/config.js"),
+    import("../knative/deployment-options.js"),
+  ]);
+  return err instanceof ConfigError || err instanceof DeploymentOptionsError ? err : undefined;
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
-  (err: unknown) => {
+  async (err: unknown) => {
     if (err instanceof UsageError) {
       process.stderr.write(`simkube-fn: ${err.message}\n\n${USAGE}`);
       process.exitCode = 2;
-    } else if (err instanceof ConfigError || err instanceof DeploymentOptionsError) {
-      process.stderr.write(`simkube-fn: ${err.message}\n`);
+      return;
+    }
+    const optionsError = await asOptionsError(err);
+    if (optionsError) {
+      process.stderr.write(`simkube-fn: ${optionsError.message}\n`);
       process.exitCode = 2;
     } else {
       process.stderr.write(`simkube-fn: ${err instanceof Error ? err.message : String(err)}\n`);
