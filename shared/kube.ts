@@ -15,18 +15,18 @@
 
 import http from "node:http";
 import https from "node:https";
+// Deep imports (the package has no "exports" map) rather than the index: the index also loads watch, exec,
+// attach, port-forward, cp and their dependencies (ws, tar), which the bundle would parse on every cold start.
+import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import { ApiException } from "@kubernetes/client-node/dist/gen/apis/exception.js";
+import { createConfiguration } from "@kubernetes/client-node/dist/gen/configuration.js";
 import {
-  AbortError,
-  ApiException,
-  createConfiguration,
-  FetchError,
   HttpMethod,
-  KubeConfig,
-  KubernetesObjectApi,
   type RequestContext,
   type ResponseContext,
-  ServerConfiguration,
-} from "@kubernetes/client-node";
+} from "@kubernetes/client-node/dist/gen/http/http.js";
+import { ServerConfiguration } from "@kubernetes/client-node/dist/gen/servers.js";
+import { KubernetesObjectApi } from "@kubernetes/client-node/dist/object.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "./kube-api.js";
 
 export interface KubeApiOptions {
@@ -193,15 +193,16 @@ function bodySnippet(body: unknown): string {
   return `: ${body.trim().slice(0, 200)}`;
 }
 
+// The library rejects with node-fetch's FetchError and AbortError, whose prototypes carry those names: checking
+// the name recognises them without importing the library's index (see the imports above).
 function isNetworkError(err: Error): boolean {
-  if (err instanceof FetchError || err instanceof AbortError) return true;
   if (err.name === "AbortError" || err.name === "TimeoutError" || err.name === "FetchError") return true;
   const code = (err as { code?: unknown }).code ?? (err.cause as { code?: unknown } | undefined)?.code;
   return typeof code === "string" && NETWORK_CODES.has(code);
 }
 
 function networkMessage(err: Error): string {
-  if (err instanceof AbortError || err.name === "AbortError" || err.name === "TimeoutError") {
+  if (err.name === "AbortError" || err.name === "TimeoutError") {
     return `no answer from the API server in time (${err.message})`;
   }
   return err.message;
