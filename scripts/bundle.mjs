@@ -1,0 +1,98 @@
+// npm run bundle: the CLI as one folder that runs without node_modules, dist/bundle/ (package.json "bin";
+// the Docker image copies the folder):
+//   simkube-fn.mjs        the entry: functions/bundle-launcher.ts
+//   simkube-fn.cjs        functions/cli.ts with every dependency inlined, ending in its build id
+//   simkube-fn.cjs.cache  V8's code cache for it, written by starting each function once (`serve --check`)
+//   simkube-fn.cjs.LEGAL.txt  the bundled libraries' license notices
+//
+// The cache is only valid for the Node that wrote it (V8 rejects it otherwise, and compiles as usual).
+
+import { isAscii } from "node:buffer";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const outdir = path.join(root, "dist/bundle");
+const cli = path.join(outdir, "simkube-fn.cjs");
+const entry = path.join(outdir, "simkube-fn.mjs");
+
+const common = {
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  // Whitespace and syntax only: identifiers keep their names (stack traces, logged errors), and V8 compiles
+  // minified identifiers more slowly whenever the cache is not used.
+  minifySyntax: true,
+  minifyWhitespace: true,
+  logLevel: "warning",
+};
+
+rmSync(outdir, { recursive: true, force: true });
+
+await build({
+  ...common,
+  entryPoints: [path.join(root, "functions/cli.ts")],
+  outfile: cli,
+  format: "cjs",
+  // The libraries' license notices go to simkube-fn.cjs.LEGAL.txt, leaving the bundle ASCII-only.
+  legalComments: "linked",
+  alias: { "whatwg-url": path.join(root, "scripts/whatwg-url.cjs") },
+});
+const bundled = readFileSync(cli);
+// The launcher reads the bundle as latin1, which is only right for ASCII.
+if (!isAscii(bundled)) throw new Error(`${cli} is not ASCII-only`);
+const buildId = createHash("sha256").update(bundled).digest("hex").slice(0, 16);
+appendFileSync(cli, `\n//# simkube-fn-build ${buildId}\n`);
+
+await build({
+  ...common,
+  entryPoints: [path.join(root, "functions/bundle-launcher.ts")],
+  outfile: entry,
+  format: "esm",
+  banner: { js: "#!/usr/bin/env node" },
+});
+
+// Start each function once, so that the cache holds the code a cold start compiles. No API server is needed:
+// nothing is called before the first review. A throwaway kubeconfig keeps the developer's own out of it.
+const scratch = mkdtempSync(path.join(tmpdir(), "simkube-fn-bundle-"));
+try {
+  const kubeconfig = path.join(scratch, "kubeconfig");
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "none", cluster: { server: "https://127.0.0.1:1" } }],
+      users: [{ name: "none", user: { token: "none" } }],
+      contexts: [{ name: "none", context: { cluster: "none", user: "none" } }],
+      "current-context": "none",
+    }),
+  );
+  for (const fn of ["mutate-create", "reschedule-delete"]) {
+    const run = spawnSync(process.execPath, [entry, "serve", fn, "--check", "--port", "0"], {
+      cwd: scratch,
+      env: {
+        PATH: process.env.PATH,
+        SIM_NAME: "code-cache",
+        KUBECONFIG: kubeconfig,
+        LOG_LEVEL: "info",
+        SIMKUBE_FN_WRITE_CODE_CACHE: "1",
+      },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    if (run.status !== 0) {
+      throw new Error(
+        `serve ${fn} --check failed (${run.status ?? run.signal}):\n${run.stderr}${run.stdout}`,
+      );
+    }
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+if (!existsSync(`${cli}.cache`)) throw new Error("no code cache was written");
