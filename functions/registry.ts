@@ -1,12 +1,13 @@
-// The functions this project serves, and how each is started from configuration. A function's code (and the
-// HTTP server's) is imported when it is started, so that one function's cold start does not load the other's
-// and the CLI's other commands can name the functions without loading either.
+// The functions this project serves, and how each is started from configuration.
 
 import type { Server } from "node:http";
 import type { ReviewHandler } from "../shared/admission.js";
 import type { FunctionConfig } from "../shared/config.js";
 import type { KubeApi } from "../shared/kube-api.js";
 import type { Logger } from "../shared/log.js";
+import { buildMutateCreateDeps, createMutateCreateHandler } from "./mutate-create/handler.js";
+import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "./reschedule-delete/handler.js";
+import { createApp, listen } from "./server.js";
 
 export const FUNCTION_NAMES = ["mutate-create", "reschedule-delete"] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
@@ -28,13 +29,9 @@ export async function buildFunction(
   log: Logger,
 ): Promise<BuiltFunction> {
   if (name === "mutate-create") {
-    const { buildMutateCreateDeps, createMutateCreateHandler } = await import("./mutate-create/handler.js");
     const deps = await buildMutateCreateDeps(config, kube, log);
     return { handle: createMutateCreateHandler(deps), stats: () => deps.counters?.snapshot() ?? {} };
   }
-  const { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } = await import(
-    "./reschedule-delete/handler.js"
-  );
   const deps = await buildRescheduleDeleteDeps(config, kube, log);
   return { handle: createRescheduleDeleteHandler(deps), stats: () => deps.stats?.snapshot() ?? {} };
 }
@@ -51,10 +48,7 @@ export async function startFunction(
   log: Logger,
   host?: string,
 ): Promise<RunningFunction> {
-  const [built, { createApp, listen }] = await Promise.all([
-    buildFunction(name, config, kube, log),
-    import("./server.js"),
-  ]);
+  const built = await buildFunction(name, config, kube, log);
   const server = await listen(createApp(built.handle, log, { stats: built.stats }), config.port, host);
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
