@@ -41,7 +41,10 @@ await build({
   format: "cjs",
   // The libraries' license notices go to simkube-fn.cjs.LEGAL.txt, leaving the bundle ASCII-only.
   legalComments: "linked",
-  alias: { "whatwg-url": path.join(root, "scripts/whatwg-url.cjs") },
+  alias: {
+    "whatwg-url": path.join(root, "scripts/whatwg-url.cjs"),
+    "msgpackr-extract": path.join(root, "scripts/msgpackr-extract.cjs"),
+  },
 });
 const bundled = readFileSync(cli);
 // The launcher reads the bundle as latin1, which is only right for ASCII.
