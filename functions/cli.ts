@@ -52,13 +52,17 @@ async function serve(args: string[]): Promise<number> {
   }
   const config = loadConfig(process.env, values.port !== undefined ? { port: values.port } : {});
   const log = createLogger(config.logLevel).child({ function: name as FunctionName });
-  // reschedule-delete retries inside a ~4 s deadline: shorter calls leave room for a second attempt.
+  // reschedule-delete retries inside a 3 s deadline: shorter calls leave room for a second attempt.
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);
   if (values.check) {
     running.server.close();
     return 0;
   }
+
+  // A stray rejection in background work (e.g. a clone still being created after its review was answered)
+  // must not take the other in-flight reviews down with the process: log it and keep serving.
+  process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
 
   // Knative sends SIGTERM after queue-proxy drained; finish what is in flight, then go.
   const stop = () => {
