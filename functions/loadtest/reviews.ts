@@ -29,6 +29,7 @@ import {
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../shared/keys.js";
+import { seededRandom } from "../../shared/seeded-random.js";
 
 export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
 export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
@@ -121,18 +122,6 @@ const GRACE_PERIOD_SECONDS = 30;
 // Deletions are emitted in waves: the namespace controller or GC deletes a batch of pods, then KWOK finishes
 // them off. Within a burst this puts the three reviews of one pod apart, as in a cluster.
 const WAVE = 32;
-
-/** mulberry32: a tiny seeded PRNG; good enough to vary names and shapes, and reproducible. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)] as T;

@@ -4,7 +4,7 @@
 // the sequence store sees a handful of hashes, as a trace with a few workloads does.
 
 import type { LoadRequest } from "../../functions/loadtest/load.js";
-import { seededRandom } from "../../functions/loadtest/reviews.js";
+import { seededRandom } from "../../shared/seeded-random.js";
 import { buildCreateReview, buildPod, DRIVER_USER, rootOwnerRef } from "../support/builders.js";
 
 export interface CreateReviewOptions {

@@ -7,6 +7,7 @@ import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fa
 import { createClusterSequenceStore, sequenceConfigMapName } from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import type { KubeObject } from "../../shared/kube-api.js";
+import { seededRandom } from "../../shared/seeded-random.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
@@ -23,20 +24,9 @@ const SCOPE: SequenceScope = {
 const HASHES = ["1234567890123456789", "42", "18446744073709551615"];
 const INSTANCES = 4;
 
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** `total` next() calls over `stores`, `workers` of them in flight at any time, hashes picked at random. */
 async function drive(stores: SequenceStore[], total: number, workers: number, seed: number) {
-  const pick = seeded(seed);
+  const pick = seededRandom(seed);
   const plan = Array.from({ length: total }, (_, i) => ({
     store: stores[i % stores.length] as SequenceStore,
     hash: HASHES[Math.floor(pick() * HASHES.length)] as string,
@@ -83,7 +73,7 @@ describe("cluster sequence store over HTTP", () => {
     Array.from({ length: INSTANCES }, (_, i) =>
       createClusterSequenceStore(createKubeApi({ kubeconfigPath: kubeconfig }), {
         namespace: NAMESPACE,
-        random: seeded(seed + i),
+        random: seededRandom(seed + i),
       }),
     );
 

@@ -10,24 +10,13 @@ import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete
 import type { AdmissionReview } from "../../shared/admission.js";
 import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
+import { seededRandom } from "../../shared/seeded-random.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import { buildPod, buildSimulation, buildSimulationRoot, TEST_SIM_NAME } from "../support/builders.js";
 import { createMemoryKube } from "../support/memory-kube.js";
 
 const quiet = createLogger("silent", new Writable({ write: (_c, _e, done) => done() }));
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const JUNK: unknown[] = [
   null,
@@ -115,7 +104,7 @@ function assertIsReview(answer: AdmissionReview): void {
 
 describe("robustness against malformed reviews", () => {
   it("answers 3,000 generated reviews without a throw; DELETEs are always allowed with no patch", async () => {
-    const random = seeded(20261202);
+    const random = seededRandom(20261202);
     const { mutate: handleCreate, reschedule } = world();
     const base = buildPod();
     for (let i = 0; i < 3000; i++) {

@@ -9,6 +9,7 @@ import {
 } from "../../shared/cluster-sequence-store.js";
 import { SIMULATION_LABEL_KEY } from "../../shared/keys.js";
 import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import { seededRandom } from "../../shared/seeded-random.js";
 import {
   createMemorySequenceStore,
   type SequenceScope,
@@ -35,18 +36,6 @@ function cmRef(scope: SequenceScope = SCOPE): ObjectRef {
   return { apiVersion: "v1", kind: "ConfigMap", namespace: NAMESPACE, name: sequenceConfigMapName(scope) };
 }
 
-/** A deterministic PRNG (mulberry32) so interleavings and jitter vary but replay. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A store whose backoff yields a macrotask instead of sleeping, on a clock that only the sleeps move. */
@@ -58,7 +47,7 @@ function clusterStore(
   const sleeps: number[] = [];
   const store = createClusterSequenceStore(kube, {
     namespace: NAMESPACE,
-    random: seeded(7),
+    random: seededRandom(7),
     now: () => clock,
     sleep: async (ms) => {
       sleeps.push(ms);
@@ -285,7 +274,7 @@ describe("cluster sequence store", () => {
   });
 
   test("four instances on one API, 1,000 calls over four hashes interleaved: exactly 0..n-1 per hash; restarted instances continue", async () => {
-    const jitter = seeded(2024);
+    const jitter = seededRandom(2024);
     // 0-3 macrotasks per pause, so reads and writes of different instances overlap in varying orders.
     const kube = createMemoryKube({
       pause: async () => {
@@ -294,9 +283,9 @@ describe("cluster sequence store", () => {
     });
     const runRound = async (total: number, seed: number) => {
       const stores: SequenceStore[] = [1, 2, 3, 4].map(
-        (i) => clusterStore(kube, { random: seeded(seed + i) }).store,
+        (i) => clusterStore(kube, { random: seededRandom(seed + i) }).store,
       );
-      const pick = seeded(seed);
+      const pick = seededRandom(seed);
       const byHash = new Map<string, Array<Promise<number>>>();
       for (let i = 0; i < total; i++) {
         const hash = HASHES[Math.floor(pick() * HASHES.length)] as string;
