@@ -38,6 +38,25 @@ export interface KubeApi {
   replace<T extends KubeObject = KubeObject>(object: T): Promise<T>;
 }
 
+/** metav1.StatusReason for an HTTP code, as the API server (and client-go, when a body lacks one) uses them. */
+export const STATUS_REASON_BY_CODE: Readonly<Record<number, string>> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  406: "NotAcceptable",
+  409: "Conflict",
+  410: "Expired",
+  413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+  422: "Invalid",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
 /** A failed API call, reduced to what callers branch on. status 0 means no HTTP answer at all. */
 export class KubeError extends Error {
   override readonly name = "KubeError";

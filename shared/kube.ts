@@ -27,7 +27,13 @@ import {
 } from "@kubernetes/client-node/dist/gen/http/http.js";
 import { ServerConfiguration } from "@kubernetes/client-node/dist/gen/servers.js";
 import { KubernetesObjectApi } from "@kubernetes/client-node/dist/object.js";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "./kube-api.js";
+import {
+  type KubeApi,
+  KubeError,
+  type KubeObject,
+  type ObjectRef,
+  STATUS_REASON_BY_CODE,
+} from "./kube-api.js";
 
 export interface KubeApiOptions {
   /** A kubeconfig file; otherwise KubeConfig.loadFromDefault() ($KUBECONFIG, ~/.kube/config, in-cluster). */
@@ -96,24 +102,6 @@ function pathSpec(object: KubeObject): {
 // ---------------------------------------------------------------------------------------------------------
 // Errors
 
-const REASON_BY_STATUS: Record<number, string> = {
-  400: "BadRequest",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  405: "MethodNotAllowed",
-  406: "NotAcceptable",
-  409: "Conflict",
-  410: "Expired",
-  413: "RequestEntityTooLarge",
-  415: "UnsupportedMediaType",
-  422: "Invalid",
-  429: "TooManyRequests",
-  500: "InternalError",
-  503: "ServiceUnavailable",
-  504: "Timeout",
-};
-
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -143,7 +131,7 @@ export function kubeErrorFrom(err: unknown): KubeError {
     if (err.code === 404 && isDiscoveryFailure(err)) {
       return new KubeError(404, "UnknownKind", `the server does not serve this kind: ${message}`);
     }
-    return new KubeError(err.code, status.reason || REASON_BY_STATUS[err.code] || "Unknown", message);
+    return new KubeError(err.code, status.reason || STATUS_REASON_BY_CODE[err.code] || "Unknown", message);
   }
   if (err instanceof Error) {
     if (err.message.includes("Unrecognized API version and kind")) {

@@ -18,7 +18,7 @@ import type {
   AdmissionReview,
   UserInfo,
 } from "../../shared/admission.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { type KubeObject, STATUS_REASON_BY_CODE } from "../../shared/kube-api.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // Public types
@@ -270,22 +270,6 @@ class StaleWrite extends Error {}
 
 /** GuaranteedUpdate and conditionalDelete retry (calling admission again) a bounded number of times. */
 const MAX_STORAGE_RETRIES = 5;
-
-const REASON_BY_CODE: Record<number, string> = {
-  400: "BadRequest",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  405: "MethodNotAllowed",
-  409: "Conflict",
-  410: "Expired",
-  415: "UnsupportedMediaType",
-  422: "Invalid",
-  429: "TooManyRequests",
-  500: "InternalError",
-  503: "ServiceUnavailable",
-  504: "Timeout",
-};
 
 function failure(code: number, reason: string | undefined, message: string, details?: Json): ApiError {
   const body: StatusBody = {
@@ -1676,7 +1660,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     let reply: Reply;
     if (fault) {
       const code = fault.status ?? 500;
-      const reason = fault.reason ?? REASON_BY_CODE[code];
+      const reason = fault.reason ?? STATUS_REASON_BY_CODE[code];
       const message = fault.message ?? `injected failure (${code})`;
       reply = { status: code, body: failure(code, reason, message).body };
       if (code === 429) reply.headers = { "retry-after": "1" };
