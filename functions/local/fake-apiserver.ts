@@ -271,6 +271,10 @@ class StaleWrite extends Error {}
 /** GuaranteedUpdate and conditionalDelete retry (calling admission again) a bounded number of times. */
 const MAX_STORAGE_RETRIES = 5;
 
+function methodNotAllowed(): ApiError {
+  return failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+}
+
 function failure(code: number, reason: string | undefined, message: string, details?: Json): ApiError {
   const body: StatusBody = {
     kind: "Status",
@@ -853,37 +857,18 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       case "GET":
         return t.name === undefined ? list(t, ctx) : get(t);
       case "POST":
-        if (t.name !== undefined)
-          throw failure(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-          );
+        if (t.name !== undefined) throw methodNotAllowed();
         return create(t, ctx);
       case "PUT":
-        if (t.name === undefined)
-          throw failure(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-          );
+        if (t.name === undefined) throw methodNotAllowed();
         return update(t, t.name, ctx);
       case "PATCH":
-        if (t.name === undefined)
-          throw failure(
-            405,
-            "MethodNotAllowed",
-            "the server does not allow this method on the requested resource",
-          );
+        if (t.name === undefined) throw methodNotAllowed();
         return patch(t, t.name, ctx);
       case "DELETE":
         return t.name === undefined ? deleteCollection(t, ctx) : remove(t, t.name, ctx, t.name);
       default:
-        throw failure(
-          405,
-          "MethodNotAllowed",
-          "the server does not allow this method on the requested resource",
-        );
+        throw methodNotAllowed();
     }
   }
 
@@ -1428,11 +1413,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
 
   async function deleteCollection(t: Target, ctx: Ctx): Promise<Reply> {
     if (t.res.plural === "namespaces") {
-      throw failure(
-        405,
-        "MethodNotAllowed",
-        "the server does not allow this method on the requested resource",
-      );
+      throw methodNotAllowed();
     }
     const options = deleteOptions(ctx);
     const byField = parseFieldSelector(ctx.query.get("fieldSelector") ?? undefined);

@@ -9,6 +9,7 @@ import { createKubeApi } from "../../shared/kube.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { seededRandom } from "../../shared/seeded-random.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
+import { assertExactRange } from "../support/assertions.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 const NAMESPACE = "simkube-fn";
@@ -44,15 +45,6 @@ async function drive(stores: SequenceStore[], total: number, workers: number, se
     }),
   );
   return got;
-}
-
-function assertExactRange(numbers: number[], label: string): void {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  assert.deepEqual(
-    sorted,
-    sorted.map((_, i) => i),
-    `${label}: expected exactly 0..${numbers.length - 1}`,
-  );
 }
 
 describe("cluster sequence store over HTTP", () => {

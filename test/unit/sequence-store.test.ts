@@ -16,6 +16,7 @@ import {
   type SequenceStore,
   SequenceStoreError,
 } from "../../shared/sequence-store.js";
+import { assertExactRange } from "../support/assertions.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 
 const NAMESPACE = "simkube-fn";
@@ -57,15 +58,6 @@ function clusterStore(
     ...extra,
   });
   return { store, sleeps, advance: (ms: number) => (clock += ms) };
-}
-
-function assertExactRange(numbers: number[], label: string): void {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  assert.deepEqual(
-    sorted,
-    sorted.map((_, i) => i),
-    `${label}: expected exactly 0..${numbers.length - 1}`,
-  );
 }
 
 describe("memory sequence store", () => {
