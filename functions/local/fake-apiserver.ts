@@ -603,6 +603,18 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   const inFlightWebhooks = new Set<AbortController>();
   let latencyMs = options.latencyMs ?? 0;
   let revision = 1000;
+  /** A List answer as the API server writes it: kind <Kind>List, the current resourceVersion. */
+  function listReply(res: ResourceInfo, items: unknown[]): Reply {
+    return {
+      status: 200,
+      body: {
+        kind: `${res.kind}List`,
+        apiVersion: apiVersionOf(res),
+        metadata: { resourceVersion: String(revision) },
+        items,
+      },
+    };
+  }
   let connections = 0;
   let closed = false;
 
@@ -891,15 +903,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
         const { kind: _k, apiVersion: _a, ...rest } = o;
         return rest;
       });
-    return {
-      status: 200,
-      body: {
-        kind: `${t.res.kind}List`,
-        apiVersion: apiVersionOf(t.res),
-        metadata: { resourceVersion: String(revision) },
-        items,
-      },
-    };
+    return listReply(t.res, items);
   }
 
   // ---- writes ----------------------------------------------------------------------------------------
@@ -1428,15 +1432,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       const reply = await remove(itemTarget, name, ctx, "", { ...options });
       items.push(reply.body);
     }
-    return {
-      status: 200,
-      body: {
-        kind: `${t.res.kind}List`,
-        apiVersion: apiVersionOf(t.res),
-        metadata: { resourceVersion: String(revision) },
-        items,
-      },
-    };
+    return listReply(t.res, items);
   }
 
   // ---- admission -------------------------------------------------------------------------------------

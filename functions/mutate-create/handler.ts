@@ -177,11 +177,6 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
   };
 }
 
-export interface MutateCreateRuntime {
-  handle: ReviewHandler;
-  counters: Counters;
-}
-
 /** Builds everything the handler needs from configuration: trace, caches, sequence store. */
 export async function buildMutateCreateDeps(
   config: FunctionConfig,
