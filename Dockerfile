@@ -14,7 +14,7 @@ ENV NODE_ENV=production \
     PORT=8080
 
 WORKDIR /app
-# The bundle folder (scripts/bundle.mjs): the entry simkube-fn.mjs, functions/cli.ts with every dependency
+# The bundle folder (scripts/bundle.mjs): the entry simkube-fn.mjs, functions/cli/main.ts with every dependency
 # inlined (simkube-fn.cjs) and V8's code cache for it (simkube-fn.cjs.cache).
 COPY dist/bundle/ /app/
 # The code cache only counts for the Node that wrote it (any other Node ignores it and compiles as usual, ~60 ms

@@ -25,7 +25,7 @@ import {
   resolveOptions,
   webhookClientConfig,
 } from "./deployment-options.js";
-import { buildStack } from "./openfaas.js";
+import { buildStack } from "./openfaas-stack.js";
 
 export {
   DEPLOYED_FUNCTIONS,

@@ -1,7 +1,7 @@
 // npm run bundle: the CLI as one folder that runs without node_modules, dist/bundle/ (package.json "bin";
 // the Docker image copies the folder):
-//   simkube-fn.mjs        the entry: functions/bundle-launcher.ts
-//   simkube-fn.cjs        functions/cli.ts with every dependency inlined, ending in its build id
+//   simkube-fn.mjs        the entry: functions/cli/launcher.ts
+//   simkube-fn.cjs        functions/cli/main.ts with every dependency inlined, ending in its build id
 //   simkube-fn.cjs.cache  V8's code cache for it, written by starting each function once (`serve --check`)
 //   simkube-fn.cjs.LEGAL.txt  the bundled libraries' license notices
 //
@@ -36,7 +36,7 @@ rmSync(outdir, { recursive: true, force: true });
 
 await build({
   ...common,
-  entryPoints: [path.join(root, "functions/cli.ts")],
+  entryPoints: [path.join(root, "functions/cli/main.ts")],
   outfile: cli,
   format: "cjs",
   // The libraries' license notices go to simkube-fn.cjs.LEGAL.txt, leaving the bundle ASCII-only.
@@ -54,7 +54,7 @@ appendFileSync(cli, `\n//# simkube-fn-build ${buildId}\n`);
 
 await build({
   ...common,
-  entryPoints: [path.join(root, "functions/bundle-launcher.ts")],
+  entryPoints: [path.join(root, "functions/cli/launcher.ts")],
   outfile: entry,
   format: "esm",
   banner: { js: "#!/usr/bin/env node" },

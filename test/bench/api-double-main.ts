@@ -1,8 +1,8 @@
 // The API double as its own process, so that it does not share the load generator's event loop: starts
-// test/support/fake-apiserver.ts on 127.0.0.1, stores the bench simulation, prints {"url": ...} on one
+// functions/local-apiserver/ on 127.0.0.1, stores the bench simulation, prints {"url": ...} on one
 // line. Over the IPC channel it answers {type: "requests"} with how many API requests it has served.
 
-import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import {
   BENCH_STORE_NAMESPACE,
   BENCH_VIRTUAL_NAMESPACES,

@@ -41,7 +41,7 @@ function serve(): void {
       });
     });
   });
-  // As functions/server.ts does: outlive the client's idle keep-alive.
+  // As functions/runtime/http-server.ts does: outlive the client's idle keep-alive.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.listen(port, "0.0.0.0");

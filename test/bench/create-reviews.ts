@@ -3,7 +3,7 @@
 // server fills those after mutating admission). Deterministic from the seed; a few distinct pod specs, so
 // the sequence store sees a handful of hashes, as a trace with a few workloads does.
 
-import type { LoadRequest } from "../../functions/loadtest/load.js";
+import type { LoadRequest } from "../../functions/cli/loadtest/load.js";
 import { seededRandom } from "../../shared/seeded-random.js";
 import { buildCreateReview, buildPod, DRIVER_USER, rootOwnerRef } from "../support/builders.js";
 

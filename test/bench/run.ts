@@ -28,9 +28,9 @@ import {
   type LoadRequest,
   type LoadResult,
   runLoad,
-} from "../../functions/loadtest/load.js";
-import { clonesIn, summarizeLatency } from "../../functions/loadtest/report.js";
-import { buildTeardownReviews } from "../../functions/loadtest/reviews.js";
+} from "../../functions/cli/loadtest/load.js";
+import { clonesIn, summarizeLatency } from "../../functions/cli/loadtest/report.js";
+import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import type { RequestCount } from "./api-double-main.js";
 import {

@@ -3,7 +3,7 @@
 // overhead per call; the "+5ms API" variants add a real API server's order of write latency. All variants
 // run in the same process (client and server share the CPU), one after the other, a fixed number of calls each.
 
-import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import {

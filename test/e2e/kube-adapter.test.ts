@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { createKubeApi, kubeErrorFrom } from "../../shared/kube.js";
 import {
   isAlreadyExists,

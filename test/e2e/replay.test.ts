@@ -7,7 +7,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { replayLocally } from "../../functions/local/replay.js";
+import { replayLocally } from "../../functions/cli/replay/replay.js";
 import { createLogger } from "../../shared/log.js";
 import { buildTraceBytes, findSharedTrace, finished } from "../support/trace-builder.js";
 

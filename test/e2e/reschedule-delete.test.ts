@@ -1,4 +1,4 @@
-// reschedule-delete end to end: the function's HTTP server (functions/server.ts) with the real handler and
+// reschedule-delete end to end: the function's HTTP server (functions/runtime/http-server.ts) with the real handler and
 // the real client path (shared/kube.ts over @kubernetes/client-node) against the fake API server. Deletions
 // go through the fake API server, which calls the function as its DELETE webhook with real AdmissionReviews
 // (two-phase pod deletion, empty names from collection deletes); the cases a fake cannot produce (forged
@@ -9,13 +9,13 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, afterEach, describe, test } from "node:test";
-import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import {
   buildRescheduleDeleteDeps,
   createRescheduleDeleteHandler,
 } from "../../functions/reschedule-delete/handler.js";
 import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/stats.js";
-import { createApp, listen } from "../../functions/server.js";
+import { createApp, listen } from "../../functions/runtime/http-server.js";
 import type { AdmissionReview } from "../../shared/admission.js";
 import { loadConfig } from "../../shared/config.js";
 import { createKubeApi } from "../../shared/kube.js";

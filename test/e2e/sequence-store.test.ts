@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { createClusterSequenceStore, sequenceConfigMapName } from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import type { KubeObject } from "../../shared/kube-api.js";

@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
-import { runLoadtestCommand } from "../../functions/loadtest/command.js";
-import { type LoadRequest, runLoad } from "../../functions/loadtest/load.js";
-import { buildTeardownReviews } from "../../functions/loadtest/reviews.js";
+import { runLoadtestCommand } from "../../functions/cli/loadtest/command.js";
+import { type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
+import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
 
 type Answer = (
   review: { request: { uid: string; oldObject?: unknown; userInfo?: { username?: string } } },

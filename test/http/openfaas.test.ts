@@ -13,15 +13,15 @@ import { fileURLToPath } from "node:url";
 import express from "express";
 import fastJsonPatch from "fast-json-patch";
 import request from "supertest";
-import { type FakeApiServer, startFakeApiServer } from "../../functions/local/fake-apiserver.js";
+import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import {
   createOpenfaasHandler,
   decodeBody,
   type OpenfaasContext,
   type OpenfaasEvent,
   type OpenfaasHandler,
-} from "../../functions/openfaas.js";
-import { buildStack } from "../../knative/openfaas.js";
+} from "../../functions/runtime/openfaas/adapter.js";
+import { buildStack } from "../../knative/openfaas-stack.js";
 import { type AdmissionReview, allow, decodePatch, type ReviewHandler } from "../../shared/admission.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import request from "supertest";
-import { createApp, MAX_BODY_BYTES } from "../../functions/server.js";
+import { createApp, MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
 import {
   type AdmissionReview,
   allow,

@@ -1,20 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseTeardownArgs } from "../../functions/loadtest/command.js";
+import { parseTeardownArgs } from "../../functions/cli/loadtest/command.js";
 import {
   checkAnswer,
   type LoadResult,
   percentile,
   statsUrl,
   validateTarget,
-} from "../../functions/loadtest/load.js";
+} from "../../functions/cli/loadtest/load.js";
 import {
   buildReport,
   clonesBetween,
   formatReport,
   reportPassed,
   summarizeLatency,
-} from "../../functions/loadtest/report.js";
+} from "../../functions/cli/loadtest/report.js";
 
 function review(response: Record<string, unknown>): string {
   return JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response });

@@ -9,7 +9,7 @@ import {
   NAMESPACE_CONTROLLER_USER,
   NODE_CONTROLLER_USER,
   type TeardownOptions,
-} from "../../functions/loadtest/reviews.js";
+} from "../../functions/cli/loadtest/reviews.js";
 import type { AdmissionRequest } from "../../shared/admission.js";
 
 const NOW = new Date("2025-03-01T12:00:00Z");

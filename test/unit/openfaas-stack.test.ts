@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { DeploymentOptionsError, MAX_REVIEW_BYTES } from "../../knative/deployment-options.js";
 import { renderDeployment } from "../../knative/manifests.js";
-import { buildStack, openfaasImage, type StackFile } from "../../knative/openfaas.js";
+import { buildStack, openfaasImage, type StackFile } from "../../knative/openfaas-stack.js";
 
 describe("OpenFaaS stack.yml", () => {
   it("one function per deployed function, built from the bundle folder with the node template", () => {

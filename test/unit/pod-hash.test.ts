@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Unpackr } from "msgpackr";
 import { stringify } from "yaml";
-import { hashPodText } from "../../functions/hash-pod.js";
+import { hashPodText } from "../../functions/cli/hash-pod.js";
 import { hashJson, podSpecHash, stableSpec } from "../../shared/pod-hash.js";
 
 const EMPTY_POD_SPEC_HASH = "17506812802394981455"; // SimKube testutils EMPTY_POD_SPEC_HASH
@@ -307,7 +307,7 @@ describe("podSpecHash", () => {
   });
 });
 
-describe("hashPodText (functions/hash-pod.ts)", () => {
+describe("hashPodText (functions/cli/hash-pod.ts)", () => {
   const tracePod = (): Json => tracePods()?.[0] ?? typicalPod();
   const expected = () => podSpecHash(tracePod());
 

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { FunctionConfig } from "../../shared/config.js";
+import type { FunctionConfig } from "../../../shared/config.js";
 import {
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
   POD_SEQUENCE_NUMBER_KEY,
@@ -15,13 +15,13 @@ import {
   SIMKUBE_API_VERSION,
   SIMULATION_KIND,
   SIMULATION_ROOT_KIND,
-} from "../../shared/keys.js";
-import { createKubeApi } from "../../shared/kube.js";
-import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
-import type { Logger } from "../../shared/log.js";
-import { parseTrace, type Trace } from "../../shared/trace.js";
-import { type FunctionName, startFunction } from "../registry.js";
-import { startFakeApiServer } from "./fake-apiserver.js";
+} from "../../../shared/keys.js";
+import { createKubeApi } from "../../../shared/kube.js";
+import type { KubeObject, OwnerReference } from "../../../shared/kube-api.js";
+import type { Logger } from "../../../shared/log.js";
+import { parseTrace, type Trace } from "../../../shared/trace.js";
+import { startFakeApiServer } from "../../local-apiserver/server.js";
+import { type FunctionName, startFunction } from "../../runtime/registry.js";
 import { buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
 
 const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";

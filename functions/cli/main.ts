@@ -7,11 +7,11 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../shared/config.js";
-import { createKubeApi } from "../shared/kube.js";
-import { createLogger } from "../shared/log.js";
-import { runReplayCommand } from "./local/command.js";
-import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "./registry.js";
+import { ConfigError, loadConfig } from "../../shared/config.js";
+import { createKubeApi } from "../../shared/kube.js";
+import { createLogger } from "../../shared/log.js";
+import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "../runtime/registry.js";
+import { runReplayCommand } from "./replay/command.js";
 
 const USAGE = `Usage:
   simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--check]
@@ -77,8 +77,8 @@ async function serve(args: string[]): Promise<number> {
 
 async function manifests(args: string[]): Promise<number> {
   const [{ DEPLOYMENT_TARGETS }, { renderDeployment }] = await Promise.all([
-    import("../knative/deployment-options.js"),
-    import("../knative/manifests.js"),
+    import("../../knative/deployment-options.js"),
+    import("../../knative/manifests.js"),
   ]);
   const { values } = parseArgs({
     args,
@@ -151,7 +151,7 @@ async function main(argv: string[]): Promise<number> {
 /** Bad configuration or options (exit 2, no usage). Imports deployment-options only on this error path. */
 async function asOptionsError(err: unknown): Promise<Error | undefined> {
   if (err instanceof ConfigError) return err;
-  const { DeploymentOptionsError } = await import("../knative/deployment-options.js");
+  const { DeploymentOptionsError } = await import("../../knative/deployment-options.js");
   return err instanceof DeploymentOptionsError ? err : undefined;
 }
 

@@ -1,5 +1,5 @@
 // The bundle's entry point, dist/bundle/simkube-fn.mjs (package.json "bin", the image's ENTRYPOINT). It runs
-// the CLI bundle next to it, simkube-fn.cjs (functions/cli.ts with every dependency inlined), through V8's code
+// the CLI bundle next to it, simkube-fn.cjs (functions/cli/main.ts with every dependency inlined), through V8's code
 // cache. Only meaningful inside dist/bundle/ (scripts/bundle.mjs builds it there).
 //
 // Why: most of a cold start of `serve` is V8 parsing and compiling the bundled libraries (the Kubernetes

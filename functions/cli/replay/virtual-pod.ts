@@ -1,8 +1,12 @@
 // How SimKube's driver turns a traced bare pod into the object it applies in the simulation
 // (sk-driver/src/runner.rs build_virtual_obj), for the local replay. Pure.
 
-import { ORIG_NAMESPACE_ANNOTATION_KEY, SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
-import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
+import {
+  ORIG_NAMESPACE_ANNOTATION_KEY,
+  SIMULATION_LABEL_KEY,
+  VIRTUAL_LABEL_KEY,
+} from "../../../shared/keys.js";
+import type { KubeObject, OwnerReference } from "../../../shared/kube-api.js";
 
 export function virtualNamespace(prefix: string, originalNamespace: string): string {
   return `${prefix}-${originalNamespace}`;

@@ -5,7 +5,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { createLogger } from "../../shared/log.js";
+import { createLogger } from "../../../shared/log.js";
 import { replayLocally } from "./replay.js";
 
 const DEFAULT_TRACE = "../shared/data/simkube-traces/bare-pods.sktrace";

@@ -1,13 +1,13 @@
 // The functions this project serves, and how each is started from configuration.
 
 import type { Server } from "node:http";
-import type { ReviewHandler } from "../shared/admission.js";
-import type { FunctionConfig } from "../shared/config.js";
-import type { KubeApi } from "../shared/kube-api.js";
-import type { Logger } from "../shared/log.js";
-import { buildMutateCreateDeps, createMutateCreateHandler } from "./mutate-create/handler.js";
-import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "./reschedule-delete/handler.js";
-import { createApp, listen } from "./server.js";
+import type { ReviewHandler } from "../../shared/admission.js";
+import type { FunctionConfig } from "../../shared/config.js";
+import type { KubeApi } from "../../shared/kube-api.js";
+import type { Logger } from "../../shared/log.js";
+import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
+import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
+import { createApp, listen } from "./http-server.js";
 
 export const FUNCTION_NAMES = ["mutate-create", "reschedule-delete"] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];

@@ -1,7 +1,7 @@
 // OpenFaaS entry for mutate-create: bundled to dist/openfaas/mutate-create/handler.js (module.exports = handler).
 
-import { createOpenfaasHandler, loadOpenfaasRuntime } from "../openfaas.js";
-import { buildMutateCreateDeps, createMutateCreateHandler } from "./handler.js";
+import { buildMutateCreateDeps, createMutateCreateHandler } from "../../mutate-create/handler.js";
+import { createOpenfaasHandler, loadOpenfaasRuntime } from "./adapter.js";
 
 export const handler = createOpenfaasHandler(async () => {
   const { config, kube, log } = await loadOpenfaasRuntime(process.env, "mutate-create");

@@ -1,7 +1,7 @@
 // OpenFaaS entry for reschedule-delete: bundled to dist/openfaas/reschedule-delete/handler.js (module.exports = handler).
 
-import { createOpenfaasHandler, loadOpenfaasRuntime } from "../openfaas.js";
-import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "./handler.js";
+import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../../reschedule-delete/handler.js";
+import { createOpenfaasHandler, loadOpenfaasRuntime } from "./adapter.js";
 
 export const handler = createOpenfaasHandler(async () => {
   const { config, kube, log } = await loadOpenfaasRuntime(process.env, "reschedule-delete");

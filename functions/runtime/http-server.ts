@@ -15,8 +15,8 @@ import {
   type ServerResponse,
 } from "node:http";
 import express, { type ErrorRequestHandler } from "express";
-import type { ReviewHandler } from "../shared/admission.js";
-import type { Logger } from "../shared/log.js";
+import type { ReviewHandler } from "../../shared/admission.js";
+import type { Logger } from "../../shared/log.js";
 
 // A pod with large env/config can exceed express's 100kb default; the API server caps objects at ~3 MiB.
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;

@@ -15,7 +15,7 @@
 // Interruptions (a user's delete of a Running bare pod, a taint eviction marked DisruptionTarget) are only
 // generated when asked for, and each one should create exactly one clone.
 
-import { ADMISSION_API_VERSION, type AdmissionReview, type UserInfo } from "../../shared/admission.js";
+import { ADMISSION_API_VERSION, type AdmissionReview, type UserInfo } from "../../../shared/admission.js";
 import {
   KWOK_STAGE_COMPLETE_KEY,
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
@@ -28,8 +28,8 @@ import {
   VIRTUAL_NODE_SELECTOR_KEY,
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
-} from "../../shared/keys.js";
-import { seededRandom } from "../../shared/seeded-random.js";
+} from "../../../shared/keys.js";
+import { seededRandom } from "../../../shared/seeded-random.js";
 
 export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
 export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";

@@ -1,16 +1,16 @@
 // The OpenFaaS adapter: the node20/node22 template's `module.exports = async (event, context) => ...`
-// around one ReviewHandler. It translates and nothing else, like functions/server.ts does for Knative:
+// around one ReviewHandler. It translates and nothing else, like functions/runtime/http-server.ts does for Knative:
 //   - event.body arrives parsed (JSON content type), as text (text/*) or as a Buffer (RAW_BODY=true);
 //   - bad JSON -> 400 {message}; a review -> 200 with the handler's answer as application/json
 //     (without the content-type header the template sends a stringified object as text/html);
 //   - the handler is built once, on the first call, and built again on the next call if building failed;
 //   - it never throws: the template would answer 500 with err.toString() as plain text.
-// The bundle (npm run bundle:openfaas) makes each function's openfaas.ts a CommonJS handler.js.
+// The bundle (npm run bundle:openfaas) makes each entry in this folder (mutate-create.ts, reschedule-delete.ts) a CommonJS handler.js.
 
-import type { ReviewHandler } from "../shared/admission.js";
-import { type Env, type FunctionConfig, loadConfig } from "../shared/config.js";
-import type { KubeApi } from "../shared/kube-api.js";
-import { createLogger, type Logger } from "../shared/log.js";
+import type { ReviewHandler } from "../../../shared/admission.js";
+import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config.js";
+import type { KubeApi } from "../../../shared/kube-api.js";
+import { createLogger, type Logger } from "../../../shared/log.js";
 
 /** What the template passes as `event` (FunctionEvent). */
 export interface OpenfaasEvent {
@@ -139,6 +139,6 @@ export interface OpenfaasRuntime {
 export async function loadOpenfaasRuntime(env: Env, functionName: string): Promise<OpenfaasRuntime> {
   const config = loadConfig(env);
   const log = createLogger(config.logLevel).child({ function: functionName, platform: "openfaas" });
-  const { createKubeApi } = await import("../shared/kube.js");
+  const { createKubeApi } = await import("../../../shared/kube.js");
   return { config, log, kube: createKubeApi() };
 }
