@@ -53,7 +53,9 @@ describe("examples/scenario.yaml", () => {
       end === undefined ? running(START + start) : finished(START + start, START + end);
     const lifecycles = (gvk: string, nsName: string) => [...(getPodLifecycles(trace, gvk, nsName) ?? [])];
     const pod = trace.events[1]?.appliedObjs[0] ?? {};
-    assert.deepEqual(lifecycles("v1.Pod", "batch/db-migration"), [[podSpecHash({ spec: pod.spec }), [at(35, 95)]]]);
+    assert.deepEqual(lifecycles("v1.Pod", "batch/db-migration"), [
+      [podSpecHash({ spec: pod.spec }), [at(35, 95)]],
+    ]);
     assert.deepEqual(lifecycles("v1.Pod", "batch/cache-warmer")[0]?.[1], [at(60, 150)]);
     assert.deepEqual(lifecycles("v1.Pod", "ops/log-shipper")[0]?.[1], [at(90)]);
     const web = trace.events[0]?.appliedObjs[1] as { spec: { template: { spec: unknown } } };
