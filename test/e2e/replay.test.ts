@@ -125,6 +125,10 @@ describe("local replay of the project's own example", { timeout: 60_000 }, () =>
       replay.stdout,
       /Replaying 4 bare pod\(s\) from the example scenario examples\/scenario\.yaml/,
     );
+    assert.match(
+      replay.stdout,
+      /Not replayed here \(no controllers in the API double\): 1 Deployment\(s\)\./,
+    );
     // The scenario's interrupted pod is the one the node failure hits, and it is cloned.
     assert.match(replay.stdout, /Interrupted virtual-batch\/cache-warmer \(taint manager\): 1 clone\(s\)/);
     const last = replay.stdout.trimEnd().split("\n").at(-1) ?? "";

@@ -62,6 +62,21 @@ function tracedBarePods(trace: Trace): KubeObject[] {
   );
 }
 
+/** The traced objects other than bare pods, counted by kind ("1 Deployment(s)"). */
+function otherObjects(trace: Trace): string[] {
+  const byKind = new Map<string, Set<string>>();
+  for (const event of trace.events) {
+    for (const o of event.appliedObjs) {
+      if (o.kind === "Pod" && o.apiVersion === "v1") continue;
+      const kind = o.kind ?? "object";
+      const names = byKind.get(kind) ?? new Set<string>();
+      names.add(`${o.metadata?.namespace}/${o.metadata?.name}`);
+      byKind.set(kind, names);
+    }
+  }
+  return [...byKind].map(([kind, names]) => `${names.size} ${kind}(s)`);
+}
+
 /**
  * The pod the simulated node failure hits: the first one production lost (the trace deletes it), so a
  * scenario's `interrupted` pod is the one cloned; else the first pod.
@@ -208,6 +223,11 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
     out(
       `against the embedded API double at ${api.url}; mutate-create at ${urls["mutate-create"]}, reschedule-delete at ${urls["reschedule-delete"]}.`,
     );
+    const others = otherObjects(trace);
+    if (others.length > 0) {
+      // Only bare pods are replayed here: workloads would need a controller manager, which the double lacks.
+      out(`Not replayed here (no controllers in the API double): ${others.join(", ")}.`);
+    }
 
     // 1. The driver applies the pods; the API double sends each CREATE to mutate-create.
     let mutated = 0;
