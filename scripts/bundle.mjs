@@ -4,13 +4,22 @@
 //   simkube-fn.cjs        functions/cli/main.ts with every dependency inlined, ending in its build id
 //   simkube-fn.cjs.cache  V8's code cache for it, written by starting each function once (`serve --check`)
 //   simkube-fn.cjs.LEGAL.txt  the bundled libraries' license notices
+//   examples/scenario.yaml    the example `replay` runs when given no trace
 //
 // The cache is only valid for the Node that wrote it (V8 rejects it otherwise, and compiles as usual).
 
 import { isAscii } from "node:buffer";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +55,8 @@ await build({
     "msgpackr-extract": path.join(root, "scripts/msgpackr-extract.cjs"),
   },
 });
+// The example scenario `replay` runs when given no trace (functions/cli/trace/example.ts looks beside the bundle).
+cpSync(path.join(root, "examples/scenario.yaml"), path.join(outdir, "examples/scenario.yaml"));
 const bundled = readFileSync(cli);
 // The launcher reads the bundle as latin1, which is only right for ASCII.
 if (!isAscii(bundled)) throw new Error(`${cli} is not ASCII-only`);

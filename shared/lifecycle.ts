@@ -24,15 +24,39 @@ export function usesStableHash(ownerGvk: string): boolean {
   return !KNOWN_OWNER_GVKS.has(normalizeGvk(ownerGvk));
 }
 
+/** The lifecycle list a pod's lookup uses, and the hash it is filed under. */
+export interface LifecycleChoice {
+  hash: string;
+  lifecycles: PodLifecycle[];
+}
+
 /**
- * The lifecycle for the `seq`-th pod (0-based) with this spec hash under this owner: entry
- * `seq % length` of the owner's list, or Empty when the trace has nothing for it.
+ * Which of the owner's lifecycle lists pods with this spec hash use, or undefined when none applies.
  *
  * Known kinds ignore the hash in SimKube, which takes whichever hash its HashMap yields first; that is
  * arbitrary when an owner has several hashes (e.g. a Deployment rolled to a new template during the
  * trace). We make the choice deterministic: the list for the pod's own hash when there is one (one of
  * SimKube's possible picks, and the closest match), otherwise the first hash in file order. With one
  * hash, the common case, this is exactly SimKube's result.
+ */
+export function chooseLifecycleList(
+  trace: Trace,
+  ownerGvk: string,
+  ownerNsName: string,
+  hash: string,
+): LifecycleChoice | undefined {
+  const byHash = getPodLifecycles(trace, ownerGvk, ownerNsName);
+  if (!byHash) return undefined;
+  const own = byHash.get(hash);
+  if (own) return { hash, lifecycles: own };
+  if (usesStableHash(ownerGvk)) return undefined;
+  const first = byHash.entries().next().value;
+  return first ? { hash: first[0], lifecycles: first[1] } : undefined;
+}
+
+/**
+ * The lifecycle for the `seq`-th pod (0-based) with this spec hash under this owner: entry
+ * `seq % length` of the list chooseLifecycleList picks, or Empty when the trace has nothing for it.
  */
 export function lookupPodLifecycle(
   trace: Trace,
@@ -44,11 +68,7 @@ export function lookupPodLifecycle(
   if (!Number.isSafeInteger(seq) || seq < 0) {
     throw new RangeError(`pod sequence number must be a non-negative integer, got ${seq}`);
   }
-  const byHash = getPodLifecycles(trace, ownerGvk, ownerNsName);
-  if (!byHash) return EMPTY;
-  const list = usesStableHash(ownerGvk)
-    ? byHash.get(hash)
-    : (byHash.get(hash) ?? byHash.values().next().value);
+  const list = chooseLifecycleList(trace, ownerGvk, ownerNsName, hash)?.lifecycles;
   // An empty list cannot come from SimKube's tracer; SimKube would divide by zero, we say "nothing".
   if (!list || list.length === 0) return EMPTY;
   return list[seq % list.length] ?? EMPTY;

@@ -19,9 +19,16 @@ const USAGE = `Usage:
       --check: start as usual (configuration, trace, listening), then stop with status 0.
       Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
       SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG.
-  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N]
+  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
       The main job without a cluster: replay a trace's bare pods through both functions against the
-      embedded local API double (default trace: ../shared/data/simkube-traces/bare-pods.sktrace).
+      embedded local API double (default: the example scenario examples/scenario.yaml, built in memory;
+      TRACE_PATH also names a trace). --json: the last line is one JSON object of counts.
+  simkube-fn trace build SCENARIO -o FILE.sktrace
+      Write a SimKube trace (format 2) from a scenario file (YAML or JSON; see examples/scenario.yaml).
+  simkube-fn trace inspect FILE [--json]
+      Version, time span, tracked kinds, index, owners with lifecycles. --json: one JSON object.
+  simkube-fn trace lookup FILE --owner KIND/NS/NAME [--hash H] [--seq N]
+      The lifecycle mutate-create would give a pod of that owner, and why.
   simkube-fn manifests --sim-name NAME [--target knative|openfaas|openfaas-stack] [--namespace NS]
                        [--image IMG] [--webhook-url-base https://...] [--reschedule] [--trace-path URL]
                        [--min-scale N] [--webhook-mode url|service]
@@ -138,6 +145,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case "loadtest":
       return (await import("./loadtest/command.js")).runLoadtestCommand(rest);
+    case "trace":
+      return (await import("./trace/command.js")).runTraceCommand(rest);
     case "help":
     case "--help":
     case "-h":

@@ -1,45 +1,72 @@
 // `simkube-fn replay`: argument handling for the local replay.
 
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createLogger } from "../../../shared/log.js";
-import { replayLocally } from "./replay.js";
+import { exampleTrace } from "../trace/example.js";
+import { type ReplayResult, replayLocally } from "./replay.js";
 
-const DEFAULT_TRACE = "../shared/data/simkube-traces/bare-pods.sktrace";
-
-function resolveTrace(flag: string | undefined, env: string | undefined): string {
+/** The trace named by --trace or TRACE_PATH, else the project's example scenario built in memory. */
+async function chooseTrace(
+  flag: string | undefined,
+  env: string | undefined,
+): Promise<{ bytes: Uint8Array; label: string }> {
   const chosen = flag ?? env;
-  if (chosen) return chosen.startsWith("file://") ? fileURLToPath(chosen) : chosen;
-  const fallback = path.resolve(process.cwd(), DEFAULT_TRACE);
-  if (existsSync(fallback)) return fallback;
-  throw new Error(`no trace to replay: pass --trace FILE (SimKube's examples live in ${DEFAULT_TRACE})`);
+  if (!chosen) return exampleTrace();
+  const file = chosen.startsWith("file://") ? fileURLToPath(chosen) : chosen;
+  try {
+    return { bytes: await readFile(file), label: file };
+  } catch (err) {
+    throw new Error(`could not read trace ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+}
+
+/** The counts `--json` prints, named as the real-cluster replay names them. */
+export function replayCounts(result: ReplayResult) {
+  return {
+    podsCreated: result.pods,
+    podsMutated: result.mutated,
+    podsCompleted: result.completed,
+    interruptions: result.interruptions,
+    clones: result.clonesOnInterruption,
+    teardownReviews: result.teardownReviews,
+    teardownClones: result.clonesOnTeardown,
+    errors: result.errors,
+  };
+}
+
+export function replayOk(result: ReplayResult): boolean {
+  return result.mutated === result.pods && result.clonesOnTeardown === 0 && result.errors === 0;
 }
 
 export async function runReplayCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { trace: { type: "string" }, "sim-name": { type: "string" }, speed: { type: "string" } },
+    options: {
+      trace: { type: "string" },
+      "sim-name": { type: "string" },
+      speed: { type: "string" },
+      json: { type: "boolean" },
+    },
   });
   const speed = Number(values.speed ?? "1");
   if (!Number.isFinite(speed) || speed <= 0)
     throw new Error(`--speed must be a positive number, got ${values.speed}`);
-  const tracePath = resolveTrace(values.trace, process.env.TRACE_PATH);
-  const traceBytes = await readFile(tracePath);
+  const trace = await chooseTrace(values.trace, process.env.TRACE_PATH);
   const result = await replayLocally({
     simName: values["sim-name"] ?? "local-sim",
-    traceBytes,
-    traceLabel: tracePath,
+    traceBytes: trace.bytes,
+    traceLabel: trace.label,
     speed,
     log: createLogger("warn"),
     out: (line) => process.stdout.write(`${line}\n`),
   });
-  const ok = result.mutated === result.pods && result.clonesOnTeardown === 0;
+  const ok = replayOk(result);
   process.stdout.write(
     `\n${result.pods} pod(s) replayed, ${result.mutated} pinned to virtual nodes, ${result.completed} with a completion time, ` +
       `${result.clonesOnInterruption} clone(s) after the interruption, ${result.clonesOnTeardown} during teardown: ${ok ? "OK" : "UNEXPECTED"}\n`,
   );
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...replayCounts(result), ok })}\n`);
   return ok ? 0 : 1;
 }

@@ -42,8 +42,14 @@ export interface ReplayResult {
   pods: number;
   mutated: number;
   completed: number;
+  /** Pods the taint manager evicted (one, or none for a trace without bare pods). */
+  interruptions: number;
   clonesOnInterruption: number;
+  /** DELETE reviews reschedule-delete answered during the teardown. */
+  teardownReviews: number;
   clonesOnTeardown: number;
+  /** Webhook calls that failed or were denied. */
+  errors: number;
 }
 
 interface PodView extends KubeObject {
@@ -54,6 +60,37 @@ function tracedBarePods(trace: Trace): KubeObject[] {
   return trace.events.flatMap((event) =>
     event.appliedObjs.filter((o) => o.kind === "Pod" && o.apiVersion === "v1"),
   );
+}
+
+/** The traced objects other than bare pods, counted by kind ("1 Deployment(s)"). */
+function otherObjects(trace: Trace): string[] {
+  const byKind = new Map<string, Set<string>>();
+  for (const event of trace.events) {
+    for (const o of event.appliedObjs) {
+      if (o.kind === "Pod" && o.apiVersion === "v1") continue;
+      const kind = o.kind ?? "object";
+      const names = byKind.get(kind) ?? new Set<string>();
+      names.add(`${o.metadata?.namespace}/${o.metadata?.name}`);
+      byKind.set(kind, names);
+    }
+  }
+  return [...byKind].map(([kind, names]) => `${names.size} ${kind}(s)`);
+}
+
+/**
+ * The pod the simulated node failure hits: the first one production lost (the trace deletes it), so a
+ * scenario's `interrupted` pod is the one cloned; else the first pod.
+ */
+function interruptedIndex(trace: Trace, pods: KubeObject[]): number {
+  const deleted = new Set(
+    trace.events.flatMap((e) =>
+      e.deletedObjs
+        .filter((o) => o.kind === "Pod")
+        .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`),
+    ),
+  );
+  const index = pods.findIndex((p) => deleted.has(`${p.metadata?.namespace}/${p.metadata?.name}`));
+  return Math.max(index, 0);
 }
 
 function describePod(pod: PodView | undefined, namespace: string, name: string): string[] {
@@ -186,6 +223,11 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
     out(
       `against the embedded API double at ${api.url}; mutate-create at ${urls["mutate-create"]}, reschedule-delete at ${urls["reschedule-delete"]}.`,
     );
+    const others = otherObjects(trace);
+    if (others.length > 0) {
+      // Only bare pods are replayed here: workloads would need a controller manager, which the double lacks.
+      out(`Not replayed here (no controllers in the API double): ${others.join(", ")}.`);
+    }
 
     // 1. The driver applies the pods; the API double sends each CREATE to mutate-create.
     let mutated = 0;
@@ -229,7 +271,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
 
     // 3. A node goes NotReady: the taint manager marks one pod DisruptionTarget and deletes it.
     let clonesOnInterruption = 0;
-    const victim = created[0];
+    const victim = created[interruptedIndex(trace, pods)];
     if (victim) {
       const podPath = `/api/v1/namespaces/${victim.namespace}/pods/${victim.name}`;
       await api.request(
@@ -286,6 +328,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
 
     // 4. Teardown: the namespace controller deletes everything; no pod may be cloned.
     const podsBeforeTeardown = new Set(api.store.list("Pod").map((p) => p.metadata?.uid));
+    const reviewsBeforeTeardown = api.admissions.length;
     for (const namespace of namespaces) {
       await api.terminateNamespace(namespace);
       await api.finishPodTerminations({ namespace, user: KWOK_USER });
@@ -293,8 +336,21 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
     const clonesOnTeardown = api.store
       .list("Pod")
       .filter((p) => !podsBeforeTeardown.has(p.metadata?.uid)).length;
+    const teardownReviews = api.admissions
+      .slice(reviewsBeforeTeardown)
+      .filter((call) => call.webhook === "reschedule-delete.simkube.io").length;
     out(`Tore down ${namespaces.join(", ")}: ${clonesOnTeardown} clone(s) created during teardown.`);
-    return { pods: pods.length, mutated, completed, clonesOnInterruption, clonesOnTeardown };
+    return {
+      pods: pods.length,
+      mutated,
+      completed,
+      interruptions: victim ? 1 : 0,
+      clonesOnInterruption,
+      teardownReviews,
+      clonesOnTeardown,
+      errors: api.admissions.filter((call) => call.error !== undefined || call.response?.allowed === false)
+        .length,
+    };
   } finally {
     for (const server of servers) {
       server.closeAllConnections();
