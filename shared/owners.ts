@@ -119,70 +119,72 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions): OwnerCa
   });
 }
 
+/** One admission's walk up the owner chain: the shared cache, and the owners this admission found gone. */
+interface OwnerWalk {
+  cache: OwnerCache;
+  log: Logger;
+  namespace: string;
+  /** Owners not found in this admission, so one reached twice in the chain is read once. */
+  gone: Set<string>;
+}
+
+/** The owner's own ownerReferences, or undefined when it is gone. */
+async function lookUp(walk: OwnerWalk, ref: OwnerReference): Promise<OwnerReference[] | undefined> {
+  const { namespace } = walk;
+  const key = ownerKey(namespace, ref);
+  if (walk.gone.has(key)) return undefined;
+  const ownedBy = await walk.cache.fetch(key, { context: { namespace, ref } });
+  if (ownedBy === undefined) {
+    walk.gone.add(key);
+    walk.log.warn(
+      { owner: { kind: ref.kind, name: ref.name, namespace } },
+      "owner not found; the chain stops here",
+    );
+  }
+  return ownedBy;
+}
+
+async function resolve(
+  walk: OwnerWalk,
+  refs: OwnerReference[],
+  depth: number,
+  seen: Set<string>,
+): Promise<OwnerLink[]> {
+  const chain: OwnerLink[] = [];
+  for (const ref of refs) {
+    if (!isUsableRef(ref)) {
+      walk.log.warn({ ref }, "malformed owner reference; skipping it");
+      continue;
+    }
+    const key = ownerKey(walk.namespace, ref);
+    if (seen.has(key) || depth >= MAX_DEPTH) {
+      walk.log.warn(
+        { owner: { kind: ref.kind, name: ref.name } },
+        "owner reference cycle or chain too deep; stopping",
+      );
+      continue;
+    }
+    const ownedBy = await lookUp(walk, ref);
+    if (ownedBy === undefined) {
+      chain.push({ ref, ownedBy: [], gone: true });
+      continue;
+    }
+    chain.push({ ref, ownedBy });
+    chain.push(...(await resolve(walk, ownedBy, depth + 1, new Set([...seen, key]))));
+  }
+  return chain;
+}
+
 export function createOwnerResolver(
   kube: KubeApi,
   log: Logger,
   options: OwnerResolverOptions = {},
 ): OwnerResolver {
   const cache = createOwnerCache(kube, options);
-
-  /**
-   * The owner's own ownerReferences, or undefined when it is gone. `gone` is the one admission's memory of
-   * owners not found, so an owner reached twice in one chain is read once.
-   */
-  async function lookUp(
-    namespace: string,
-    ref: OwnerReference,
-    gone: Set<string>,
-  ): Promise<OwnerReference[] | undefined> {
-    const key = ownerKey(namespace, ref);
-    if (gone.has(key)) return undefined;
-    const ownedBy = await cache.fetch(key, { context: { namespace, ref } });
-    if (ownedBy === undefined) {
-      gone.add(key);
-      log.warn(
-        { owner: { kind: ref.kind, name: ref.name, namespace } },
-        "owner not found; the chain stops here",
-      );
-    }
-    return ownedBy;
-  }
-
-  async function resolve(
-    namespace: string,
-    refs: OwnerReference[],
-    depth: number,
-    seen: Set<string>,
-    gone: Set<string>,
-  ): Promise<OwnerLink[]> {
-    const chain: OwnerLink[] = [];
-    for (const ref of refs) {
-      if (!isUsableRef(ref)) {
-        log.warn({ ref }, "malformed owner reference; skipping it");
-        continue;
-      }
-      const key = ownerKey(namespace, ref);
-      if (seen.has(key) || depth >= MAX_DEPTH) {
-        log.warn(
-          { owner: { kind: ref.kind, name: ref.name } },
-          "owner reference cycle or chain too deep; stopping",
-        );
-        continue;
-      }
-      const ownedBy = await lookUp(namespace, ref, gone);
-      if (ownedBy === undefined) {
-        chain.push({ ref, ownedBy: [], gone: true });
-        continue;
-      }
-      chain.push({ ref, ownedBy });
-      chain.push(...(await resolve(namespace, ownedBy, depth + 1, new Set([...seen, key]), gone)));
-    }
-    return chain;
-  }
-
   return {
     ownerChain(object) {
-      return resolve(object.metadata?.namespace ?? "", ownerReferencesOf(object), 0, new Set(), new Set());
+      const namespace = object.metadata?.namespace ?? "";
+      return resolve({ cache, log, namespace, gone: new Set() }, ownerReferencesOf(object), 0, new Set());
     },
   };
 }
