@@ -198,6 +198,19 @@ describe("mutate-create handler", () => {
     );
   });
 
+  it("without a trace, still mutates a Running pod and counts it as no-trace", async () => {
+    const { handle, deps } = setup();
+    delete deps.trace;
+    const pod = buildPod({
+      name: "bare-pod",
+      annotations: { "static.simkube.io/original-namespace": "testing" },
+    });
+    const out = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(out.metadata?.labels?.["simkube.io/kwok-stage-complete"], undefined);
+    assert.equal(deps.stats?.snapshot().lifecycles["no-trace"], 1);
+  });
+
   it("picks the ReplicaSet's lifecycle by sequence number, modulo the list", async () => {
     const { handle } = setup();
     const pod = buildPod({
