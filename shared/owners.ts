@@ -1,7 +1,9 @@
 // Owner chains: every object a pod is owned by, directly or through its owners, resolved through the API.
-// SimKube follows ownerReferences recursively (sk-core/src/k8s/owners.rs); so do we, with two differences
-// that matter for a webhook that must fail closed: an API failure is an error, not a skipped owner (a
-// skipped SimulationRoot would let a simulated pod through unmutated), and lookups are cached and shared.
+// SimKube follows ownerReferences recursively (sk-core/src/k8s/owners.rs); so do we, with differences that
+// matter for a webhook that must fail closed: an API failure is an error, not a skipped owner (a skipped
+// SimulationRoot would let a simulated pod through unmutated); an owner that is gone is marked in the chain,
+// so the caller can tell "not the simulation's" from "cannot tell"; and lookups of owners that exist are
+// cached and shared, while "not found" is never remembered past the admission that saw it.
 
 import type { V1OwnerReference } from "@kubernetes/client-node";
 import { LRUCache } from "lru-cache";
@@ -12,10 +14,13 @@ import type { Logger } from "./log.js";
 
 export type OwnerReference = V1OwnerReference;
 
-/** One owner in a chain, with the owner's own ownerReferences (empty when it could not be found). */
+/** One owner in a chain, with the owner's own ownerReferences. */
 export interface OwnerLink {
   ref: OwnerReference;
+  /** Empty when the owner is gone. */
   ownedBy: OwnerReference[];
+  /** The owner was not found (deleted, or a kind the cluster does not serve): the chain stops here. */
+  gone?: true;
 }
 
 export interface OwnerResolver {
@@ -23,7 +28,7 @@ export interface OwnerResolver {
 }
 
 export interface OwnerResolverOptions {
-  /** How many owners' references are remembered; owners rarely change during a simulation. */
+  /** How many existing owners' references are remembered; owners rarely change during a simulation. */
   maxEntries?: number;
   ttlMs?: number;
   now?: () => number;
@@ -81,15 +86,17 @@ function isUsableRef(ref: unknown): ref is OwnerReference {
   );
 }
 
-export function createOwnerResolver(
-  kube: KubeApi,
-  log: Logger,
-  options: OwnerResolverOptions = {},
-): OwnerResolver {
+type OwnerCache = LRUCache<string, OwnerReference[], { namespace: string; ref: OwnerReference }>;
+
+/**
+ * Existing owners' ownerReferences, cached; concurrent lookups of one owner share one API call, which is
+ * what a burst of pods from one ReplicaSet needs. A "not found" (the owner is gone, or its kind is not
+ * served, e.g. a CRD not installed) resolves those waiting lookups to undefined and is not stored: an owner
+ * that comes back (a Deployment recreated) is seen by the next admission.
+ */
+function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions): OwnerCache {
   const now = options.now ?? (() => performance.now());
-  // Caches each owner's own ownerReferences; fetch() also merges concurrent lookups of one owner into one
-  // API call, which is what a burst of pods from one ReplicaSet needs.
-  const cache = new LRUCache<string, OwnerReference[], { namespace: string; ref: OwnerReference }>({
+  return new LRUCache({
     max: options.maxEntries ?? 10_000,
     ttl: options.ttlMs ?? 5 * 60_000,
     perf: { now },
@@ -104,49 +111,80 @@ export function createOwnerResolver(
         });
         return ownerReferencesOf(owner);
       } catch (err) {
-        // Gone, or a kind this cluster does not serve (e.g. a CRD that was not installed): skip it, as SimKube does.
-        if (isNotFound(err)) {
-          log.warn(
-            { owner: { kind: ref.kind, name: ref.name, namespace }, err },
-            "owner not found; skipping it",
-          );
-          return [];
-        }
+        // lru-cache stores nothing for undefined: this is what keeps "not found" out of the cache.
+        if (isNotFound(err)) return undefined;
         throw err;
       }
     },
   });
+}
 
-  async function resolve(
-    namespace: string,
-    refs: OwnerReference[],
-    depth: number,
-    seen: Set<string>,
-  ): Promise<OwnerLink[]> {
-    const chain: OwnerLink[] = [];
-    for (const ref of refs) {
-      if (!isUsableRef(ref)) {
-        log.warn({ ref }, "malformed owner reference; skipping it");
-        continue;
-      }
-      const key = ownerKey(namespace, ref);
-      if (seen.has(key) || depth >= MAX_DEPTH) {
-        log.warn(
-          { owner: { kind: ref.kind, name: ref.name } },
-          "owner reference cycle or chain too deep; stopping",
-        );
-        continue;
-      }
-      const ownedBy = (await cache.fetch(key, { context: { namespace, ref } })) ?? [];
-      chain.push({ ref, ownedBy });
-      chain.push(...(await resolve(namespace, ownedBy, depth + 1, new Set([...seen, key]))));
-    }
-    return chain;
+/** One admission's walk up the owner chain: the shared cache, and the owners this admission found gone. */
+interface OwnerWalk {
+  cache: OwnerCache;
+  log: Logger;
+  namespace: string;
+  /** Owners not found in this admission, so one reached twice in the chain is read once. */
+  gone: Set<string>;
+}
+
+/** The owner's own ownerReferences, or undefined when it is gone. */
+async function lookUp(walk: OwnerWalk, ref: OwnerReference): Promise<OwnerReference[] | undefined> {
+  const { namespace } = walk;
+  const key = ownerKey(namespace, ref);
+  if (walk.gone.has(key)) return undefined;
+  const ownedBy = await walk.cache.fetch(key, { context: { namespace, ref } });
+  if (ownedBy === undefined) {
+    walk.gone.add(key);
+    walk.log.warn(
+      { owner: { kind: ref.kind, name: ref.name, namespace } },
+      "owner not found; the chain stops here",
+    );
   }
+  return ownedBy;
+}
 
+async function resolve(
+  walk: OwnerWalk,
+  refs: OwnerReference[],
+  depth: number,
+  seen: Set<string>,
+): Promise<OwnerLink[]> {
+  const chain: OwnerLink[] = [];
+  for (const ref of refs) {
+    if (!isUsableRef(ref)) {
+      walk.log.warn({ ref }, "malformed owner reference; skipping it");
+      continue;
+    }
+    const key = ownerKey(walk.namespace, ref);
+    if (seen.has(key) || depth >= MAX_DEPTH) {
+      walk.log.warn(
+        { owner: { kind: ref.kind, name: ref.name } },
+        "owner reference cycle or chain too deep; stopping",
+      );
+      continue;
+    }
+    const ownedBy = await lookUp(walk, ref);
+    if (ownedBy === undefined) {
+      chain.push({ ref, ownedBy: [], gone: true });
+      continue;
+    }
+    chain.push({ ref, ownedBy });
+    chain.push(...(await resolve(walk, ownedBy, depth + 1, new Set([...seen, key]))));
+  }
+  return chain;
+}
+
+export function createOwnerResolver(
+  kube: KubeApi,
+  log: Logger,
+  options: OwnerResolverOptions = {},
+): OwnerResolver {
+  const cache = createOwnerCache(kube, options);
   return {
     ownerChain(object) {
-      return resolve(object.metadata?.namespace ?? "", ownerReferencesOf(object), 0, new Set());
+      const namespace = object.metadata?.namespace ?? "";
+      return resolve({ cache, log, namespace, gone: new Set() }, ownerReferencesOf(object), 0, new Set());
     },
   };
 }

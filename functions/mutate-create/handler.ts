@@ -1,9 +1,12 @@
-// mutate-create's handler: gathers the facts (owner chain, Simulation, hash, sequence, trace lifecycle),
-// asks the plan for the mutated pod, answers with the patch. Fails closed: any failure while mutating a
-// simulation pod denies it, so a simulated pod never reaches a real node unmutated.
+// mutate-create's handler: triage the review (pure), gather the facts (the Simulation, the owner chain, the
+// hash, a sequence number, the trace lifecycle), ask the plan for the mutated pod, answer with the patch.
+// Fails closed: any failure while mutating a simulation pod denies it, so it never reaches a real node
+// unmutated. A pod in a virtual namespace is pinned to virtual nodes even when its owner chain cannot reach
+// the SimulationRoot; only its sequence number and lifecycle need that chain (triage.ts).
 
 import {
   type AdmissionRequest,
+  type AdmissionReview,
   allow,
   deny,
   parseReview,
@@ -13,29 +16,36 @@ import {
 } from "../../shared/admission.js";
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import type { FunctionConfig } from "../../shared/config.js";
-import { type Counters, createCounters } from "../../shared/counters.js";
 import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import {
   createOwnerResolver,
+  type OwnerLink,
+  type OwnerReference,
   type OwnerResolver,
-  simulationRootOf,
   workloadOwners,
 } from "../../shared/owners.js";
 import { podSpecHash } from "../../shared/pod-hash.js";
 import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource, type SimulationSource, simulationSpeed } from "../../shared/simulation.js";
+import {
+  createSimulationSource,
+  type Simulation,
+  type SimulationSource,
+  simulationSpeed,
+  virtualNsPrefix,
+} from "../../shared/simulation.js";
 import { loadTrace, type Trace } from "../../shared/trace.js";
 import { findCompletionTime } from "./lifecycle-plan.js";
 import {
   lifecycleCandidates,
   mutationPatch,
   needsLifecycle,
-  type Pod,
   podName,
   recordedHash,
   recordedSequence,
 } from "./plan.js";
+import { createMutateStats, type MutateDecision, type MutateStats } from "./stats.js";
+import { type Candidate, planScope, type Scope, triageReview } from "./triage.js";
 
 export interface MutateCreateDeps {
   simName: string;
@@ -46,134 +56,164 @@ export interface MutateCreateDeps {
   /** Without a trace, pods are still pinned to virtual nodes; they just get no completion time. */
   trace?: Trace;
   now?: () => Date;
-  counters?: Counters;
+  /** Default: fresh stats (pass one to read them, as GET /stats does). */
+  stats?: MutateStats;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/** What one admission has found out so far. */
+interface Facts {
+  candidate: Candidate;
+  sim: Simulation;
+  chain: OwnerLink[];
+  hash: string;
 }
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** A node's own status writes may not change labels (NodeRestriction, KUBERNETES-FACTS item 10). */
-function labelsForbidden(request: AdmissionRequest): boolean {
-  return request.subResource === "status" && (request.userInfo?.username ?? "").startsWith("system:node:");
+/** The handler's world: its deps with defaults filled in. */
+interface Context {
+  deps: MutateCreateDeps;
+  stats: MutateStats;
+  now: () => Date;
+}
+
+type Mutation = Exclude<Scope, { skip: unknown }>;
+
+/** The number SimKube's add_pod_hash_annotations records: the pod's own, or the next one of its hash. */
+async function reserveSequence(
+  ctx: Context,
+  facts: Facts,
+  root: OwnerReference,
+): Promise<number | undefined> {
+  const recorded = recordedSequence(facts.candidate.pod);
+  // A dry run is never stored, so it must not consume a number (the webhook declares NoneOnDryRun).
+  if (recorded !== undefined || facts.candidate.dryRun) return recorded;
+  const owner = { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid };
+  return ctx.deps.sequences.next(facts.hash, { simName: ctx.deps.simName, owner });
+}
+
+/** What SimKube's add_lifecycle_fields needs: a Running pod's completion time, when the trace has one. */
+function completionTimeOf(ctx: Context, facts: Facts, sequence: number, log: Logger): string | undefined {
+  const { pod, labelsForbidden } = facts.candidate;
+  const trace = ctx.deps.trace;
+  if (!needsLifecycle(pod)) return undefined;
+  if (trace === undefined) {
+    ctx.stats.lifecycle("no-trace");
+    return undefined;
+  }
+  const candidates = lifecycleCandidates(pod, workloadOwners(facts.chain));
+  const speed = simulationSpeed(facts.sim);
+  const outcome = findCompletionTime(trace, candidates, facts.hash, sequence, speed, ctx.now());
+  if (!outcome.found) {
+    ctx.stats.lifecycle(outcome.reason);
+    log.info({ lifecycle: outcome.reason, hash: facts.hash, sequence }, "no completion time for running pod");
+    return undefined;
+  }
+  ctx.stats.lifecycle(labelsForbidden ? "labels-forbidden" : "completion-set");
+  if (labelsForbidden) log.warn("node status update cannot carry labels; lifecycle deferred");
+  return outcome.completionTime;
+}
+
+/** Pinned always; a sequence number and a lifecycle only when the chain reaches our root. */
+async function mutate(
+  ctx: Context,
+  request: AdmissionRequest,
+  facts: Facts,
+  scope: Mutation,
+  log: Logger,
+): Promise<AdmissionReview> {
+  const { candidate, hash } = facts;
+  const sequence = scope.mutate === "full" ? await reserveSequence(ctx, facts, scope.root) : undefined;
+  const completionTime = sequence === undefined ? undefined : completionTimeOf(ctx, facts, sequence, log);
+  const ops = mutationPatch({
+    operation: candidate.operation,
+    pod: candidate.pod,
+    simName: ctx.deps.simName,
+    hash,
+    ...(sequence !== undefined ? { sequence } : {}),
+    lifecycleParams: facts.sim.spec?.lifecycleParams ?? {},
+    ...(completionTime !== undefined ? { completionTime } : {}),
+    labelsForbidden: candidate.labelsForbidden,
+  });
+  const decision: MutateDecision = scope.mutate === "full" ? "mutated" : `pinned-${scope.reason}`;
+  ctx.stats.decision(decision);
+  const line = { decision, hash, sequence, ops: ops.length, completionTime };
+  if (scope.mutate === "full") log.info(line, "review done");
+  else
+    log.warn(line, "pinned to virtual nodes without a sequence number: no SimulationRoot in the owner chain");
+  return withPatch(request, ops);
+}
+
+/** Gathers the facts and lets planScope say how far to go. Throws on any failure (the caller denies). */
+async function admit(
+  ctx: Context,
+  request: AdmissionRequest,
+  candidate: Candidate,
+  log: Logger,
+): Promise<AdmissionReview> {
+  const sim = await ctx.deps.simulation.get();
+  const chain = await ctx.deps.owners.ownerChain(candidate.pod);
+  const scope = planScope({
+    operation: candidate.operation,
+    namespace: candidate.namespace,
+    virtualNsPrefix: virtualNsPrefix(sim),
+    chain,
+    simName: ctx.deps.simName,
+  });
+  if ("skip" in scope) {
+    ctx.stats.decision(scope.skip);
+    log.debug({ decision: "skip", reason: scope.skip }, "review done");
+    return allow(request);
+  }
+  const hash = recordedHash(candidate.pod) ?? podSpecHash(candidate.pod);
+  return mutate(ctx, request, { candidate, sim, chain, hash }, scope, log);
+}
+
+/** Fail closed: whatever goes wrong while judging or mutating a pod, it is denied, saying why. */
+async function admitOrDeny(
+  ctx: Context,
+  request: AdmissionRequest,
+  candidate: Candidate,
+): Promise<AdmissionReview> {
+  const { namespace, pod, operation } = candidate;
+  const log = ctx.deps.log.child({ uid: request.uid, namespace, pod: podName(pod), op: operation });
+  try {
+    return await admit(ctx, request, candidate, log);
+  } catch (err) {
+    ctx.stats.decision("error");
+    log.error({ err }, "could not mutate simulation pod; denying it");
+    const message = `could not mutate pod ${namespace}/${podName(pod)}: ${errorMessage(err)}`;
+    return deny(request, `simkube-fn mutate-create ${message}`);
+  }
 }
 
 export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler {
-  const now = deps.now ?? (() => new Date());
-  const counters = deps.counters ?? createCounters();
-
-  async function mutate(request: AdmissionRequest, pod: Pod, log: Logger) {
-    const chain = await deps.owners.ownerChain(pod);
-    const root = simulationRootOf(chain, deps.simName);
-    if (root === undefined) {
-      counters.inc("skip:not-in-simulation");
-      log.debug({ decision: "skip", reason: "not-in-simulation" }, "review done");
-      return allow(request);
-    }
-    const operation = request.operation as "CREATE" | "UPDATE";
-    const sim = await deps.simulation.get();
-    const hash = recordedHash(pod) ?? podSpecHash(pod);
-    // A dry run is never stored, so it must not consume a number (the webhook declares NoneOnDryRun).
-    const sequence =
-      recordedSequence(pod) ??
-      (request.dryRun
-        ? undefined
-        : await deps.sequences.next(hash, {
-            simName: deps.simName,
-            owner: { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid },
-          }));
-
-    let completionTime: string | undefined;
-    if (deps.trace && sequence !== undefined && needsLifecycle(pod)) {
-      const outcome = findCompletionTime(
-        deps.trace,
-        lifecycleCandidates(pod, workloadOwners(chain)),
-        hash,
-        sequence,
-        simulationSpeed(sim),
-        now(),
-      );
-      if (outcome.found) completionTime = outcome.completionTime;
-      else log.info({ lifecycle: outcome.reason, hash, sequence }, "no completion time for running pod");
-    }
-
-    const forbidLabels = labelsForbidden(request);
-    if (forbidLabels && completionTime !== undefined) {
-      log.warn(
-        { user: request.userInfo?.username },
-        "node status update cannot carry labels; lifecycle deferred",
-      );
-    }
-    const ops = mutationPatch({
-      operation,
-      pod,
-      simName: deps.simName,
-      hash,
-      ...(sequence !== undefined ? { sequence } : {}),
-      lifecycleParams: sim.spec?.lifecycleParams ?? {},
-      ...(completionTime !== undefined ? { completionTime } : {}),
-      labelsForbidden: forbidLabels,
-    });
-    counters.inc(`mutate:${operation.toLowerCase()}`);
-    log.info({ decision: "mutate", hash, sequence, ops: ops.length, completionTime }, "review done");
-    return withPatch(request, ops);
-  }
-
+  const ctx: Context = {
+    deps,
+    stats: deps.stats ?? createMutateStats(),
+    now: deps.now ?? (() => new Date()),
+  };
   return async (body) => {
-    counters.inc("reviews");
+    ctx.stats.review();
     const parsed = parseReview(body);
     if (!parsed.ok) {
-      counters.inc("reject:malformed");
+      ctx.stats.decision("malformed");
       deps.log.warn({ uid: parsed.uid, reason: parsed.message }, "malformed review");
       return rejectReview(parsed);
     }
     const request = parsed.request;
-    if (request.operation !== "CREATE" && request.operation !== "UPDATE") {
-      counters.inc("skip:operation");
+    const triage = triageReview(request);
+    if ("skip" in triage) {
+      ctx.stats.decision(triage.skip);
       return allow(request);
     }
-    if (request.kind !== undefined && request.kind.kind !== "Pod") {
-      counters.inc("skip:not-a-pod");
-      return allow(request);
+    if ("deny" in triage) {
+      ctx.stats.decision(triage.deny);
+      return deny(request, `simkube-fn mutate-create: ${triage.message}`);
     }
-    if (!isObject(request.object)) {
-      // We cannot tell whether it belongs to the simulation, so we cannot let it through.
-      counters.inc("deny:no-object");
-      return deny(request, `simkube-fn mutate-create: ${request.operation} review has no object`);
-    }
-    const object = request.object as Pod;
-    if (object.metadata !== undefined && !isObject(object.metadata)) {
-      counters.inc("deny:bad-metadata");
-      return deny(request, "simkube-fn mutate-create: pod metadata is not an object");
-    }
-    if (object.metadata?.deletionTimestamp) {
-      counters.inc("skip:terminating");
-      return allow(request);
-    }
-    const ownerRefs = object.metadata?.ownerReferences;
-    if (ownerRefs === undefined || (Array.isArray(ownerRefs) && ownerRefs.length === 0)) {
-      // No owners: it cannot hang off a SimulationRoot. Answered without any API call.
-      counters.inc("skip:not-in-simulation");
-      return allow(request);
-    }
-    // Admission sees the pod before the API server fills in its namespace (and, for generateName, its name).
-    const namespace = object.metadata?.namespace || request.namespace || "";
-    const pod = { ...object, metadata: { ...object.metadata, namespace } } as Pod;
-    const log = deps.log.child({ uid: request.uid, namespace, pod: podName(pod), op: request.operation });
-    try {
-      return await mutate(request, pod, log);
-    } catch (err) {
-      counters.inc("deny:error");
-      log.error({ err }, "could not mutate simulation pod; denying it");
-      return deny(
-        request,
-        `simkube-fn mutate-create could not mutate pod ${namespace}/${podName(pod)}: ${errorMessage(err)}`,
-      );
-    }
+    return admitOrDeny(ctx, request, triage.candidate);
   };
 }
 
@@ -182,11 +222,11 @@ export async function buildMutateCreateDeps(
   config: FunctionConfig,
   kube: KubeApi,
   log: Logger,
-): Promise<MutateCreateDeps> {
+): Promise<MutateCreateDeps & { stats: MutateStats }> {
   const trace = config.tracePath ? await loadTrace(config.tracePath) : undefined;
   if (trace) log.info({ tracePath: config.tracePath, events: trace.events.length }, "trace loaded");
   else log.warn("no TRACE_PATH: pods are pinned to virtual nodes but get no lifecycle from a trace");
-  const deps: MutateCreateDeps = {
+  const deps: MutateCreateDeps & { stats: MutateStats } = {
     simName: config.simName,
     log,
     owners: createOwnerResolver(kube, log),
@@ -195,7 +235,7 @@ export async function buildMutateCreateDeps(
       config.sequenceStore === "memory"
         ? createMemorySequenceStore()
         : createClusterSequenceStore(kube, { namespace: config.storeNamespace }),
-    counters: createCounters(),
+    stats: createMutateStats(),
   };
   if (trace) deps.trace = trace;
   return deps;

@@ -1,7 +1,8 @@
-// What mutate-create does to a simulation pod, as a pure function: the pod in, the mutated pod out.
-// SimKube's semantics (sk-driver/src/mutation.rs mutate_pod): CREATE pins the pod to virtual nodes and
-// records its hash, sequence and KWOK delays; CREATE or UPDATE of a Running pod gives it the completion
-// time its counterpart had in production.
+// What mutate-create does to a simulation pod, as pure functions: the pod in, the mutated pod out.
+// SimKube's semantics and step names (sk-driver/src/mutation.rs mutate_pod): CREATE pins the pod to virtual
+// nodes (add_node_selector_tolerations), records its hash and sequence (add_pod_hash_annotations) and KWOK
+// delays; CREATE or UPDATE of a Running pod gets the completion time its counterpart had in production
+// (add_lifecycle_fields). Which pods, and how far, is triage.ts's business.
 
 import type { Operation } from "fast-json-patch";
 import fastJsonPatch from "fast-json-patch";
@@ -96,7 +97,7 @@ export interface MutationInput {
   pod: Pod;
   simName: string;
   hash: string;
-  /** Absent on a dry run: no number is reserved for a pod that will not be stored. */
+  /** Absent on a dry run (no number is reserved for a pod that will not be stored) and for a pinned-only pod. */
   sequence?: number;
   lifecycleParams: LifecycleParams;
   /** RFC 3339 completion time found in the trace, when the pod is Running and not yet complete. */
@@ -109,46 +110,70 @@ export function needsLifecycle(pod: Pod): boolean {
   return isRunning(pod) && !hasLabel(pod, KWOK_STAGE_COMPLETE_KEY);
 }
 
-/** The mutated pod. Throws when a CREATE has no spec (SimKube denies those). */
+type StringMap = Record<string, string>;
+
+/** SimKube adds `{}` first, so the steps below can add keys. Returns the pod's labels and annotations. */
+export function addEmptyLabelsAnnotations(pod: Pod): { labels: StringMap; annotations: StringMap } {
+  pod.metadata ??= {};
+  pod.metadata.labels ??= {};
+  pod.metadata.annotations ??= {};
+  return { labels: pod.metadata.labels, annotations: pod.metadata.annotations };
+}
+
+/** The pod's spec to change in place; a CREATE without one is denied, as SimKube does. */
+export function specOf(pod: Pod): Record<string, unknown> {
+  const spec = pod.spec;
+  if (spec === undefined || spec === null || typeof spec !== "object") throw new Error("pod has no spec");
+  return spec;
+}
+
+/** Only virtual nodes fit: `type: virtual`, and a toleration of their `kwok-provider` NoSchedule taint. */
+export function addNodeSelectorTolerations(spec: Record<string, unknown>): void {
+  spec.tolerations ??= [];
+  spec.nodeSelector ??= {};
+  const tolerations = spec.tolerations as Array<Record<string, unknown>>;
+  const nodeSelector = spec.nodeSelector as StringMap;
+  if (!Array.isArray(tolerations)) throw new Error("pod spec.tolerations is not a list");
+  // Overwrites a different `type` selector, as SimKube does: the pod must only fit virtual nodes.
+  nodeSelector[VIRTUAL_NODE_SELECTOR_KEY] = VIRTUAL_NODE_SELECTOR_VALUE;
+  if (!tolerations.some((t) => t?.key === VIRTUAL_NODE_TOLERATION_KEY)) {
+    tolerations.push({ key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" });
+  }
+}
+
+/** The stable spec hash, and the sequence number when one was reserved. */
+export function addPodHashAnnotations(annotations: StringMap, hash: string, sequence?: number): void {
+  annotations[POD_SPEC_STABLE_HASH_KEY] = hash;
+  if (sequence !== undefined) annotations[POD_SEQUENCE_NUMBER_KEY] = String(sequence);
+}
+
+/** The Simulation's lifecycleParams as the `<n>ms` delays KWOK's pod-create and pod-ready stages read. */
+export function addDelayAnnotations(annotations: StringMap, params: LifecycleParams): void {
+  annotations[KWOK_STAGE_CREATE_DELAY_KEY] = delayAnnotationValue(params.imagePullDelay);
+  annotations[KWOK_STAGE_CREATE_DELAY_JITTER_KEY] = delayAnnotationValue(params.imagePullJitter);
+  annotations[KWOK_STAGE_READY_DELAY_KEY] = delayAnnotationValue(params.podStartupDelay);
+  annotations[KWOK_STAGE_READY_DELAY_JITTER_KEY] = delayAnnotationValue(params.podStartupJitter);
+}
+
+/** What KWOK's pod-complete stage selects on: the label, and the time to complete at. */
+export function addLifecycleFields(labels: StringMap, annotations: StringMap, completionTime: string): void {
+  labels[KWOK_STAGE_COMPLETE_KEY] = "true";
+  annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] = completionTime;
+}
+
+/** The mutated pod (the input is not changed). Throws when a CREATE has no spec (SimKube denies those). */
 export function planMutation(input: MutationInput): Pod {
   const next = structuredClone(input.pod);
-  next.metadata ??= {};
-  const metadata = next.metadata;
-  metadata.labels ??= {};
-  metadata.annotations ??= {};
-  const labels = metadata.labels;
-  const annotations = metadata.annotations;
-
+  const { labels, annotations } = addEmptyLabelsAnnotations(next);
   if (input.operation === "CREATE") {
-    const spec = next.spec;
-    if (spec === undefined || spec === null || typeof spec !== "object") throw new Error("pod has no spec");
+    const spec = specOf(next);
     labels[SIMULATION_LABEL_KEY] = input.simName;
-
-    spec.tolerations ??= [];
-    spec.nodeSelector ??= {};
-    const tolerations = spec.tolerations as Array<{ key?: string }>;
-    const nodeSelector = spec.nodeSelector as Record<string, string>;
-    if (!Array.isArray(tolerations)) throw new Error("pod spec.tolerations is not a list");
-    // Overwrites a different `type` selector, as SimKube does: the pod must only fit virtual nodes.
-    nodeSelector[VIRTUAL_NODE_SELECTOR_KEY] = VIRTUAL_NODE_SELECTOR_VALUE;
-    if (!tolerations.some((t) => t?.key === VIRTUAL_NODE_TOLERATION_KEY)) {
-      tolerations.push({ key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" } as {
-        key: string;
-      });
-    }
-
-    annotations[POD_SPEC_STABLE_HASH_KEY] = input.hash;
-    if (input.sequence !== undefined) annotations[POD_SEQUENCE_NUMBER_KEY] = String(input.sequence);
-    const params = input.lifecycleParams;
-    annotations[KWOK_STAGE_CREATE_DELAY_KEY] = delayAnnotationValue(params.imagePullDelay);
-    annotations[KWOK_STAGE_CREATE_DELAY_JITTER_KEY] = delayAnnotationValue(params.imagePullJitter);
-    annotations[KWOK_STAGE_READY_DELAY_KEY] = delayAnnotationValue(params.podStartupDelay);
-    annotations[KWOK_STAGE_READY_DELAY_JITTER_KEY] = delayAnnotationValue(params.podStartupJitter);
+    addNodeSelectorTolerations(spec);
+    addPodHashAnnotations(annotations, input.hash, input.sequence);
+    addDelayAnnotations(annotations, input.lifecycleParams);
   }
-
   if (input.completionTime !== undefined && needsLifecycle(input.pod) && !input.labelsForbidden) {
-    labels[KWOK_STAGE_COMPLETE_KEY] = "true";
-    annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] = input.completionTime;
+    addLifecycleFields(labels, annotations, input.completionTime);
   }
   return next;
 }

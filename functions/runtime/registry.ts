@@ -30,7 +30,7 @@ export async function buildFunction(
 ): Promise<BuiltFunction> {
   if (name === "mutate-create") {
     const deps = await buildMutateCreateDeps(config, kube, log);
-    return { handle: createMutateCreateHandler(deps), stats: () => deps.counters?.snapshot() ?? {} };
+    return { handle: createMutateCreateHandler(deps), stats: () => deps.stats.snapshot() };
   }
   const deps = await buildRescheduleDeleteDeps(config, kube, log);
   return { handle: createRescheduleDeleteHandler(deps), stats: () => deps.stats?.snapshot() ?? {} };

@@ -24,6 +24,7 @@ import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-bui
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, "../../bundle/simkube-fn.mjs");
 const VNS = "virtual-testing";
+const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
 
 interface Served {
   child: ChildProcess;
@@ -101,6 +102,8 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
   let api: FakeApiServer;
   let served: Served;
   let dir: string;
+  const storedPod = (name: string) =>
+    api.store.get<KubeObject & { spec: Record<string, unknown> }>({ kind: "Pod", namespace: VNS, name });
 
   before(async () => {
     api = await startFakeApiServer({ namespaces: [VNS] });
@@ -187,21 +190,29 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
     assert.ok(at <= Date.now() + 30_000 + 1000, `completion ${at} too late`);
   });
 
-  it("lets pods outside the simulation through unchanged", async () => {
-    const res = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, {
+  it("lets pods outside the virtual namespaces through unchanged, and pins any pod inside one", async () => {
+    const plain = {
       apiVersion: "v1",
       kind: "Pod",
       metadata: { name: "not-simulated" },
       spec: { containers: [{ name: "c", image: "nginx" }] },
-    });
-    assert.equal(res.status, 201);
-    const stored = api.store.get<KubeObject & { spec: Record<string, unknown> }>({
+    };
+    const outside = await api.request("POST", "/api/v1/namespaces/simkube/pods", plain);
+    assert.equal(outside.status, 201, JSON.stringify(outside.body));
+    const untouched = api.store.get<KubeObject & { spec: Record<string, unknown> }>({
       kind: "Pod",
-      namespace: VNS,
+      namespace: "simkube",
       name: "not-simulated",
     });
-    assert.equal(stored?.spec.nodeSelector, undefined);
-    assert.equal(stored?.metadata?.labels?.["simkube.io/simulation"], undefined);
+    assert.equal(untouched?.spec.nodeSelector, undefined);
+    assert.equal(untouched?.metadata?.labels?.["simkube.io/simulation"], undefined);
+
+    // No owner at all, but in a virtual namespace: it must not land on a real node either.
+    const inside = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, plain);
+    assert.equal(inside.status, 201, JSON.stringify(inside.body));
+    const pinned = storedPod("not-simulated");
+    assert.deepEqual(pinned?.spec.nodeSelector, { type: "virtual" });
+    assert.equal(pinned?.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], undefined);
   });
 
   it("refuses a simulation pod when the API server fails, so it never lands unmutated", async () => {
@@ -218,11 +229,87 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
     assert.equal(api.store.get({ kind: "Pod", namespace: VNS, name: "owned-by-ghost" }), undefined);
   });
 
+  it("pins the pods of a ReplicaSet whose Deployment was deleted, and mutates in full once it is back", async () => {
+    const deployment: KubeObject = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace: VNS, ownerReferences: [rootOwnerRef()] },
+      spec: { replicas: 2 },
+    };
+    const stored = api.store.put(deployment);
+    api.store.put({
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      metadata: {
+        name: "web-5d8f",
+        namespace: VNS,
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            name: "web",
+            uid: stored.metadata?.uid ?? "",
+            controller: true,
+          },
+        ],
+      },
+      spec: { replicas: 2 },
+    });
+    // Deleted with propagationPolicy Orphan, or the garbage collector has not reached the ReplicaSet yet.
+    assert.ok(api.store.remove({ kind: "Deployment", namespace: VNS, name: "web" }));
+    const rsPod = (name: string) => ({
+      ...barePod(name),
+      metadata: {
+        name,
+        namespace: VNS,
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-5d8f", uid: "rs-1", controller: true },
+        ],
+      },
+    });
+    const orphan = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, rsPod("web-5d8f-a"));
+    assert.equal(orphan.status, 201, JSON.stringify(orphan.body));
+    const pinned = storedPod("web-5d8f-a");
+    assert.deepEqual(pinned?.spec.nodeSelector, { type: "virtual" });
+    assert.deepEqual(pinned?.spec.tolerations, [KWOK_TOLERATION]);
+    assert.equal(pinned?.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.equal(pinned?.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], undefined);
+
+    // The Deployment comes back: nothing remembered its absence, so the next pod gets its sequence number.
+    api.store.put(deployment);
+    const next = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, rsPod("web-5d8f-b"));
+    assert.equal(next.status, 201, JSON.stringify(next.body));
+    const full = storedPod("web-5d8f-b");
+    assert.deepEqual(full?.spec.nodeSelector, { type: "virtual" });
+    assert.match(full?.metadata?.annotations?.["static.simkube.io/pod-sequence-number"] ?? "", /^\d+$/);
+  });
+
+  it("mutates a CREATE that carries a deletionTimestamp; the API server then clears it", async () => {
+    const res = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, {
+      ...barePod("doomed-1", { deletionTimestamp: "2026-12-02T11:00:00Z" }),
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const stored = storedPod("doomed-1");
+    assert.equal(stored?.metadata?.deletionTimestamp, undefined);
+    assert.deepEqual(stored?.spec.nodeSelector, { type: "virtual" });
+    assert.deepEqual(stored?.spec.tolerations, [KWOK_TOLERATION]);
+    assert.match(stored?.metadata?.annotations?.["static.simkube.io/pod-sequence-number"] ?? "", /^\d+$/);
+  });
+
   it("serves healthz and stats", async () => {
+    const created = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, barePod("for-stats"));
+    assert.equal(created.status, 201, JSON.stringify(created.body));
     const health = await fetch(`${served.url}healthz`);
     assert.equal(health.status, 200);
-    const stats = (await (await fetch(`${served.url}stats`)).json()) as Record<string, number>;
-    assert.ok((stats["mutate:create"] ?? 0) >= 1);
-    assert.ok((stats.rssBytes ?? 0) > 0);
+    const stats = (await (await fetch(`${served.url}stats`)).json()) as {
+      reviews: number;
+      decisions: Record<string, number>;
+      lifecycles: Record<string, number>;
+      rssBytes: number;
+    };
+    assert.ok(stats.reviews >= 1);
+    assert.ok((stats.decisions.mutated ?? 0) >= 1);
+    assert.equal(typeof stats.lifecycles["completion-set"], "number");
+    assert.ok(stats.rssBytes > 0);
   });
 });

@@ -4,9 +4,9 @@ import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
 import type { Pod } from "../../functions/mutate-create/plan.js";
+import { createMutateStats } from "../../functions/mutate-create/stats.js";
 import type { AdmissionReview } from "../../shared/admission.js";
 import { decodePatch } from "../../shared/admission.js";
-import { createCounters } from "../../shared/counters.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
@@ -20,24 +20,40 @@ import {
   buildReplicaSet,
   buildSimulation,
   buildSimulationRoot,
+  deploymentOwnerRef,
   replicaSetOwnerRef,
   rootOwnerRef,
+  TEST_DEPLOYMENT,
   TEST_NAMESPACE,
   TEST_SIM_NAME,
 } from "../support/builders.js";
 import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const NOW = new Date("2026-12-02T12:00:00.000Z");
+// buildSimulation's spec.driver.virtualNsPrefix is "virtual".
+const VIRTUAL_NS = "virtual-testing";
+const HASH_KEY = "static.simkube.io/pod-spec-stable-hash";
+const SEQ_KEY = "static.simkube.io/pod-sequence-number";
+const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
 
-/** A KubeApi over a fixed set of objects, keyed by kind and name (scope is the real adapter's business). */
+/**
+ * A KubeApi over a set of objects, keyed by kind and name (scope is the real adapter's business); `put` and
+ * `remove` change it as a controller or kubectl would, between reviews.
+ */
 function objectsKube(
   objects: KubeObject[],
   failures: Map<string, KubeError> = new Map(),
-): KubeApi & { reads: string[] } {
+): KubeApi & { reads: string[]; put(o: KubeObject): void; remove(kind: string, name: string): void } {
   const byKey = new Map(objects.map((o) => [`${o.kind}/${o.metadata?.name}`, o]));
   const reads: string[] = [];
   return {
     reads,
+    put(o) {
+      byKey.set(`${o.kind}/${o.metadata?.name}`, o);
+    },
+    remove(kind, name) {
+      byKey.delete(`${kind}/${name}`);
+    },
     async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
       const key = `${ref.kind}/${ref.name}`;
       reads.push(key);
@@ -92,7 +108,7 @@ function setup(
       ]),
     ),
     now: () => NOW,
-    counters: createCounters(),
+    stats: createMutateStats(),
   };
   return { handle: createMutateCreateHandler(deps), kube, lines, deps };
 }
@@ -106,12 +122,13 @@ function patched(review: AdmissionReview, pod: Pod): Pod {
 }
 
 describe("mutate-create handler", () => {
-  it("lets pods outside any simulation through untouched, without an API call", async () => {
+  it("lets ownerless pods outside the virtual namespaces through untouched, reading only the Simulation", async () => {
     const { handle, kube } = setup();
     const pod = buildPod({ ownerReferences: [] });
     const review = await handle(buildCreateReview({ pod, uid: "u-1" }));
     assert.deepEqual(review.response, { uid: "u-1", allowed: true });
-    assert.equal(kube.reads.length, 0);
+    // The Simulation says which namespaces are virtual (cached); an ownerless pod needs no owner lookup.
+    assert.deepEqual(kube.reads, ["Simulation/test-sim"]);
   });
 
   it("lets pods of another simulation through untouched", async () => {
@@ -181,6 +198,19 @@ describe("mutate-create handler", () => {
     );
   });
 
+  it("without a trace, still mutates a Running pod and counts it as no-trace", async () => {
+    const { handle, deps } = setup();
+    delete deps.trace;
+    const pod = buildPod({
+      name: "bare-pod",
+      annotations: { "static.simkube.io/original-namespace": "testing" },
+    });
+    const out = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(out.metadata?.labels?.["simkube.io/kwok-stage-complete"], undefined);
+    assert.equal(deps.stats?.snapshot().lifecycles["no-trace"], 1);
+  });
+
   it("picks the ReplicaSet's lifecycle by sequence number, modulo the list", async () => {
     const { handle } = setup();
     const pod = buildPod({
@@ -240,13 +270,11 @@ describe("mutate-create handler", () => {
     assert.match(review.response?.status?.message ?? "", /not a 64-bit unsigned integer/);
   });
 
-  it("allows terminating pods and DELETEs without a patch", async () => {
+  it("allows a terminating pod's UPDATE and a DELETE without a patch", async () => {
     const { handle } = setup();
     const terminating = buildPod({ deletionTimestamp: "2026-12-02T11:00:00Z" });
-    assert.deepEqual((await handle(buildCreateReview({ pod: terminating, uid: "t" }))).response, {
-      uid: "t",
-      allowed: true,
-    });
+    const update = await handle(buildCreateReview({ pod: terminating, uid: "t", operation: "UPDATE" }));
+    assert.deepEqual(update.response, { uid: "t", allowed: true });
     assert.deepEqual((await handle(buildDeleteReview({ pod: buildPod(), uid: "d" }))).response, {
       uid: "d",
       allowed: true,
@@ -267,16 +295,153 @@ describe("mutate-create handler", () => {
     assert.match(noObject.response?.status?.message ?? "", /no object/);
   });
 
-  it("counts its decisions", async () => {
+  it("counts its decisions and lifecycles in the shape reschedule-delete serves", async () => {
     const { handle, deps } = setup();
     await handle(buildCreateReview({ pod: buildPod({ ownerReferences: [] }) }));
-    await handle(buildCreateReview({ pod: buildPod({ ownerReferences: [rootOwnerRef()] }) }));
-    await handle({});
-    assert.deepEqual(deps.counters?.snapshot(), {
-      "mutate:create": 1,
-      "reject:malformed": 1,
-      reviews: 3,
-      "skip:not-in-simulation": 1,
+    await handle(
+      buildCreateReview({ pod: buildPod({ ownerReferences: [rootOwnerRef()], phase: "Pending" }) }),
+    );
+    await handle(buildCreateReview({ pod: buildPod({ ownerReferences: [], namespace: VIRTUAL_NS }) }));
+    const running = buildPod({
+      name: "bare-pod",
+      annotations: { "static.simkube.io/original-namespace": "testing" },
     });
+    await handle(buildCreateReview({ pod: running, operation: "UPDATE" }));
+    await handle(buildDeleteReview({ pod: buildPod() }));
+    await handle({});
+    assert.deepEqual(deps.stats?.snapshot(), {
+      reviews: 6,
+      decisions: {
+        malformed: 1,
+        mutated: 2,
+        "not-create-or-update": 1,
+        "not-in-simulation": 1,
+        "pinned-no-simulation-root": 1,
+      },
+      lifecycles: {
+        "completion-set": 1,
+        "labels-forbidden": 0,
+        "no-finished-lifecycle": 0,
+        "no-original-namespace": 0,
+        "no-trace": 0,
+        "not-in-trace": 0,
+      },
+    });
+  });
+});
+
+// Issue 13: a pod in one of the simulation's virtual namespaces is pinned to virtual nodes whatever happens to
+// its owner lookups; only the sequence number and the lifecycle need the chain to reach the SimulationRoot.
+describe("mutate-create never lets a virtual-namespace pod through unpinned", () => {
+  const deployment = (): KubeObject => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: TEST_DEPLOYMENT,
+      namespace: VIRTUAL_NS,
+      uid: "yuioyoiuy",
+      ownerReferences: [rootOwnerRef()],
+    },
+    spec: { replicas: 1 },
+  });
+  /** The Deployment is gone; its ReplicaSet still makes pods (an orphaning delete, or GC not done yet). */
+  const deploymentDeleted = () =>
+    setup({
+      objects: [
+        buildSimulation({ speed: 2 }),
+        buildSimulationRoot(),
+        buildReplicaSet({ namespace: VIRTUAL_NS, ownerReferences: [deploymentOwnerRef()] }),
+      ],
+    });
+  const replicaSetPod = (name: string, phase = "Pending") =>
+    buildPod({
+      name,
+      namespace: VIRTUAL_NS,
+      phase,
+      ownerReferences: [replicaSetOwnerRef()],
+      annotations: { "static.simkube.io/original-namespace": "testing" },
+    });
+
+  it("pins the pods of a ReplicaSet whose Deployment was deleted, with no sequence number or lifecycle", async () => {
+    const { handle, deps } = deploymentDeleted();
+    const pod = replicaSetPod("orphan-1", "Running");
+    const out = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(out.spec?.tolerations, [KWOK_TOLERATION]);
+    assert.equal(out.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.equal(out.metadata?.annotations?.[HASH_KEY], podSpecHash(pod));
+    assert.equal(out.metadata?.annotations?.["simkube.io/kwok-stage-create-delay"], "0ms");
+    assert.equal(out.metadata?.annotations?.[SEQ_KEY], undefined);
+    assert.equal(out.metadata?.labels?.["simkube.io/kwok-stage-complete"], undefined);
+    assert.equal(deps.stats?.snapshot().decisions["pinned-owner-gone"], 1);
+  });
+
+  it("remembers no missing owner: once the Deployment is back, the ReplicaSet's next pod is mutated in full", async () => {
+    const { handle, kube } = deploymentDeleted();
+    const before = replicaSetPod("orphan-1");
+    const pinned = patched(await handle(buildCreateReview({ pod: before })), before);
+    assert.equal(pinned.metadata?.annotations?.[SEQ_KEY], undefined);
+    kube.put(deployment());
+    const after = replicaSetPod("after-1");
+    const full = patched(await handle(buildCreateReview({ pod: after })), after);
+    assert.equal(full.metadata?.annotations?.[SEQ_KEY], "0");
+    assert.deepEqual(full.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(kube.reads.filter((r) => r === `Deployment/${TEST_DEPLOYMENT}`).length, 2);
+  });
+
+  it("mutates a CREATE that carries a deletionTimestamp like any other (the API server clears it)", async () => {
+    const { handle } = setup();
+    const pod = buildPod({
+      namespace: VIRTUAL_NS,
+      phase: "Pending",
+      deletionTimestamp: "2026-12-02T11:00:00Z",
+    });
+    const out = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(out.spec?.tolerations, [KWOK_TOLERATION]);
+    assert.equal(out.metadata?.annotations?.[SEQ_KEY], "0");
+  });
+
+  it("pins an ownerless pod in a virtual namespace", async () => {
+    const { handle, deps } = setup();
+    const pod = buildPod({ namespace: VIRTUAL_NS, phase: "Pending", ownerReferences: [] });
+    const out = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(out.metadata?.annotations?.[SEQ_KEY], undefined);
+    assert.equal(deps.stats?.snapshot().decisions["pinned-no-simulation-root"], 1);
+  });
+
+  it("still denies when an owner read fails for another reason than not found", async () => {
+    const failures = new Map([
+      ["ReplicaSet/the-replicaset", new KubeError(503, "ServiceUnavailable", "etcd down")],
+    ]);
+    const { handle } = setup({ failures });
+    const review = await handle(buildCreateReview({ pod: replicaSetPod("p-1") }));
+    assert.equal(review.response?.allowed, false);
+    assert.match(review.response?.status?.message ?? "", /etcd down/);
+  });
+
+  it("denies when the Simulation cannot be read: it names the virtual namespaces", async () => {
+    const { handle } = setup({ objects: [buildSimulationRoot()] });
+    const review = await handle(
+      buildCreateReview({ pod: buildPod({ namespace: VIRTUAL_NS, ownerReferences: [] }) }),
+    );
+    assert.equal(review.response?.allowed, false);
+    assert.match(review.response?.status?.message ?? "", /Simulation.*not found/);
+  });
+
+  it("leaves alone a pod that another Simulation's root owns, and an UPDATE it cannot pin", async () => {
+    const { handle } = setup({
+      objects: [buildSimulation(), buildSimulationRoot({ simName: "other-sim" })],
+    });
+    const other = buildPod({ namespace: VIRTUAL_NS, phase: "Pending" });
+    assert.equal((await handle(buildCreateReview({ pod: other }))).response?.patch, undefined);
+    const gone = deploymentDeleted();
+    const update = await gone.handle(
+      buildCreateReview({ pod: replicaSetPod("p-2", "Running"), operation: "UPDATE" }),
+    );
+    assert.equal(update.response?.allowed, true);
+    assert.equal(update.response?.patch, undefined);
+    assert.equal(gone.deps.stats?.snapshot().decisions["update-without-root"], 1);
   });
 });

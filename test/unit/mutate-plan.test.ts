@@ -2,6 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
 import {
+  addDelayAnnotations,
+  addEmptyLabelsAnnotations,
+  addLifecycleFields,
+  addNodeSelectorTolerations,
+  addPodHashAnnotations,
   isRunning,
   lifecycleCandidates,
   mutationPatch,
@@ -10,6 +15,7 @@ import {
   planMutation,
   recordedHash,
   recordedSequence,
+  specOf,
 } from "../../functions/mutate-create/plan.js";
 import { buildPod, replicaSetOwnerRef, TEST_SIM_NAME } from "../support/builders.js";
 
@@ -92,6 +98,19 @@ describe("planMutation on CREATE", () => {
       out.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"],
       "2026-12-02T12:00:30+00:00",
     );
+  });
+
+  it("pins a pod with no sequence number (its chain does not reach the root): hash and delays, no sequence", () => {
+    const pod = buildPod({ phase: "Pending" });
+    const out = applied(pod, { ...base, sequence: undefined });
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(out.spec?.tolerations, [
+      { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" },
+    ]);
+    assert.equal(out.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.equal(out.metadata?.annotations?.["static.simkube.io/pod-spec-stable-hash"], HASH);
+    assert.equal(out.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], undefined);
+    assert.equal(out.metadata?.annotations?.["simkube.io/kwok-stage-create-delay"], "1500ms");
   });
 
   it("refuses a pod without a spec", () => {
@@ -190,5 +209,65 @@ describe("pod facts", () => {
       { apiVersion: "v1", kind: "Pod", nsName: "testing/the-pod" },
     ]);
     assert.deepEqual(lifecycleCandidates(buildPod(), []), []);
+  });
+});
+
+describe("SimKube's named steps, each on its own", () => {
+  it("addEmptyLabelsAnnotations adds {} only where missing and hands back the maps", () => {
+    const pod: Pod = { metadata: { labels: { a: "b" } } };
+    const { labels, annotations } = addEmptyLabelsAnnotations(pod);
+    assert.deepEqual(pod.metadata, { labels: { a: "b" }, annotations: {} });
+    labels.x = "1";
+    annotations.y = "2";
+    assert.deepEqual(pod.metadata, { labels: { a: "b", x: "1" }, annotations: { y: "2" } });
+    const bare: Pod = {};
+    addEmptyLabelsAnnotations(bare);
+    assert.deepEqual(bare.metadata, { labels: {}, annotations: {} });
+  });
+
+  it("specOf refuses a pod without a spec object", () => {
+    assert.throws(() => specOf({}), /pod has no spec/);
+    assert.throws(() => specOf({ spec: "x" as unknown as Record<string, unknown> }), /pod has no spec/);
+    const spec = { containers: [] };
+    assert.equal(specOf({ spec }), spec);
+  });
+
+  it("addNodeSelectorTolerations pins to virtual nodes once, and refuses tolerations that are not a list", () => {
+    const spec: Record<string, unknown> = { nodeSelector: { type: "gpu", zone: "a" } };
+    addNodeSelectorTolerations(spec);
+    addNodeSelectorTolerations(spec);
+    assert.deepEqual(spec, {
+      nodeSelector: { type: "virtual", zone: "a" },
+      tolerations: [{ key: "kwok-provider", operator: "Exists", effect: "NoSchedule" }],
+    });
+    assert.throws(() => addNodeSelectorTolerations({ tolerations: { key: "x" } }), /not a list/);
+  });
+
+  it("addPodHashAnnotations records the hash, and the sequence only when there is one", () => {
+    const annotations: Record<string, string> = {};
+    addPodHashAnnotations(annotations, HASH);
+    assert.deepEqual(Object.entries(annotations), [["static.simkube.io/pod-spec-stable-hash", HASH]]);
+    addPodHashAnnotations(annotations, HASH, 0);
+    assert.equal(annotations["static.simkube.io/pod-sequence-number"], "0");
+  });
+
+  it("addDelayAnnotations writes the four KWOK delays, 0ms when unset, and refuses a bad delay", () => {
+    const annotations: Record<string, string> = {};
+    addDelayAnnotations(annotations, { podStartupJitter: 20 });
+    assert.deepEqual(annotations, {
+      "simkube.io/kwok-stage-create-delay": "0ms",
+      "simkube.io/kwok-stage-create-delay-jitter": "0ms",
+      "simkube.io/kwok-stage-ready-delay": "0ms",
+      "simkube.io/kwok-stage-ready-delay-jitter": "20ms",
+    });
+    assert.throws(() => addDelayAnnotations({}, { imagePullDelay: -1 }), /whole number of ms/);
+  });
+
+  it("addLifecycleFields sets what KWOK's pod-complete stage selects on", () => {
+    const labels: Record<string, string> = {};
+    const annotations: Record<string, string> = {};
+    addLifecycleFields(labels, annotations, "2026-12-02T12:00:30+00:00");
+    assert.deepEqual(labels, { "simkube.io/kwok-stage-complete": "true" });
+    assert.deepEqual(annotations, { "simkube.io/kwok-stage-complete-time": "2026-12-02T12:00:30+00:00" });
   });
 });

@@ -1,0 +1,131 @@
+// Which reviews mutate-create acts on, and how far, as pure functions with typed reasons. First from the
+// review alone (no API call), then from the facts the handler gathered: the Simulation's virtual namespace
+// prefix and the pod's owner chain.
+//
+// SimKube's mutate_pod (sk-driver/src/mutation.rs) mutates a pod whose owner chain holds its SimulationRoot.
+// We do that too ("full"), and add one rule SimKube does not need because its driver keeps its own owner
+// cache: every CREATE in one of the simulation's virtual namespaces is pinned to virtual nodes, even when
+// its owner chain cannot reach the SimulationRoot (an owner was deleted). Only what needs the root, the
+// sequence number and so the lifecycle, depends on the chain.
+
+import type { AdmissionRequest } from "../../shared/admission.js";
+import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
+import { type OwnerLink, type OwnerReference, simulationRootOf } from "../../shared/owners.js";
+import type { Pod } from "./plan.js";
+
+export type SkipReason =
+  | "not-create-or-update"
+  | "not-a-pod"
+  | "terminating"
+  | "not-in-simulation"
+  | "other-simulation"
+  | "update-without-root";
+
+export type DenyReason = "no-object" | "bad-metadata";
+
+/** Why a pod is pinned but gets no sequence number or lifecycle: its chain does not reach our root. */
+export type PinReason = "owner-gone" | "no-simulation-root";
+
+/** A CREATE or UPDATE of a pod worth gathering facts for. */
+export interface Candidate {
+  operation: "CREATE" | "UPDATE";
+  /** The pod, its namespace filled in from the request (admission sees it before the API server does). */
+  pod: Pod;
+  namespace: string;
+  dryRun: boolean;
+  /** A node's own status write: NodeRestriction refuses label changes (KUBERNETES-FACTS item 10). */
+  labelsForbidden: boolean;
+}
+
+export type Triage = { candidate: Candidate } | { skip: SkipReason } | { deny: DenyReason; message: string };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isNodeStatusWrite(request: AdmissionRequest): boolean {
+  return request.subResource === "status" && (request.userInfo?.username ?? "").startsWith("system:node:");
+}
+
+/** The checks that need no API call: operation, kind, a pod object to judge, a terminating UPDATE. */
+export function triageReview(request: AdmissionRequest): Triage {
+  const operation = request.operation;
+  if (operation !== "CREATE" && operation !== "UPDATE") return { skip: "not-create-or-update" };
+  if (request.kind !== undefined && request.kind.kind !== "Pod") return { skip: "not-a-pod" };
+  const object = request.object;
+  // Without a pod we cannot tell whether it is the simulation's, so we cannot let it through.
+  if (!isRecord(object)) return { deny: "no-object", message: `${operation} review has no object` };
+  if (object.metadata !== undefined && !isRecord(object.metadata)) {
+    return { deny: "bad-metadata", message: "pod metadata is not an object" };
+  }
+  const pod = object as Pod;
+  // Only an UPDATE can be of a terminating pod: the API server clears deletionTimestamp on create (after
+  // admission), so a CREATE carrying one is mutated like any other. KWOK completes no terminating pod.
+  if (operation === "UPDATE" && pod.metadata?.deletionTimestamp) return { skip: "terminating" };
+  const namespace = pod.metadata?.namespace || request.namespace || "";
+  return {
+    candidate: {
+      operation,
+      pod: { ...pod, metadata: { ...pod.metadata, namespace } },
+      namespace,
+      dryRun: request.dryRun === true,
+      labelsForbidden: isNodeStatusWrite(request),
+    },
+  };
+}
+
+/** One of the simulation's virtual namespaces: `<virtualNsPrefix>-<original namespace>`, as its driver names them. */
+export function isVirtualNamespace(namespace: string, virtualNsPrefix: string): boolean {
+  return namespace.length > virtualNsPrefix.length + 1 && namespace.startsWith(`${virtualNsPrefix}-`);
+}
+
+/** A SimulationRoot in the chain, read from the API, that another Simulation owns. */
+export function otherSimulationRootOf(
+  chain: readonly OwnerLink[],
+  simName: string,
+): OwnerReference | undefined {
+  return chain.find(
+    (link) =>
+      !link.gone &&
+      link.ref.apiVersion === SIMKUBE_API_VERSION &&
+      link.ref.kind === SIMULATION_ROOT_KIND &&
+      link.ownedBy.some(
+        (owner) =>
+          owner.apiVersion === SIMKUBE_API_VERSION &&
+          owner.kind === SIMULATION_KIND &&
+          owner.name !== simName,
+      ),
+  )?.ref;
+}
+
+export interface ScopeFacts {
+  operation: "CREATE" | "UPDATE";
+  namespace: string;
+  /** The served Simulation's spec.driver.virtualNsPrefix (default "virtual"). */
+  virtualNsPrefix: string;
+  chain: readonly OwnerLink[];
+  simName: string;
+}
+
+export type Scope =
+  | { mutate: "full"; root: OwnerReference }
+  | { mutate: "pin"; reason: PinReason }
+  | { skip: SkipReason };
+
+/**
+ * How far to mutate. Full when the chain holds our SimulationRoot. Otherwise a CREATE in a virtual namespace
+ * is pinned (unless a live SimulationRoot of another Simulation owns it: its own webhook pins it), and
+ * anything else is not the simulation's.
+ */
+export function planScope(facts: ScopeFacts): Scope {
+  const root = simulationRootOf(facts.chain, facts.simName);
+  if (root !== undefined) return { mutate: "full", root };
+  if (!isVirtualNamespace(facts.namespace, facts.virtualNsPrefix)) return { skip: "not-in-simulation" };
+  if (otherSimulationRootOf(facts.chain, facts.simName)) return { skip: "other-simulation" };
+  // A pod's nodeSelector cannot change after it is created, and a lifecycle needs the root's sequence.
+  if (facts.operation === "UPDATE") return { skip: "update-without-root" };
+  return {
+    mutate: "pin",
+    reason: facts.chain.some((link) => link.gone) ? "owner-gone" : "no-simulation-root",
+  };
+}

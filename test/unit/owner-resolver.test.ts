@@ -1,0 +1,150 @@
+// The owner resolver's lookups and caching: owners that exist are cached and shared; a "not found" is
+// marked in the chain and never remembered past the admission that saw it (issue 13).
+
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import { createLogger } from "../../shared/log.js";
+import { createOwnerResolver, type OwnerReference } from "../../shared/owners.js";
+import {
+  buildPod,
+  buildReplicaSet,
+  deploymentOwnerRef,
+  replicaSetOwnerRef,
+  rootOwnerRef,
+  TEST_DEPLOYMENT,
+  TEST_NAMESPACE,
+} from "../support/builders.js";
+
+const quiet = createLogger(
+  "silent",
+  new Writable({
+    write(_chunk, _enc, done) {
+      done();
+    },
+  }),
+);
+
+/** Objects by kind and name; every read logged; `hold` keeps reads pending until `release`. */
+function fakeKube(objects: KubeObject[]) {
+  const byKey = new Map(objects.map((o) => [`${o.kind}/${o.metadata?.name}`, o]));
+  const reads: string[] = [];
+  const failures = new Map<string, KubeError>();
+  let held: Array<() => void> | undefined;
+  const kube: KubeApi = {
+    async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
+      const key = `${ref.kind}/${ref.name}`;
+      reads.push(key);
+      if (held) await new Promise<void>((resolve) => held?.push(resolve));
+      const failure = failures.get(key);
+      if (failure) throw failure;
+      const found = byKey.get(key);
+      if (!found) throw new KubeError(404, "NotFound", `${ref.kind} "${ref.name}" not found`);
+      return structuredClone(found) as T;
+    },
+    create: async (o) => o,
+    replace: async (o) => o,
+  };
+  return {
+    kube,
+    reads,
+    failures,
+    put: (o: KubeObject) => byKey.set(`${o.kind}/${o.metadata?.name}`, o),
+    hold: () => {
+      held = [];
+    },
+    release: () => {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const resolve of waiting) resolve();
+    },
+  };
+}
+
+function deployment(ownerReferences: OwnerReference[] = [rootOwnerRef()]): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: TEST_DEPLOYMENT, namespace: TEST_NAMESPACE, ownerReferences },
+  };
+}
+
+const rsPod = () => buildPod({ ownerReferences: [replicaSetOwnerRef()] });
+const count = (reads: string[], key: string) => reads.filter((r) => r === key).length;
+
+describe("owner resolver", () => {
+  it("marks an owner that is not found as gone, and the chain stops there", async () => {
+    const fake = fakeKube([buildReplicaSet({ ownerReferences: [deploymentOwnerRef()] })]);
+    const chain = await createOwnerResolver(fake.kube, quiet).ownerChain(rsPod());
+    assert.deepEqual(chain, [
+      { ref: replicaSetOwnerRef(), ownedBy: [deploymentOwnerRef()] },
+      { ref: deploymentOwnerRef(), ownedBy: [], gone: true },
+    ]);
+  });
+
+  it("never remembers a not-found: the next admission reads again and finds the owner back", async () => {
+    const fake = fakeKube([buildReplicaSet({ ownerReferences: [deploymentOwnerRef()] })]);
+    const owners = createOwnerResolver(fake.kube, quiet);
+    const first = await owners.ownerChain(rsPod());
+    assert.deepEqual(
+      first.map((link) => link.ref.kind),
+      ["ReplicaSet", "Deployment"],
+    );
+    fake.put(deployment());
+    const second = await owners.ownerChain(rsPod());
+    // Through the Deployment, now found, to its SimulationRoot (which this fake does not hold).
+    assert.deepEqual(
+      second.map((link) => link.ref.kind),
+      ["ReplicaSet", "Deployment", "SimulationRoot"],
+    );
+    assert.equal(count(fake.reads, `Deployment/${TEST_DEPLOYMENT}`), 2);
+    // The ReplicaSet exists: it was read once and cached.
+    assert.equal(count(fake.reads, "ReplicaSet/the-replicaset"), 1);
+  });
+
+  it("caches owners that exist until the TTL passes", async () => {
+    let now = 10_000;
+    const fake = fakeKube([buildReplicaSet({ ownerReferences: [] })]);
+    const owners = createOwnerResolver(fake.kube, quiet, { ttlMs: 1_000, now: () => now });
+    await owners.ownerChain(rsPod());
+    now = 10_999;
+    await owners.ownerChain(rsPod());
+    assert.equal(fake.reads.length, 1);
+    now = 11_001;
+    // lru-cache reuses one clock reading for 1 ms of real time (its ttlResolution): let that pass.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await owners.ownerChain(rsPod());
+    assert.equal(fake.reads.length, 2);
+  });
+
+  it("reads a missing owner once per admission, however many times the chain reaches it", async () => {
+    const a = buildReplicaSet({ name: "rs-a", ownerReferences: [deploymentOwnerRef()] });
+    const b = buildReplicaSet({ name: "rs-b", ownerReferences: [deploymentOwnerRef()] });
+    const fake = fakeKube([a, b]);
+    const pod = buildPod({ ownerReferences: [replicaSetOwnerRef("rs-a"), replicaSetOwnerRef("rs-b")] });
+    const chain = await createOwnerResolver(fake.kube, quiet).ownerChain(pod);
+    assert.equal(chain.filter((link) => link.gone).length, 2);
+    assert.equal(count(fake.reads, `Deployment/${TEST_DEPLOYMENT}`), 1);
+  });
+
+  it("shares one read among lookups of the same owner that overlap", async () => {
+    const fake = fakeKube([buildReplicaSet({ ownerReferences: [] })]);
+    const owners = createOwnerResolver(fake.kube, quiet);
+    fake.hold();
+    const chains = Promise.all(Array.from({ length: 10 }, () => owners.ownerChain(rsPod())));
+    await new Promise((resolve) => setImmediate(resolve));
+    fake.release();
+    for (const chain of await chains) assert.deepEqual(chain, [{ ref: replicaSetOwnerRef(), ownedBy: [] }]);
+    assert.equal(fake.reads.length, 1);
+  });
+
+  it("rejects on any other API failure, and does not remember it either", async () => {
+    const fake = fakeKube([buildReplicaSet({ ownerReferences: [] })]);
+    fake.failures.set("ReplicaSet/the-replicaset", new KubeError(503, "ServiceUnavailable", "etcd down"));
+    const owners = createOwnerResolver(fake.kube, quiet);
+    await assert.rejects(owners.ownerChain(rsPod()), /etcd down/);
+    fake.failures.clear();
+    assert.deepEqual(await owners.ownerChain(rsPod()), [{ ref: replicaSetOwnerRef(), ownedBy: [] }]);
+  });
+});
