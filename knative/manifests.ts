@@ -8,14 +8,9 @@
 import type { IService as KnativeService } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
 import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhook";
 import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
-import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
-import type { IClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
-import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule";
-import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
-import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
-import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import type { ISecret } from "kubernetes-models/v1/Secret";
 import { stringify } from "yaml";
-import { SIMULATION_LABEL_KEY } from "../shared/keys.js";
+import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/keys.js";
 import {
   type DeployedFunction,
   type DeploymentOptions,
@@ -26,6 +21,8 @@ import {
   webhookClientConfig,
 } from "./deployment-options.js";
 import { buildStack } from "./openfaas-stack.js";
+import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
+import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
 
 export {
   DEPLOYED_FUNCTIONS,
@@ -36,6 +33,7 @@ export {
   type DeploymentTarget,
   isDeploymentTarget,
 } from "./deployment-options.js";
+export { type RbacObject, serviceAccountName } from "./rbac.js";
 
 /** Any manifest we emit: plain JSON-compatible data. */
 export type Manifest = { apiVersion: string; kind: string; metadata?: { name?: string } } & Record<
@@ -71,8 +69,27 @@ function commonLabels(o: ResolvedOptions, component?: string): Record<string, st
   return labels;
 }
 
-function serviceAccountName(o: ResolvedOptions): string {
-  return o.name;
+/** The Secret holding the webhook path secret (key PATH_SECRET_KEY), one per deployment. */
+export function pathSecretName(o: ResolvedOptions): string {
+  return `${o.name}-webhook-path`;
+}
+export const PATH_SECRET_KEY = "path-secret";
+
+function pathSecretEnv(o: ResolvedOptions) {
+  if (o.pathSecret === undefined) return [];
+  const secretKeyRef = { name: pathSecretName(o), key: PATH_SECRET_KEY };
+  return [{ name: "WEBHOOK_PATH_SECRET", valueFrom: { secretKeyRef } }];
+}
+
+export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
+  if (o.pathSecret === undefined) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: pathSecretName(o), namespace: o.namespace, labels: commonLabels(o) },
+    type: "Opaque",
+    stringData: { [PATH_SECRET_KEY]: o.pathSecret },
+  };
 }
 
 export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeService {
@@ -83,7 +100,10 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
   const serviceLabels = o.clusterLocal
     ? { ...labels, "networking.knative.dev/visibility": "cluster-local" }
     : labels;
-  const env = Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value }));
+  const env = [
+    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
+    ...pathSecretEnv(o),
+  ];
   return {
     apiVersion: "serving.knative.dev/v1",
     kind: "Service",
@@ -101,7 +121,7 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
           },
         },
         spec: {
-          serviceAccountName: serviceAccountName(o),
+          serviceAccountName: serviceAccountName(o, fn),
           containerConcurrency: CONCURRENCY[fn].hard,
           timeoutSeconds: REVISION_TIMEOUT_SECONDS,
           containers: [
@@ -136,11 +156,6 @@ export function buildServices(options: DeploymentOptions): KnativeService[] {
   return o.functions.map((fn) => buildService(o, fn));
 }
 
-/** CEL string literal; usernames may contain anything. */
-function celString(value: string): string {
-  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
-}
-
 /** Exported for tests: the match conditions each webhook carries. */
 export function matchConditionsFor(
   o: ResolvedOptions,
@@ -168,10 +183,30 @@ export function matchConditionsFor(
   return conditions;
 }
 
+/** Namespaces no webhook may ever see: the functions' own (a scale-from-zero would wait on itself) and the platform's. */
+export function excludedNamespaces(o: ResolvedOptions): string[] {
+  const platform = o.platform === "knative" ? ["knative-serving", "kourier-system"] : ["openfaas"];
+  return [...new Set([o.namespace, ...platform, "cert-manager", "kube-system"])];
+}
+
+/**
+ * Only namespaces SimKube labels virtual, never the excluded ones: scoping that holds even on an API server
+ * that ignores matchConditions. kubernetes.io/metadata.name is set by the API server on every namespace.
+ */
+export function namespaceSelectorFor(o: ResolvedOptions) {
+  return {
+    matchLabels: { [VIRTUAL_LABEL_KEY]: "true" },
+    matchExpressions: [
+      { key: "kubernetes.io/metadata.name", operator: "NotIn", values: excludedNamespaces(o) },
+    ],
+  };
+}
+
 function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhook {
   const name = `${fn}.${o.name}.${WEBHOOK_DOMAIN}`;
   const clientConfig = webhookClientConfig(o, fn);
   const matchConditions = matchConditionsFor(o, fn);
+  const namespaceSelector = namespaceSelectorFor(o);
   // Never (SimKube's default): a second call would spend another sequence number and another round trip;
   // later webhooks do not touch what we set (node selector, tolerations, lifecycle annotations).
   const reinvocationPolicy = "Never";
@@ -191,6 +226,7 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
         },
       ],
       matchPolicy: "Equivalent",
+      namespaceSelector,
       matchConditions,
       // Fail closed: a simulated pod that could not be mutated must not reach a real node.
       failurePolicy: "Fail",
@@ -216,6 +252,7 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
       },
     ],
     matchPolicy: "Equivalent",
+    namespaceSelector,
     matchConditions,
     // Never block a delete: an unreachable, slow or failing function lets it through.
     failurePolicy: "Ignore",
@@ -242,66 +279,9 @@ export function buildWebhookConfiguration(options: DeploymentOptions): IMutating
   return buildWebhookConfigurationFrom(resolveOptions(options));
 }
 
-/** What the functions read (owner chains, the Simulation) and, for reschedule-delete, create. */
-export function clusterRules(o: ResolvedOptions): IPolicyRule[] {
-  const rules: IPolicyRule[] = [
-    { apiGroups: ["simkube.io"], resources: ["simulations", "simulationroots"], verbs: ["get"] },
-    // Kinds a pod's owner chain can go through.
-    {
-      apiGroups: ["apps"],
-      resources: ["replicasets", "deployments", "statefulsets", "daemonsets"],
-      verbs: ["get", "list"],
-    },
-    { apiGroups: ["batch"], resources: ["jobs", "cronjobs"], verbs: ["get", "list"] },
-    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list"] },
-    // create only when reschedule-delete is deployed: it recreates interrupted bare pods as clones.
-    {
-      apiGroups: [""],
-      resources: ["pods"],
-      verbs: o.reschedule ? ["get", "list", "create"] : ["get", "list"],
-    },
-  ];
-  for (const rule of o.extraRules) rules.push({ ...rule });
-  return rules;
-}
-
-export type RbacObject = IServiceAccount | IClusterRole | IClusterRoleBinding | IRole | IRoleBinding;
-
+/** Per function: ServiceAccount, ClusterRole and binding, and (mutate-create) the sequence store's Role. */
 export function buildRbacFrom(o: ResolvedOptions): RbacObject[] {
-  const labels = commonLabels(o);
-  const sa = serviceAccountName(o);
-  const subject = { kind: "ServiceAccount", name: sa, namespace: o.namespace };
-  const sequences = `${o.name}-sequences`;
-  return [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: o.namespace, labels } },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: o.name, labels },
-      rules: clusterRules(o),
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: o.name, labels },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: o.name },
-      subjects: [subject],
-    },
-    // The cluster sequence store: one ConfigMap per simulation run in the functions' own namespace.
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "Role",
-      metadata: { name: sequences, namespace: o.namespace, labels },
-      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "RoleBinding",
-      metadata: { name: sequences, namespace: o.namespace, labels },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sequences },
-      subjects: [subject],
-    },
-  ];
+  return o.functions.flatMap((fn) => buildFunctionRbac(o, fn, commonLabels(o, fn)));
 }
 
 export function buildRbac(options: DeploymentOptions): RbacObject[] {
@@ -315,7 +295,10 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
  */
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
   const o = resolveOptions(options);
-  const objects: object[] = [...buildRbacFrom(o)];
+  // The policy first: no function account may create a pod before the guard on those creates is in place.
+  const objects: object[] = [...buildPodCreatePolicy(o, commonLabels(o)), ...buildRbacFrom(o)];
+  const secret = buildPathSecret(o);
+  if (secret) objects.push(secret);
   if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
   objects.push(buildWebhookConfigurationFrom(o));
   return objects as Manifest[];

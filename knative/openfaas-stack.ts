@@ -95,7 +95,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     namespace: o.namespace,
     environment,
     labels,
-    annotations: { "com.openfaas.serviceaccount": o.name },
+    annotations: { "com.openfaas.serviceaccount": functionResourceName(o.name, fn) },
     readonly_root_filesystem: true,
   };
   const limits = stackResources(o.resources.limits);
