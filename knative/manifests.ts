@@ -48,14 +48,15 @@ const REVISION_TIMEOUT_SECONDS = 30;
 const WEBHOOK_DOMAIN = "simkube.io";
 
 /**
- * Concurrency per replica. The handlers are I/O bound (a few API calls per review) on one event loop, so a
- * replica takes many reviews at once; the hard limit only guards memory (a review can be ~3 MiB).
- * `target` is the autoscaler's soft goal: reschedule-delete scales out early, because a namespace teardown
- * sends bursts of DELETE reviews and each one holds up a pod delete.
+ * Concurrency per replica, set from memory (npm run bench:memory, README "Memory per in-flight review"): a
+ * review can be ~3 MiB, and 32 such CREATEs at once peaked at 521 MiB RSS (100 at once: 1,094 MiB), so 32
+ * per replica under the 768Mi limit (DEFAULT_RESOURCES) keeps about a third in reserve. DELETE reviews carry
+ * the same pod, so the same bound holds for reschedule-delete. `target` is the autoscaler's soft goal:
+ * reschedule-delete scales out earlier, because a teardown sends bursts and each review holds up a pod delete.
  */
 const CONCURRENCY: Record<DeployedFunction, { hard: number; target: number }> = {
-  "mutate-create": { hard: 100, target: 80 },
-  "reschedule-delete": { hard: 50, target: 25 },
+  "mutate-create": { hard: 32, target: 24 },
+  "reschedule-delete": { hard: 32, target: 16 },
 };
 
 function commonLabels(o: ResolvedOptions, component?: string): Record<string, string> {

@@ -383,6 +383,14 @@ describe("Knative Services", () => {
     assert.equal(mc.metadata?.labels?.["networking.knative.dev/visibility"], undefined, "url mode: external");
   });
 
+  it("memory per replica bounds concurrency: 32 reviews of up to 3 MiB under a 768Mi limit (measured peak 521 MiB)", () => {
+    for (const svc of buildServices({ ...BASE, rescheduleInterruptedBarePods: true })) {
+      const spec = svc.spec?.template?.spec;
+      assert.equal(spec?.containerConcurrency, 32, svc.metadata?.name);
+      assert.deepEqual(spec?.containers[0]?.resources?.limits, { memory: "768Mi" });
+    }
+  });
+
   it("service mode keeps the Services cluster-local; minScale and maxScale are options", () => {
     const [svc] = buildServices({
       simName: "s",

@@ -30,7 +30,7 @@ describe("OpenFaaS stack.yml", () => {
       "its own account",
     );
     assert.equal(mc.readonly_root_filesystem, true);
-    assert.deepEqual(mc.limits, { memory: "512Mi" });
+    assert.deepEqual(mc.limits, { memory: "768Mi" });
     assert.deepEqual(mc.requests, { memory: "128Mi", cpu: "100m" });
   });
 
