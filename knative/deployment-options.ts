@@ -323,6 +323,12 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
   return resolved;
 }
 
+/** The Secret holding the path secret (one per deployment, in the functions' namespace), and its key. */
+export function pathSecretName(o: ResolvedOptions): string {
+  return `${o.name}-webhook-path`;
+}
+export const PATH_SECRET_KEY = "path-secret";
+
 /** <name>-<function>: the Knative Service, the OpenFaaS function. */
 export function functionResourceName(baseName: string, fn: DeployedFunction): string {
   return `${baseName}-${fn}`;

@@ -16,6 +16,8 @@ import {
   type DeploymentOptions,
   functionEnvironment,
   functionResourceName,
+  PATH_SECRET_KEY,
+  pathSecretName,
   type ResolvedOptions,
   resolveOptions,
   webhookClientConfig,
@@ -70,11 +72,7 @@ function commonLabels(o: ResolvedOptions, component?: string): Record<string, st
   return labels;
 }
 
-/** The Secret holding the webhook path secret (key PATH_SECRET_KEY), one per deployment. */
-export function pathSecretName(o: ResolvedOptions): string {
-  return `${o.name}-webhook-path`;
-}
-export const PATH_SECRET_KEY = "path-secret";
+export { PATH_SECRET_KEY, pathSecretName } from "./deployment-options.js";
 
 function pathSecretEnv(o: ResolvedOptions) {
   if (o.pathSecret === undefined) return [];

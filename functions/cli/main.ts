@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from "../../shared/config.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger } from "../../shared/log.js";
 import { drainAndClose } from "../runtime/http-server.js";
+import { withPathSecretFile } from "../runtime/path-secret.js";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "../runtime/registry.js";
 import { runReplayCommand } from "./replay/command.js";
 
@@ -22,7 +23,7 @@ const USAGE = `Usage:
       --check: start as usual (configuration, trace, listening), then stop with status 0.
       Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
       SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
-      WEBHOOK_PATH_SECRET (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
+      WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
       CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
   simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N]
       The main job without a cluster: replay a trace's bare pods through both functions against the
@@ -74,7 +75,7 @@ async function serve(args: string[]): Promise<number> {
     throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`);
   }
   const saNamespace = serviceAccountNamespace();
-  const config = loadConfig(process.env, {
+  const config = loadConfig(withPathSecretFile(process.env), {
     ...(values.port !== undefined ? { port: values.port } : {}),
     ...(values["tls-cert"] !== undefined ? { tlsCert: values["tls-cert"] } : {}),
     ...(values["tls-key"] !== undefined ? { tlsKey: values["tls-key"] } : {}),

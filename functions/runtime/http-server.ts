@@ -11,7 +11,6 @@
 // constant time; with a client CA (CLIENT_CA_FILE, https only) only from a caller whose certificate that CA
 // signed. Everything else about a review is the handler's business.
 
-import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import {
   createServer,
@@ -26,6 +25,7 @@ import type { TLSSocket } from "node:tls";
 import express, { type ErrorRequestHandler } from "express";
 import type { ReviewHandler } from "../../shared/admission.js";
 import type { Logger } from "../../shared/log.js";
+import { reviewPathCheck } from "./path-secret.js";
 
 // A pod with large env/config can exceed express's 100kb default; the API server caps objects at ~3 MiB.
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -123,18 +123,10 @@ function reviewRoute(handle: ReviewHandler, log: Logger): RequestListener {
   };
 }
 
-const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
-
 /** Whether a request is for the review route: POST to the one expected path (the query is ignored). */
-export function reviewPathMatcher(pathSecret: string | undefined): (req: IncomingMessage) => boolean {
-  const expected = sha256(pathSecret === undefined ? "/" : `/${pathSecret}`);
-  return (req) => {
-    if (req.method !== "POST") return false;
-    const url = req.url ?? "";
-    const query = url.indexOf("?");
-    // Equal-length digests: the comparison takes the same time whatever the path, so it leaks no prefix.
-    return timingSafeEqual(sha256(query < 0 ? url : url.slice(0, query)), expected);
-  };
+function reviewRequestCheck(pathSecret: string | undefined): (req: IncomingMessage) => boolean {
+  const isReviewPath = reviewPathCheck(pathSecret);
+  return (req) => req.method === "POST" && isReviewPath(req.url ?? "");
 }
 
 function hasVerifiedClientCert(req: IncomingMessage): boolean {
@@ -160,7 +152,7 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   app.use(jsonErrors);
 
   const reviews = reviewRoute(handle, log);
-  const isReviewRequest = reviewPathMatcher(options.pathSecret);
+  const isReviewRequest = reviewRequestCheck(options.pathSecret);
   return (req, res) => {
     if (!isReviewRequest(req)) app(req, res);
     else if (options.requireClientCert && !hasVerifiedClientCert(req)) {
