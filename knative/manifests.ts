@@ -5,6 +5,7 @@
 // and from Knative's CRD schema), so a misspelt field is a compile error; test/unit/manifests.test.ts also
 // validates every generated object against the same schemas at run time.
 
+import { createHash } from "node:crypto";
 import type { IService as KnativeService } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
 import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhook";
 import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
@@ -80,6 +81,16 @@ function pathSecretEnv(o: ResolvedOptions) {
   return [{ name: "WEBHOOK_PATH_SECRET", valueFrom: { secretKeyRef } }];
 }
 
+/**
+ * A new secret must reach running pods: env from a Secret is read at pod start, and a changed Secret alone
+ * makes no new revision. A digest of it in the template does (and tells nothing about the secret).
+ */
+function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string, string> {
+  if (o.pathSecret === undefined) return {};
+  const digest = createHash("sha256").update(o.pathSecret).digest("hex").slice(0, 16);
+  return { "simkube.io/webhook-path-secret-sha256": digest };
+}
+
 export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
   if (o.pathSecret === undefined) return undefined;
   return {
@@ -117,6 +128,7 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
             "autoscaling.knative.dev/min-scale": String(o.minScale),
             "autoscaling.knative.dev/max-scale": String(o.maxScale[fn]),
             "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
+            ...pathSecretRevisionAnnotation(o),
           },
         },
         spec: {
@@ -319,6 +331,12 @@ function header(o: ResolvedOptions): string {
   ];
   if (o.target === "openfaas-stack" && o.minScale === 0) {
     lines.push("# com.openfaas.scale.zero is an OpenFaaS Pro feature; Community Edition keeps one replica.");
+  }
+  if (o.target !== "openfaas-stack" && o.pathSecret !== undefined) {
+    lines.push(
+      `# The webhook URLs end in this deployment's path secret (also in Secret ${o.namespace}/${pathSecretName(o)}):`,
+      "# keep this output private. Re-rendering without --path-secret makes a new one; apply the whole output.",
+    );
   }
   if (o.target !== "openfaas-stack" && o.webhookMode === "service") {
     lines.push(

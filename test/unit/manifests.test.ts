@@ -566,6 +566,16 @@ describe("caller authentication: the path secret", () => {
       },
     );
     assert.ok(!JSON.stringify(svc).includes(SECRET));
+    // A new secret makes a new revision, so running pods never keep an old one the webhook no longer uses.
+    const digest = (secret: string) =>
+      (
+        byKind(
+          buildAllManifests({ ...BASE, pathSecret: secret }),
+          "Service",
+        )[0] as unknown as KnativeServiceModel
+      ).spec?.template?.metadata?.annotations?.["simkube.io/webhook-path-secret-sha256"];
+    assert.match(digest(SECRET) ?? "", /^[0-9a-f]{16}$/);
+    assert.notEqual(digest(SECRET), digest(`${SECRET}-rotated`));
     assert.equal(byKind(buildAllManifests(BASE), "Secret").length, 0, "no secret asked for, none rendered");
   });
 
