@@ -70,7 +70,8 @@ function bigReview(i: number, shape: Shape): string {
   return text;
 }
 
-function post(port: number, body: string): Promise<boolean> {
+/** True when admitted with a patch; otherwise why not (HTTP status or the denial message). */
+function post(port: number, body: string): Promise<true | string> {
   return new Promise((resolvePost) => {
     const req = http.request(
       {
@@ -87,12 +88,14 @@ function post(port: number, body: string): Promise<boolean> {
           text += chunk;
         });
         res.on("end", () => {
-          const review = res.statusCode === 200 ? (JSON.parse(text) as AdmissionReview) : undefined;
-          resolvePost(review?.response?.allowed === true && review.response.patch !== undefined);
+          if (res.statusCode !== 200) return resolvePost(`HTTP ${res.statusCode}`);
+          const response = (JSON.parse(text) as AdmissionReview).response;
+          if (response?.allowed === true && response.patch !== undefined) return resolvePost(true);
+          resolvePost(response?.status?.message ?? "allowed without a patch");
         });
       },
     );
-    req.on("error", () => resolvePost(false));
+    req.on("error", (err) => resolvePost(err.message));
     req.end(body);
   });
 }
@@ -170,7 +173,8 @@ async function measure(shape: Shape, kubeconfig: string) {
     return {
       shape,
       reviewMiB: (reviews[0] as string).length / MiB,
-      admittedWithPatch: answers.filter(Boolean).length,
+      admittedWithPatch: answers.filter((a) => a === true).length,
+      firstRefusal: answers.find((a) => a !== true) ?? "",
       idleMiB: idleKb / 1024,
       peakMiB: peakKb / 1024,
       perReviewMiB: (peakKb - idleKb) / 1024 / CONCURRENCY,
@@ -202,6 +206,7 @@ async function main(): Promise<void> {
         "burst ms": r.elapsedMs,
       })),
     );
+    for (const r of rows) if (r.firstRefusal) console.log(`${r.shape}: first refusal: ${r.firstRefusal}`);
   } finally {
     await removeKubeconfig(kubeconfig);
     await api.child.stop();
