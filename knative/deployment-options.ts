@@ -41,7 +41,7 @@ export interface DeploymentOptions {
   target?: DeploymentTarget;
   /** The simkube.io/v1 Simulation the functions serve (SIM_NAME). Required. */
   simName: string;
-  /** Where the functions, their ServiceAccount and the sequence ConfigMaps live. Default "simkube" (knative), "openfaas-fn" (openfaas). */
+  /** Where the functions, their ServiceAccounts and the sequence ConfigMaps live. Default "simkube-fn" (knative), "openfaas-fn" (openfaas); never SimKube's own "simkube" by default. */
   namespace?: string;
   /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
   name?: string;
@@ -85,9 +85,15 @@ export interface DeploymentOptions {
   maxScale?: Partial<Record<DeployedFunction, number>>;
   /** Knative: label the Services cluster-local. Default: true in service mode, false in url mode. */
   clusterLocal?: boolean;
-  /** Container resources. Default requests cpu 100m / memory 128Mi, limit memory 512Mi. */
+  /** Container resources. Default requests cpu 100m / memory 128Mi, limit memory 768Mi (see manifests.ts CONCURRENCY). */
   resources?: ResourceOptions;
-  /** Extra ClusterRole rules, e.g. get/list on custom owner kinds the simulated workloads use. */
+  /**
+   * The secret path segment of every webhook endpoint (WEBHOOK_PATH_SECRET): the API server calls
+   * .../<pathSecret>, the function refuses any other path. 24-256 of A-Z a-z 0-9 _ -. Unset: no secret
+   * (the CLI always generates one).
+   */
+  pathSecret?: string;
+  /** Extra ClusterRole rules for mutate-create, e.g. get on custom owner kinds the simulated workloads use. */
   extraRules?: readonly PolicyRuleInput[];
   /** OpenFaaS: faas-cli's gateway (stack.yml provider.gateway). Default "http://127.0.0.1:8080". */
   gateway?: string;
@@ -129,6 +135,7 @@ export interface ResolvedOptions {
   webhookUrlBase: string | undefined;
   webhookUrls: Partial<Record<DeployedFunction, string>>;
   webhookService: Required<WebhookServiceOptions>;
+  pathSecret: string | undefined;
   caBundle: string | undefined;
   caInjectFrom: string | undefined;
   mutateTimeoutSeconds: number;
@@ -144,7 +151,7 @@ export interface ResolvedOptions {
   scaleToZeroDuration: string;
 }
 
-export const DEFAULT_KNATIVE_NAMESPACE = "simkube";
+export const DEFAULT_KNATIVE_NAMESPACE = "simkube-fn";
 export const DEFAULT_OPENFAAS_NAMESPACE = "openfaas-fn";
 export const DEFAULT_BASE_NAME = "simkube-fn";
 export const DEFAULT_IMAGE = "simkube-fn:latest";
@@ -163,6 +170,7 @@ export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
 export const MAX_REVIEW_BYTES = 3 * 1024 * 1024;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const PATH_SECRET = /^[A-Za-z0-9_-]{24,256}$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 // Knative names the first revision <service>-00001 and revision names must be DNS-1035 labels (<= 63).
 const KNATIVE_REVISION_SUFFIX = "-00001".length;
@@ -254,6 +262,10 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     fail(`webhookService.port must be a port number, got ${webhookService.port}`);
   }
 
+  if (options.pathSecret !== undefined && !PATH_SECRET.test(options.pathSecret)) {
+    fail("pathSecret must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)");
+  }
+
   const maxScale: Record<DeployedFunction, number> = { ...DEFAULT_MAX_SCALE, ...options.maxScale };
   const minScale = checkScale(options.minScale ?? 0, "minScale");
   for (const fn of DEPLOYED_FUNCTIONS) {
@@ -281,6 +293,7 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     webhookUrlBase: options.webhookUrlBase,
     webhookUrls: { ...options.webhookUrls },
     webhookService,
+    pathSecret: options.pathSecret,
     caBundle: options.caBundle,
     caInjectFrom: options.caInjectFrom,
     mutateTimeoutSeconds: checkTimeout(
@@ -296,7 +309,8 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
     resources: options.resources ?? {
       requests: { cpu: "100m", memory: "128Mi" },
-      limits: { memory: "512Mi" },
+      // Measured: 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency) peaked at 521 MiB RSS.
+      limits: { memory: "768Mi" },
     },
     extraRules: [...(options.extraRules ?? [])],
     gateway: options.gateway ?? "http://127.0.0.1:8080",
@@ -308,6 +322,12 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
   if (target !== "openfaas-stack") for (const fn of functions) webhookClientConfig(resolved, fn);
   return resolved;
 }
+
+/** The Secret holding the path secret (one per deployment, in the functions' namespace), and its key. */
+export function pathSecretName(o: ResolvedOptions): string {
+  return `${o.name}-webhook-path`;
+}
+export const PATH_SECRET_KEY = "path-secret";
 
 /** <name>-<function>: the Knative Service, the OpenFaaS function. */
 export function functionResourceName(baseName: string, fn: DeployedFunction): string {
@@ -373,7 +393,13 @@ export function webhookUrl(o: ResolvedOptions, fn: DeployedFunction): string {
   if (url.search || url.hash || raw.includes("#"))
     fail(`webhook URL "${raw}" for ${fn} must not have a query or fragment`);
   if (url.username || url.password) fail(`webhook URL "${raw}" for ${fn} must not carry user info`);
+  url.pathname = withPathSecret(url.pathname, o.pathSecret);
   return url.toString();
+}
+
+/** The endpoint path with the secret as its last segment: /x -> /x/<secret>, / -> /<secret>. */
+function withPathSecret(path: string, secret: string | undefined): string {
+  return secret === undefined ? path : `${path.replace(/\/+$/, "")}/${secret}`;
 }
 
 export interface ServiceClientConfig {
@@ -397,5 +423,8 @@ export function webhookClientConfig(
     fail(`webhook Service name "${name}" is not a valid Service name`);
   const path = fillTemplate(s.path, o, fn);
   if (!path.startsWith("/")) fail(`webhookService.path "${path}" must start with /`);
-  return { service: { namespace: s.namespace, name, port: s.port, path }, ...ca };
+  return {
+    service: { namespace: s.namespace, name, port: s.port, path: withPathSecret(path, o.pathSecret) },
+    ...ca,
+  };
 }

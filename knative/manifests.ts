@@ -5,27 +5,27 @@
 // and from Knative's CRD schema), so a misspelt field is a compile error; test/unit/manifests.test.ts also
 // validates every generated object against the same schemas at run time.
 
+import { createHash } from "node:crypto";
 import type { IService as KnativeService } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
 import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhook";
 import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
-import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
-import type { IClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
-import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule";
-import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
-import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
-import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import type { ISecret } from "kubernetes-models/v1/Secret";
 import { stringify } from "yaml";
-import { SIMULATION_LABEL_KEY } from "../shared/keys.js";
+import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/keys.js";
 import {
   type DeployedFunction,
   type DeploymentOptions,
   functionEnvironment,
   functionResourceName,
+  PATH_SECRET_KEY,
+  pathSecretName,
   type ResolvedOptions,
   resolveOptions,
   webhookClientConfig,
 } from "./deployment-options.js";
 import { buildStack } from "./openfaas-stack.js";
+import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
+import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
 
 export {
   DEPLOYED_FUNCTIONS,
@@ -36,6 +36,7 @@ export {
   type DeploymentTarget,
   isDeploymentTarget,
 } from "./deployment-options.js";
+export { type RbacObject, serviceAccountName } from "./rbac.js";
 
 /** Any manifest we emit: plain JSON-compatible data. */
 export type Manifest = { apiVersion: string; kind: string; metadata?: { name?: string } } & Record<
@@ -50,14 +51,15 @@ const REVISION_TIMEOUT_SECONDS = 30;
 const WEBHOOK_DOMAIN = "simkube.io";
 
 /**
- * Concurrency per replica. The handlers are I/O bound (a few API calls per review) on one event loop, so a
- * replica takes many reviews at once; the hard limit only guards memory (a review can be ~3 MiB).
- * `target` is the autoscaler's soft goal: reschedule-delete scales out early, because a namespace teardown
- * sends bursts of DELETE reviews and each one holds up a pod delete.
+ * Concurrency per replica, set from memory (npm run bench:memory, README "Memory per in-flight review"): a
+ * review can be ~3 MiB, and 32 such CREATEs at once peaked at 521 MiB RSS (100 at once: 1,094 MiB), so 32
+ * per replica under the 768Mi limit (DEFAULT_RESOURCES) keeps about a third in reserve. DELETE reviews carry
+ * the same pod, so the same bound holds for reschedule-delete. `target` is the autoscaler's soft goal:
+ * reschedule-delete scales out earlier, because a teardown sends bursts and each review holds up a pod delete.
  */
 const CONCURRENCY: Record<DeployedFunction, { hard: number; target: number }> = {
-  "mutate-create": { hard: 100, target: 80 },
-  "reschedule-delete": { hard: 50, target: 25 },
+  "mutate-create": { hard: 32, target: 24 },
+  "reschedule-delete": { hard: 32, target: 16 },
 };
 
 function commonLabels(o: ResolvedOptions, component?: string): Record<string, string> {
@@ -71,8 +73,33 @@ function commonLabels(o: ResolvedOptions, component?: string): Record<string, st
   return labels;
 }
 
-function serviceAccountName(o: ResolvedOptions): string {
-  return o.name;
+export { PATH_SECRET_KEY, pathSecretName } from "./deployment-options.js";
+
+function pathSecretEnv(o: ResolvedOptions) {
+  if (o.pathSecret === undefined) return [];
+  const secretKeyRef = { name: pathSecretName(o), key: PATH_SECRET_KEY };
+  return [{ name: "WEBHOOK_PATH_SECRET", valueFrom: { secretKeyRef } }];
+}
+
+/**
+ * A new secret must reach running pods: env from a Secret is read at pod start, and a changed Secret alone
+ * makes no new revision. A digest of it in the template does (and tells nothing about the secret).
+ */
+function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string, string> {
+  if (o.pathSecret === undefined) return {};
+  const digest = createHash("sha256").update(o.pathSecret).digest("hex").slice(0, 16);
+  return { "simkube.io/webhook-path-secret-sha256": digest };
+}
+
+export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
+  if (o.pathSecret === undefined) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: pathSecretName(o), namespace: o.namespace, labels: commonLabels(o) },
+    type: "Opaque",
+    stringData: { [PATH_SECRET_KEY]: o.pathSecret },
+  };
 }
 
 export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeService {
@@ -83,7 +110,10 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
   const serviceLabels = o.clusterLocal
     ? { ...labels, "networking.knative.dev/visibility": "cluster-local" }
     : labels;
-  const env = Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value }));
+  const env = [
+    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
+    ...pathSecretEnv(o),
+  ];
   return {
     apiVersion: "serving.knative.dev/v1",
     kind: "Service",
@@ -98,10 +128,11 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
             "autoscaling.knative.dev/min-scale": String(o.minScale),
             "autoscaling.knative.dev/max-scale": String(o.maxScale[fn]),
             "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
+            ...pathSecretRevisionAnnotation(o),
           },
         },
         spec: {
-          serviceAccountName: serviceAccountName(o),
+          serviceAccountName: serviceAccountName(o, fn),
           containerConcurrency: CONCURRENCY[fn].hard,
           timeoutSeconds: REVISION_TIMEOUT_SECONDS,
           containers: [
@@ -136,11 +167,6 @@ export function buildServices(options: DeploymentOptions): KnativeService[] {
   return o.functions.map((fn) => buildService(o, fn));
 }
 
-/** CEL string literal; usernames may contain anything. */
-function celString(value: string): string {
-  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
-}
-
 /** Exported for tests: the match conditions each webhook carries. */
 export function matchConditionsFor(
   o: ResolvedOptions,
@@ -168,10 +194,30 @@ export function matchConditionsFor(
   return conditions;
 }
 
+/** Namespaces no webhook may ever see: the functions' own (a scale-from-zero would wait on itself) and the platform's. */
+export function excludedNamespaces(o: ResolvedOptions): string[] {
+  const platform = o.platform === "knative" ? ["knative-serving", "kourier-system"] : ["openfaas"];
+  return [...new Set([o.namespace, ...platform, "cert-manager", "kube-system"])];
+}
+
+/**
+ * Only namespaces SimKube labels virtual, never the excluded ones: scoping that holds even on an API server
+ * that ignores matchConditions. kubernetes.io/metadata.name is set by the API server on every namespace.
+ */
+export function namespaceSelectorFor(o: ResolvedOptions) {
+  return {
+    matchLabels: { [VIRTUAL_LABEL_KEY]: "true" },
+    matchExpressions: [
+      { key: "kubernetes.io/metadata.name", operator: "NotIn", values: excludedNamespaces(o) },
+    ],
+  };
+}
+
 function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhook {
   const name = `${fn}.${o.name}.${WEBHOOK_DOMAIN}`;
   const clientConfig = webhookClientConfig(o, fn);
   const matchConditions = matchConditionsFor(o, fn);
+  const namespaceSelector = namespaceSelectorFor(o);
   // Never (SimKube's default): a second call would spend another sequence number and another round trip;
   // later webhooks do not touch what we set (node selector, tolerations, lifecycle annotations).
   const reinvocationPolicy = "Never";
@@ -191,6 +237,7 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
         },
       ],
       matchPolicy: "Equivalent",
+      namespaceSelector,
       matchConditions,
       // Fail closed: a simulated pod that could not be mutated must not reach a real node.
       failurePolicy: "Fail",
@@ -216,6 +263,7 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
       },
     ],
     matchPolicy: "Equivalent",
+    namespaceSelector,
     matchConditions,
     // Never block a delete: an unreachable, slow or failing function lets it through.
     failurePolicy: "Ignore",
@@ -242,66 +290,9 @@ export function buildWebhookConfiguration(options: DeploymentOptions): IMutating
   return buildWebhookConfigurationFrom(resolveOptions(options));
 }
 
-/** What the functions read (owner chains, the Simulation) and, for reschedule-delete, create. */
-export function clusterRules(o: ResolvedOptions): IPolicyRule[] {
-  const rules: IPolicyRule[] = [
-    { apiGroups: ["simkube.io"], resources: ["simulations", "simulationroots"], verbs: ["get"] },
-    // Kinds a pod's owner chain can go through.
-    {
-      apiGroups: ["apps"],
-      resources: ["replicasets", "deployments", "statefulsets", "daemonsets"],
-      verbs: ["get", "list"],
-    },
-    { apiGroups: ["batch"], resources: ["jobs", "cronjobs"], verbs: ["get", "list"] },
-    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list"] },
-    // create only when reschedule-delete is deployed: it recreates interrupted bare pods as clones.
-    {
-      apiGroups: [""],
-      resources: ["pods"],
-      verbs: o.reschedule ? ["get", "list", "create"] : ["get", "list"],
-    },
-  ];
-  for (const rule of o.extraRules) rules.push({ ...rule });
-  return rules;
-}
-
-export type RbacObject = IServiceAccount | IClusterRole | IClusterRoleBinding | IRole | IRoleBinding;
-
+/** Per function: ServiceAccount, ClusterRole and binding, and (mutate-create) the sequence store's Role. */
 export function buildRbacFrom(o: ResolvedOptions): RbacObject[] {
-  const labels = commonLabels(o);
-  const sa = serviceAccountName(o);
-  const subject = { kind: "ServiceAccount", name: sa, namespace: o.namespace };
-  const sequences = `${o.name}-sequences`;
-  return [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: o.namespace, labels } },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: o.name, labels },
-      rules: clusterRules(o),
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: o.name, labels },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: o.name },
-      subjects: [subject],
-    },
-    // The cluster sequence store: one ConfigMap per simulation run in the functions' own namespace.
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "Role",
-      metadata: { name: sequences, namespace: o.namespace, labels },
-      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "RoleBinding",
-      metadata: { name: sequences, namespace: o.namespace, labels },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sequences },
-      subjects: [subject],
-    },
-  ];
+  return o.functions.flatMap((fn) => buildFunctionRbac(o, fn, commonLabels(o, fn)));
 }
 
 export function buildRbac(options: DeploymentOptions): RbacObject[] {
@@ -315,7 +306,10 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
  */
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
   const o = resolveOptions(options);
-  const objects: object[] = [...buildRbacFrom(o)];
+  // The policy first: no function account may create a pod before the guard on those creates is in place.
+  const objects: object[] = [...buildPodCreatePolicy(o, commonLabels(o)), ...buildRbacFrom(o)];
+  const secret = buildPathSecret(o);
+  if (secret) objects.push(secret);
   if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
   objects.push(buildWebhookConfigurationFrom(o));
   return objects as Manifest[];
@@ -337,6 +331,12 @@ function header(o: ResolvedOptions): string {
   ];
   if (o.target === "openfaas-stack" && o.minScale === 0) {
     lines.push("# com.openfaas.scale.zero is an OpenFaaS Pro feature; Community Edition keeps one replica.");
+  }
+  if (o.target !== "openfaas-stack" && o.pathSecret !== undefined) {
+    lines.push(
+      `# The webhook URLs end in this deployment's path secret (also in Secret ${o.namespace}/${pathSecretName(o)}):`,
+      "# keep this output private. Re-rendering without --path-secret makes a new one; apply the whole output.",
+    );
   }
   if (o.target !== "openfaas-stack" && o.webhookMode === "service") {
     lines.push(

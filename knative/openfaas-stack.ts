@@ -16,6 +16,8 @@ import {
   functionEnvironment,
   functionResourceName,
   MAX_REVIEW_BYTES,
+  PATH_SECRET_KEY,
+  pathSecretName,
   type ResolvedOptions,
   resolveOptions,
 } from "./deployment-options.js";
@@ -35,8 +37,13 @@ export interface StackFunction {
   annotations: Record<string, string>;
   limits?: StackResources;
   requests?: StackResources;
+  /** Kubernetes Secrets (in the function's namespace) mounted as files under /var/openfaas/secrets/. */
+  secrets?: string[];
   readonly_root_filesystem: boolean;
 }
+
+/** Where OpenFaaS mounts the keys of a function's secrets. */
+const OPENFAAS_SECRETS_DIR = "/var/openfaas/secrets";
 
 export interface StackFile {
   version: "1.0";
@@ -88,6 +95,9 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     "com.openfaas.scale.zero": String(scaleToZero),
   };
   if (scaleToZero) labels["com.openfaas.scale.zero-duration"] = o.scaleToZeroDuration;
+  // The path secret reaches the function as a mounted file, never as a literal in stack.yml.
+  if (o.pathSecret !== undefined)
+    environment.WEBHOOK_PATH_SECRET_FILE = `${OPENFAAS_SECRETS_DIR}/${PATH_SECRET_KEY}`;
   const fnDef: StackFunction = {
     lang: o.openfaasLang,
     handler: `${o.openfaasHandlerDir}/${fn}`,
@@ -95,11 +105,12 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     namespace: o.namespace,
     environment,
     labels,
-    annotations: { "com.openfaas.serviceaccount": o.name },
+    annotations: { "com.openfaas.serviceaccount": functionResourceName(o.name, fn) },
     readonly_root_filesystem: true,
   };
   const limits = stackResources(o.resources.limits);
   const requests = stackResources(o.resources.requests);
+  if (o.pathSecret !== undefined) fnDef.secrets = [pathSecretName(o)];
   if (limits) fnDef.limits = limits;
   if (requests) fnDef.requests = requests;
   return fnDef;

@@ -16,11 +16,29 @@ export interface FunctionConfig {
   sequenceStore: SequenceStoreKind;
   /** Namespace for the cluster sequence store's ConfigMap; the function's own namespace in a cluster. */
   storeNamespace: string;
+  /** Reviews are accepted only at POST /<secret> (WEBHOOK_PATH_SECRET); unset: at POST /. */
+  pathSecret?: string;
+  /** Serve https with this certificate and key (PEM file paths) instead of plain http. */
+  tls?: TlsFiles;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+  /** Require a client certificate signed by this CA (CLIENT_CA_FILE): the API server's, from its kubeConfigFile. */
+  clientCaFile?: string;
 }
 
 export interface ConfigFlags {
   port?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  /** The namespace of the pod's service account (its token mount), read by the CLI when running in a pod. */
+  serviceAccountNamespace?: string;
 }
+
+/** A path segment the API server sends verbatim and a URL never needs to escape; long enough not to guess. */
+const PATH_SECRET = /^[A-Za-z0-9_-]{24,256}$/;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -73,9 +91,58 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
     logLevel,
     driverUsers,
     sequenceStore: store,
-    storeNamespace: env.SEQUENCE_NAMESPACE?.trim() || env.POD_NAMESPACE?.trim() || "simkube",
+    storeNamespace: storeNamespaceOf(env, flags),
   };
   const tracePath = env.TRACE_PATH?.trim();
   if (tracePath) config.tracePath = tracePath;
+  const pathSecret = pathSecretOf(env);
+  if (pathSecret) config.pathSecret = pathSecret;
+  const tls = tlsOf(env, flags);
+  if (tls) config.tls = tls;
   return config;
+}
+
+/**
+ * The functions' own namespace, never SimKube's: a function that may update ConfigMaps must only reach its
+ * own. SEQUENCE_NAMESPACE, else POD_NAMESPACE (the manifests set it), else the service account's namespace,
+ * else "default" (a kubeconfig outside a cluster, like kubectl).
+ */
+function storeNamespaceOf(env: Env, flags: ConfigFlags): string {
+  return (
+    env.SEQUENCE_NAMESPACE?.trim() ||
+    env.POD_NAMESPACE?.trim() ||
+    flags.serviceAccountNamespace?.trim() ||
+    "default"
+  );
+}
+
+function pathSecretOf(env: Env): string | undefined {
+  const secret = env.WEBHOOK_PATH_SECRET?.trim();
+  if (!secret) return undefined;
+  if (!PATH_SECRET.test(secret)) {
+    throw new ConfigError(
+      "WEBHOOK_PATH_SECRET must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)",
+    );
+  }
+  return secret;
+}
+
+function tlsOf(env: Env, flags: ConfigFlags): TlsFiles | undefined {
+  const certFile = flags.tlsCert ?? (env.TLS_CERT_FILE?.trim() || undefined);
+  const keyFile = flags.tlsKey ?? (env.TLS_KEY_FILE?.trim() || undefined);
+  const clientCaFile = env.CLIENT_CA_FILE?.trim() || undefined;
+  if (!certFile && !keyFile) {
+    if (clientCaFile) {
+      throw new ConfigError(
+        "CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are checked only when serving https",
+      );
+    }
+    return undefined;
+  }
+  if (!certFile || !keyFile) {
+    throw new ConfigError(
+      "TLS needs both a certificate and a key (--tls-cert/TLS_CERT_FILE, --tls-key/TLS_KEY_FILE)",
+    );
+  }
+  return clientCaFile ? { certFile, keyFile, clientCaFile } : { certFile, keyFile };
 }

@@ -5,20 +5,26 @@
 // module (the Kubernetes client has ~700), which measured ~13 ms slower. `replay` shares them, so it is static
 // too. The load test, the manifest builders and hash-pod (and YAML) are imported when their command runs.
 
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../shared/config.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger } from "../../shared/log.js";
+import { drainAndClose } from "../runtime/http-server.js";
+import { withPathSecretFile } from "../runtime/path-secret.js";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "../runtime/registry.js";
 import { runReplayCommand } from "./replay/command.js";
 
 const USAGE = `Usage:
-  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--check]
+  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE] [--check]
       Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
+      --tls-cert/--tls-key: serve https with this PEM certificate and key.
       --check: start as usual (configuration, trace, listening), then stop with status 0.
       Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
-      SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG.
+      SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
+      WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
+      CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
   simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
       The main job without a cluster: replay a trace's bare pods through both functions against the
       embedded local API double (default: the example scenario examples/scenario.yaml, built in memory;
@@ -31,7 +37,9 @@ const USAGE = `Usage:
       The lifecycle mutate-create would give a pod of that owner, and why.
   simkube-fn manifests --sim-name NAME [--target knative|openfaas|openfaas-stack] [--namespace NS]
                        [--image IMG] [--webhook-url-base https://...] [--reschedule] [--trace-path URL]
-                       [--min-scale N] [--webhook-mode url|service]
+                       [--min-scale N] [--webhook-mode url|service] [--virtual-ns-prefix PREFIX]
+                       [--path-secret SECRET]
+      --path-secret: the secret path segment of the webhook URLs (default: 32 random bytes per run).
       Print the deployment (RBAC, Knative Services or OpenFaaS, MutatingWebhookConfiguration) as YAML.
   simkube-fn hash-pod <FILE|->
       Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
@@ -47,17 +55,39 @@ function readInput(file: string): string {
   return readFileSync(file === "-" ? 0 : file, "utf8");
 }
 
+/** The namespace of the pod's service account when running in a pod (its token mount), else undefined. */
+function serviceAccountNamespace(): string | undefined {
+  try {
+    return (
+      readFileSync("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "utf8").trim() || undefined
+    );
+  } catch {
+    return undefined;
+  }
+}
+
 async function serve(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { port: { type: "string" }, check: { type: "boolean" } },
+    options: {
+      port: { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      check: { type: "boolean" },
+    },
     allowPositionals: true,
   });
   const name = positionals[0];
   if (!name || !isFunctionName(name) || positionals.length > 1) {
     throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`);
   }
-  const config = loadConfig(process.env, values.port !== undefined ? { port: values.port } : {});
+  const saNamespace = serviceAccountNamespace();
+  const config = loadConfig(withPathSecretFile(process.env), {
+    ...(values.port !== undefined ? { port: values.port } : {}),
+    ...(values["tls-cert"] !== undefined ? { tlsCert: values["tls-cert"] } : {}),
+    ...(values["tls-key"] !== undefined ? { tlsKey: values["tls-key"] } : {}),
+    ...(saNamespace !== undefined ? { serviceAccountNamespace: saNamespace } : {}),
+  });
   const log = createLogger(config.logLevel).child({ function: name as FunctionName });
   // reschedule-delete retries inside a 3 s deadline: shorter calls leave room for a second attempt.
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
@@ -71,11 +101,13 @@ async function serve(args: string[]): Promise<number> {
   // must not take the other in-flight reviews down with the process: log it and keep serving.
   process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
 
-  // Knative sends SIGTERM after queue-proxy drained; finish what is in flight, then go.
+  // Knative sends SIGTERM after queue-proxy drained: answer everything in flight or queued, then go at once.
   const stop = () => {
     log.info("shutting down");
-    running.server.close(() => process.exit(0));
-    setTimeout(() => process.exit(0), 10_000).unref();
+    drainAndClose(running.server, 10_000).then((outcome) => {
+      if (outcome === "timed-out") log.warn("connections still open after 10 s; exiting anyway");
+      process.exit(0);
+    });
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
@@ -98,6 +130,8 @@ async function manifests(args: string[]): Promise<number> {
       "webhook-mode": { type: "string" },
       "trace-path": { type: "string" },
       "min-scale": { type: "string" },
+      "virtual-ns-prefix": { type: "string" },
+      "path-secret": { type: "string" },
       reschedule: { type: "boolean" },
     },
   });
@@ -123,6 +157,9 @@ async function manifests(args: string[]): Promise<number> {
       ...(mode !== undefined ? { webhookMode: mode } : {}),
       ...(values["trace-path"] !== undefined ? { tracePath: values["trace-path"] } : {}),
       ...(minScale !== undefined ? { minScale } : {}),
+      ...(values["virtual-ns-prefix"] !== undefined ? { virtualNsPrefix: values["virtual-ns-prefix"] } : {}),
+      // A fresh secret per rendering: re-rendering rotates it (Secret and webhook URLs change together).
+      pathSecret: values["path-secret"] ?? randomBytes(32).toString("base64url"),
     }),
   );
   return 0;

@@ -6,7 +6,12 @@
 // POST / is answered straight from node:http; express serves every other route. Measured with the teardown
 // burst: a trivial handler behind express's router and res.json reached ~0.6 of a bare node:http server,
 // the same handler on this path ~1.0. The review route is the only hot one, so it is the only one we hand-write.
+//
+// Who may call: with a path secret (WEBHOOK_PATH_SECRET) reviews are taken only at POST /<secret>, compared in
+// constant time; with a client CA (CLIENT_CA_FILE, https only) only from a caller whose certificate that CA
+// signed. Everything else about a review is the handler's business.
 
+import { readFileSync } from "node:fs";
 import {
   createServer,
   type IncomingMessage,
@@ -14,9 +19,13 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import express, { type ErrorRequestHandler } from "express";
 import type { ReviewHandler } from "../../shared/admission.js";
 import type { Logger } from "../../shared/log.js";
+import { reviewPathCheck } from "./path-secret.js";
 
 // A pod with large env/config can exceed express's 100kb default; the API server caps objects at ~3 MiB.
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -24,6 +33,10 @@ export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 export interface AppOptions {
   /** Counters the function keeps (decisions by reason, clones created); served at GET /stats with the RSS. */
   stats?: () => Record<string, unknown>;
+  /** Take reviews only at POST /<pathSecret>; POST / then gets the same 404 as any unknown path. */
+  pathSecret?: string;
+  /** Take reviews only over a TLS connection whose client certificate the server's client CA verified. */
+  requireClientCert?: boolean;
 }
 
 class HttpError extends Error {
@@ -110,10 +123,14 @@ function reviewRoute(handle: ReviewHandler, log: Logger): RequestListener {
   };
 }
 
-function isReviewRequest(req: IncomingMessage): boolean {
-  if (req.method !== "POST") return false;
-  const url = req.url ?? "";
-  return url === "/" || url.startsWith("/?");
+/** Whether a request is for the review route: POST to the one expected path (the query is ignored). */
+function reviewRequestCheck(pathSecret: string | undefined): (req: IncomingMessage) => boolean {
+  const isReviewPath = reviewPathCheck(pathSecret);
+  return (req) => req.method === "POST" && isReviewPath(req.url ?? "");
+}
+
+function hasVerifiedClientCert(req: IncomingMessage): boolean {
+  return (req.socket as TLSSocket).authorized === true;
 }
 
 export function createApp(handle: ReviewHandler, log: Logger, options: AppOptions = {}): RequestListener {
@@ -135,15 +152,56 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   app.use(jsonErrors);
 
   const reviews = reviewRoute(handle, log);
+  const isReviewRequest = reviewRequestCheck(options.pathSecret);
   return (req, res) => {
-    if (isReviewRequest(req)) reviews(req, res);
-    else app(req, res);
+    if (!isReviewRequest(req)) app(req, res);
+    else if (options.requireClientCert && !hasVerifiedClientCert(req)) {
+      req.resume();
+      log.warn({ remote: req.socket.remoteAddress }, "review without a verified client certificate");
+      sendJson(res, 403, { message: "a client certificate signed by the configured client CA is required" });
+    } else reviews(req, res);
   };
 }
 
-/** Listens on host:port (0 picks a free one); resolves once listening, so a listening server is a ready one. */
-export function listen(app: RequestListener, port: number, host = "0.0.0.0"): Promise<Server> {
-  const server = createServer(app);
+/** PEM contents for https serving; with `ca`, clients are asked for a certificate that CA signed. */
+export interface TlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
+}
+
+export function readTlsMaterial(files: {
+  certFile: string;
+  keyFile: string;
+  clientCaFile?: string;
+}): TlsMaterial {
+  const material: TlsMaterial = { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+  if (files.clientCaFile) material.ca = readFileSync(files.clientCaFile);
+  return material;
+}
+
+function createAnyServer(app: RequestListener, tls: TlsMaterial | undefined): Server {
+  if (!tls) return createServer(app);
+  // rejectUnauthorized false: the handshake still succeeds without a certificate, so kubelet probes reach
+  // /healthz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).
+  const options = tls.ca
+    ? { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: false }
+    : { cert: tls.cert, key: tls.key };
+  return createHttpsServer(options, app) as unknown as Server;
+}
+
+/**
+ * Listens on host:port (0 picks a free one), over https when `tls` is given; resolves once listening, so a
+ * listening server is a ready one. Stop it with drainAndClose.
+ */
+export function listen(
+  app: RequestListener,
+  port: number,
+  host = "0.0.0.0",
+  tls?: TlsMaterial,
+): Promise<Server> {
+  const server = createAnyServer(app, tls);
+  trackConnections(server);
   // Knative's queue-proxy keeps connections alive; outlive its idle timeout so it never races a close.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -153,5 +211,98 @@ export function listen(app: RequestListener, port: number, host = "0.0.0.0"): Pr
       server.off("error", reject);
       resolve(server);
     });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Graceful shutdown. On SIGTERM every review already sent must be answered, including those on connections
+// the kernel has queued but node has not read yet. So the listener stays open while anything is in flight,
+// every answer from then on says `Connection: close`, and sockets idling in keep-alive (which would hold
+// server.close() open until their timeout) are closed at once. A connection that was accepted but has not
+// sent its request yet is not idle in this sense: it is a queued review, and it is served.
+
+interface ConnectionTracker {
+  drain(onDrained: () => void): void;
+}
+
+const trackers = new WeakMap<Server, ConnectionTracker>();
+
+function trackConnections(server: Server): void {
+  const open = new Set<Socket>();
+  /** Sockets that have answered at least one request and wait for the next one. */
+  const idleKeepAlive = new Set<Socket>();
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  let onDrained: (() => void) | undefined;
+
+  const checkDrained = () => {
+    // After the poll phase (setImmediate): connections the kernel queued are accepted before we look.
+    setImmediate(() => {
+      if (draining && open.size === 0 && onDrained) {
+        const done = onDrained;
+        onDrained = undefined;
+        done();
+      }
+    });
+  };
+  server.on("connection", (socket: Socket) => {
+    open.add(socket);
+    socket.once("close", () => {
+      open.delete(socket);
+      idleKeepAlive.delete(socket);
+      checkDrained();
+    });
+  });
+  // For https, requests arrive on the TLS socket wrapped around the one "connection" saw.
+  const watched = new WeakSet<Socket>();
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    if (!watched.has(socket)) {
+      watched.add(socket);
+      socket.once("close", () => idleKeepAlive.delete(socket));
+    }
+    idleKeepAlive.delete(socket);
+    inFlight.add(res);
+    if (draining) res.setHeader("connection", "close");
+    res.once("close", () => {
+      inFlight.delete(res);
+      if (draining) socket.end();
+      else if (!socket.destroyed) idleKeepAlive.add(socket);
+    });
+  });
+  trackers.set(server, {
+    drain(done) {
+      draining = true;
+      onDrained = done;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
+      for (const socket of idleKeepAlive) socket.destroy();
+      idleKeepAlive.clear();
+      checkDrained();
+    },
+  });
+}
+
+export type DrainOutcome = "drained" | "timed-out";
+
+/**
+ * Stops the server gracefully: answers everything in flight or queued, then closes the listener. Resolves
+ * "drained" as soon as the last connection closed, or "timed-out" after `timeoutMs` if something hangs
+ * (the server is then closed regardless; what is left is for the caller's exit to cut).
+ */
+export function drainAndClose(server: Server, timeoutMs = 10_000): Promise<DrainOutcome> {
+  return new Promise((resolve) => {
+    const tracker = trackers.get(server);
+    let settled = false;
+    const finish = (outcome: DrainOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      server.close();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish("timed-out"), timeoutMs);
+    timer.unref();
+    if (tracker) tracker.drain(() => finish("drained"));
+    else server.close(() => finish("drained"));
   });
 }

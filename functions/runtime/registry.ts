@@ -7,7 +7,7 @@ import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
-import { createApp, listen } from "./http-server.js";
+import { type AppOptions, createApp, listen, readTlsMaterial } from "./http-server.js";
 
 export const FUNCTION_NAMES = ["mutate-create", "reschedule-delete"] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
@@ -48,10 +48,22 @@ export async function startFunction(
   log: Logger,
   host?: string,
 ): Promise<RunningFunction> {
+  const tls = config.tls ? readTlsMaterial(config.tls) : undefined;
   const built = await buildFunction(name, config, kube, log);
-  const server = await listen(createApp(built.handle, log, { stats: built.stats }), config.port, host);
+  const appOptions: AppOptions = { stats: built.stats };
+  if (config.pathSecret) appOptions.pathSecret = config.pathSecret;
+  if (config.tls?.clientCaFile) appOptions.requireClientCert = true;
+  const server = await listen(createApp(built.handle, log, appOptions), config.port, host, tls);
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
-  log.info({ port, simName: config.simName }, "listening");
+  log.info(
+    {
+      port,
+      simName: config.simName,
+      scheme: tls ? "https" : "http",
+      caller: config.tls?.clientCaFile ? "client-certificate" : config.pathSecret ? "path-secret" : "any",
+    },
+    "listening",
+  );
   return { server, port };
 }

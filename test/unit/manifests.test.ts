@@ -3,10 +3,13 @@ import { describe, it } from "node:test";
 import { Service as KnativeServiceModel } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
 import { evaluate } from "@marcbachmann/cel-js";
 import { MutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
+import { ValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
+import { ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { Secret } from "kubernetes-models/v1/Secret";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { parse, parseAllDocuments } from "yaml";
 import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
@@ -39,6 +42,11 @@ const VALIDATORS: Record<string, Validator> = {
   "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration": (o) =>
     new MutatingWebhookConfiguration(o as MutatingWebhookConfiguration).validate(),
   "serving.knative.dev/v1/Service": (o) => new KnativeServiceModel(o as KnativeServiceModel).validate(),
+  "v1/Secret": (o) => new Secret(o as Secret).validate(),
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy": (o) =>
+    new ValidatingAdmissionPolicy(o as ValidatingAdmissionPolicy).validate(),
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding": (o) =>
+    new ValidatingAdmissionPolicyBinding(o as ValidatingAdmissionPolicyBinding).validate(),
 };
 
 function validateAgainstSchema(object: Manifest): void {
@@ -77,14 +85,16 @@ const BASE: DeploymentOptions = {
   webhookUrlBase: "https://fn.example.com",
   image: "registry.example.com/simkube-fn:0.1.0",
 };
+const SECRET = "s3cr3t-path-segment_0123456789abcdef";
 
 const VARIANTS: Record<string, DeploymentOptions> = {
   "knative, url mode, mutate-create only": BASE,
-  "knative, url mode, with reschedule-delete and a trace": {
+  "knative, url mode, with reschedule-delete, a trace and a path secret": {
     ...BASE,
     rescheduleInterruptedBarePods: true,
     tracePath: "https://traces.example.com/sim.sktrace",
     minScale: 1,
+    pathSecret: SECRET,
   },
   "knative, service mode with caBundle and cert-manager": {
     simName: "test-sim",
@@ -92,12 +102,14 @@ const VARIANTS: Record<string, DeploymentOptions> = {
     caBundle: Buffer.from("-----BEGIN CERTIFICATE-----\n").toString("base64"),
     caInjectFrom: "simkube/simkube-fn-cert",
     rescheduleInterruptedBarePods: true,
+    pathSecret: SECRET,
   },
   "openfaas, url mode through the gateway": {
     ...BASE,
     target: "openfaas",
     webhookUrlBase: "https://gateway.example.com",
     rescheduleInterruptedBarePods: true,
+    pathSecret: SECRET,
   },
 };
 
@@ -124,7 +136,7 @@ describe("generated manifests pass the published schemas", () => {
   // A validator that accepts everything proves nothing: the same checks must reject broken copies.
   it("rejects broken objects (the validation can fail)", () => {
     const objects = buildAllManifests(
-      VARIANTS["knative, url mode, with reschedule-delete and a trace"] as DeploymentOptions,
+      VARIANTS["knative, url mode, with reschedule-delete, a trace and a path secret"] as DeploymentOptions,
     );
     const ksvc = structuredClone(byKind(objects, "Service")[0]) as Record<string, unknown>;
     const template = (ksvc.spec as { template: { spec: Record<string, unknown> } }).template.spec;
@@ -149,6 +161,13 @@ describe("generated manifests pass the published schemas", () => {
     };
     assert.throws(
       () => validateAgainstSchema(badPolicy),
+      /failurePolicy must be equal to one of the allowed values/,
+    );
+
+    const policy = structuredClone(byKind(objects, "ValidatingAdmissionPolicy")[0]) as Manifest;
+    (policy as unknown as { spec: { failurePolicy: string } }).spec.failurePolicy = "Maybe";
+    assert.throws(
+      () => validateAgainstSchema(policy),
       /failurePolicy must be equal to one of the allowed values/,
     );
 
@@ -187,7 +206,7 @@ describe("webhook configuration", () => {
     assert.equal(wh.failurePolicy, "Fail");
     assert.equal(wh.reinvocationPolicy, "Never");
     assert.equal(wh.timeoutSeconds, 30);
-    assert.deepEqual(wh.clientConfig, { url: "https://simkube-fn-mutate-create.simkube.fn.example.com/" });
+    assert.deepEqual(wh.clientConfig, { url: "https://simkube-fn-mutate-create.simkube-fn.fn.example.com/" });
   });
 
   it("reschedule-delete: DELETE of pods, never blocks, side effects only off dry-run, short timeout", () => {
@@ -200,7 +219,7 @@ describe("webhook configuration", () => {
     assert.equal(wh.sideEffects, "NoneOnDryRun");
     assert.equal(wh.timeoutSeconds, 5);
     assert.deepEqual(wh.clientConfig, {
-      url: "https://simkube-fn-reschedule-delete.simkube.fn.example.com/",
+      url: "https://simkube-fn-reschedule-delete.simkube-fn.fn.example.com/",
     });
   });
 
@@ -209,7 +228,10 @@ describe("webhook configuration", () => {
       ...BASE,
       webhookUrlBase: "https://{function}.sims.example.com/{namespace}",
     });
-    assert.equal(templated.webhooks?.[0]?.clientConfig.url, "https://mutate-create.sims.example.com/simkube");
+    assert.equal(
+      templated.webhooks?.[0]?.clientConfig.url,
+      "https://mutate-create.sims.example.com/simkube-fn",
+    );
 
     const explicit = buildWebhookConfiguration({
       ...BASE,
@@ -228,7 +250,7 @@ describe("webhook configuration", () => {
       webhookService: { port: 8443 },
     });
     assert.deepEqual(service.webhooks?.[0]?.clientConfig, {
-      service: { namespace: "simkube", name: "simkube-fn-mutate-create-webhook", port: 8443, path: "/" },
+      service: { namespace: "simkube-fn", name: "simkube-fn-mutate-create-webhook", port: 8443, path: "/" },
     });
     assert.equal(service.metadata?.annotations?.["cert-manager.io/inject-ca-from"], "simkube/fn-cert");
 
@@ -342,7 +364,8 @@ describe("Knative Services", () => {
     assert.equal(rd.spec.template.metadata?.annotations?.["autoscaling.knative.dev/max-scale"], "10");
     const spec = mc.spec.template.spec;
     assert.ok(spec);
-    assert.equal(spec.serviceAccountName, "simkube-fn");
+    assert.equal(spec.serviceAccountName, "simkube-fn-mutate-create");
+    assert.equal(rd.spec.template.spec?.serviceAccountName, "simkube-fn-reschedule-delete");
     const [container] = spec.containers;
     assert.ok(container);
     assert.deepEqual(container.args, ["serve", "mutate-create"]);
@@ -354,10 +377,18 @@ describe("Knative Services", () => {
       { name: "LOG_LEVEL", value: "info" },
       { name: "DRIVER_USERS", value: DEFAULT_DRIVER_USERS.join(",") },
       { name: "SEQUENCE_STORE", value: "cluster" },
-      { name: "POD_NAMESPACE", value: "simkube" },
+      { name: "POD_NAMESPACE", value: "simkube-fn" },
     ]);
     assert.ok(!container.env?.some((e) => e.name === "PORT"), "PORT is Knative's to set");
     assert.equal(mc.metadata?.labels?.["networking.knative.dev/visibility"], undefined, "url mode: external");
+  });
+
+  it("memory per replica bounds concurrency: 32 reviews of up to 3 MiB under a 768Mi limit (measured peak 521 MiB)", () => {
+    for (const svc of buildServices({ ...BASE, rescheduleInterruptedBarePods: true })) {
+      const spec = svc.spec?.template?.spec;
+      assert.equal(spec?.containerConcurrency, 32, svc.metadata?.name);
+      assert.deepEqual(spec?.containers[0]?.resources?.limits, { memory: "768Mi" });
+    }
   });
 
   it("service mode keeps the Services cluster-local; minScale and maxScale are options", () => {
@@ -368,57 +399,258 @@ describe("Knative Services", () => {
       maxScale: { "mutate-create": 5 },
     });
     assert.equal(svc?.metadata?.labels?.["networking.knative.dev/visibility"], "cluster-local");
+    assert.equal(svc?.spec?.template?.spec?.serviceAccountName, "simkube-fn-mutate-create");
     assert.equal(svc?.spec?.template?.metadata?.annotations?.["autoscaling.knative.dev/min-scale"], "2");
     assert.equal(svc?.spec?.template?.metadata?.annotations?.["autoscaling.knative.dev/max-scale"], "5");
   });
 });
 
-describe("RBAC", () => {
-  function rules(options: DeploymentOptions) {
-    const role = buildRbac(options).find((o) => o.kind === "ClusterRole") as ClusterRole;
-    return role.rules ?? [];
+describe("RBAC (structure; the verbs are derived from the functions' calls in rbac.test.ts)", () => {
+  const objects = buildRbac({ ...BASE, namespace: "sims", rescheduleInterruptedBarePods: true });
+  const named = (kind: string, name: string) =>
+    objects.find((o) => o.kind === kind && o.metadata?.name === name) as Manifest | undefined;
+
+  it("one ServiceAccount per function, each bound to its own ClusterRole only", () => {
+    assert.deepEqual(
+      objects
+        .filter((o) => o.kind === "ServiceAccount")
+        .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`),
+      ["sims/simkube-fn-mutate-create", "sims/simkube-fn-reschedule-delete"],
+    );
+    for (const fn of ["mutate-create", "reschedule-delete"]) {
+      const name = `simkube-fn-${fn}`;
+      const binding = named("ClusterRoleBinding", name) as unknown as ClusterRoleBinding;
+      assert.deepEqual(binding.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name });
+      assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name, namespace: "sims" }]);
+    }
+  });
+
+  it("only mutate-create may touch ConfigMaps, and only in its own namespace", () => {
+    const roles = objects.filter((o) => o.kind === "Role") as Role[];
+    assert.deepEqual(
+      roles.map((r) => `${r.metadata?.namespace}/${r.metadata?.name}`),
+      ["sims/simkube-fn-mutate-create-sequences"],
+    );
+    const binding = named("RoleBinding", "simkube-fn-mutate-create-sequences") as unknown as RoleBinding;
+    assert.deepEqual(binding.subjects, [
+      { kind: "ServiceAccount", name: "simkube-fn-mutate-create", namespace: "sims" },
+    ]);
+    for (const o of objects.filter((x) => x.kind === "ClusterRole") as ClusterRole[]) {
+      assert.ok(
+        !(o.rules ?? []).some((r) => r.resources?.includes("configmaps")),
+        `${o.metadata?.name}: no cluster-wide ConfigMaps`,
+      );
+    }
+    const memory = buildRbac({ ...BASE, sequenceStore: "memory" });
+    assert.ok(!memory.some((o) => o.kind === "Role"), "no sequence Role with the memory store");
+  });
+
+  it("only reschedule-delete may create pods; nobody may list, watch, delete or update them", () => {
+    const podVerbs = (fn: string) =>
+      ((named("ClusterRole", `simkube-fn-${fn}`) as unknown as ClusterRole).rules ?? [])
+        .filter((r) => r.apiGroups?.includes("") && r.resources?.includes("pods"))
+        .flatMap((r) => r.verbs);
+    assert.deepEqual(podVerbs("mutate-create"), []);
+    assert.deepEqual(podVerbs("reschedule-delete").sort(), ["create", "get"]);
+  });
+
+  it("extra rules for custom owner kinds go to mutate-create, the one that follows owner chains", () => {
+    const extra = { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get"] };
+    const rbac = buildRbac({ ...BASE, rescheduleInterruptedBarePods: true, extraRules: [extra] });
+    const rules = (name: string) =>
+      (rbac.find((o) => o.kind === "ClusterRole" && o.metadata?.name === name) as ClusterRole).rules ?? [];
+    assert.deepEqual(rules("simkube-fn-mutate-create").at(-1), extra);
+    assert.ok(!rules("simkube-fn-reschedule-delete").some((r) => r.apiGroups?.includes("example.com")));
+  });
+});
+
+describe("webhook scoping: namespaceSelector as well as match conditions", () => {
+  it("selects namespaces labelled simkube.io/virtual=true and excludes the functions' and the platform's", () => {
+    const config = buildWebhookConfiguration({
+      ...BASE,
+      namespace: "fns",
+      rescheduleInterruptedBarePods: true,
+    });
+    for (const wh of config.webhooks ?? []) {
+      assert.deepEqual(wh.namespaceSelector, {
+        matchLabels: { "simkube.io/virtual": "true" },
+        matchExpressions: [
+          {
+            key: "kubernetes.io/metadata.name",
+            operator: "NotIn",
+            values: ["fns", "knative-serving", "kourier-system", "cert-manager", "kube-system"],
+          },
+        ],
+      });
+    }
+    const openfaas = buildWebhookConfiguration({ ...BASE, target: "openfaas" });
+    assert.deepEqual(openfaas.webhooks?.[0]?.namespaceSelector?.matchExpressions?.[0]?.values, [
+      "openfaas-fn",
+      "openfaas",
+      "cert-manager",
+      "kube-system",
+    ]);
+  });
+
+  it("the selector as the API server applies it: labels and the name both decide", () => {
+    const selector = buildWebhookConfiguration(BASE).webhooks?.[0]?.namespaceSelector;
+    assert.ok(selector);
+    const selects = (name: string, labels: Record<string, string>) => {
+      const all: Record<string, string> = { ...labels, "kubernetes.io/metadata.name": name };
+      const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => all[k] === v);
+      const byExpressions = (selector.matchExpressions ?? []).every((e) =>
+        e.operator === "NotIn" ? !(e.values ?? []).includes(all[e.key] ?? "") : false,
+      );
+      return byLabels && byExpressions;
+    };
+    assert.equal(selects("virtual-ns", { "simkube.io/virtual": "true" }), true);
+    assert.equal(selects("virtual-ns", {}), false, "unlabelled");
+    assert.equal(
+      selects("kube-system", { "simkube.io/virtual": "true" }),
+      false,
+      "excluded even if labelled",
+    );
+    assert.equal(selects("simkube-fn", { "simkube.io/virtual": "true" }), false, "the functions' own");
+  });
+
+  it("--virtual-ns-prefix drives the match conditions", () => {
+    const o = resolveOptions({ ...BASE, virtualNsPrefix: "sim", rescheduleInterruptedBarePods: true });
+    const request = { operation: "CREATE", userInfo: { username: "u" } };
+    const passes = (ns: string) =>
+      matchConditionsFor(o, "mutate-create").every(
+        (mc) =>
+          evaluate(mc.expression, { object: { metadata: { namespace: ns } }, oldObject: null, request }) ===
+          true,
+      );
+    assert.equal(passes("sim-a"), true);
+    assert.equal(passes("virtual-a"), false);
+    assert.throws(() => buildAllManifests({ ...BASE, virtualNsPrefix: "Not_A_Label" }), /DNS-1123/);
+  });
+});
+
+describe("caller authentication: the path secret", () => {
+  it("is the last segment of every webhook path, url and service mode, Knative and OpenFaaS", () => {
+    const url = buildWebhookConfiguration({
+      ...BASE,
+      pathSecret: SECRET,
+      rescheduleInterruptedBarePods: true,
+    });
+    assert.deepEqual(
+      url.webhooks?.map((w) => w.clientConfig.url),
+      [
+        `https://simkube-fn-mutate-create.simkube-fn.fn.example.com/${SECRET}`,
+        `https://simkube-fn-reschedule-delete.simkube-fn.fn.example.com/${SECRET}`,
+      ],
+    );
+    const service = buildWebhookConfiguration({ simName: "s", webhookMode: "service", pathSecret: SECRET });
+    assert.equal(service.webhooks?.[0]?.clientConfig.service?.path, `/${SECRET}`);
+    const openfaas = buildWebhookConfiguration({ ...BASE, target: "openfaas", pathSecret: SECRET });
+    assert.equal(
+      openfaas.webhooks?.[0]?.clientConfig.url,
+      `https://fn.example.com/function/simkube-fn-mutate-create/${SECRET}`,
+    );
+  });
+
+  it("reaches the function from a Secret, never as a literal in the Service", () => {
+    const objects = buildAllManifests({ ...BASE, pathSecret: SECRET, namespace: "fns" });
+    const secret = byKind(objects, "Secret")[0] as unknown as Secret;
+    assert.equal(secret.metadata?.namespace, "fns");
+    assert.deepEqual(secret.stringData, { "path-secret": SECRET });
+    const [svc] = byKind(objects, "Service") as unknown as KnativeServiceModel[];
+    const env = svc?.spec?.template?.spec?.containers[0]?.env ?? [];
+    assert.deepEqual(
+      env.find((e) => e.name === "WEBHOOK_PATH_SECRET"),
+      {
+        name: "WEBHOOK_PATH_SECRET",
+        valueFrom: { secretKeyRef: { name: secret.metadata?.name, key: "path-secret" } },
+      },
+    );
+    assert.ok(!JSON.stringify(svc).includes(SECRET));
+    // A new secret makes a new revision, so running pods never keep an old one the webhook no longer uses.
+    const digest = (secret: string) =>
+      (
+        byKind(
+          buildAllManifests({ ...BASE, pathSecret: secret }),
+          "Service",
+        )[0] as unknown as KnativeServiceModel
+      ).spec?.template?.metadata?.annotations?.["simkube.io/webhook-path-secret-sha256"];
+    assert.match(digest(SECRET) ?? "", /^[0-9a-f]{16}$/);
+    assert.notEqual(digest(SECRET), digest(`${SECRET}-rotated`));
+    assert.equal(byKind(buildAllManifests(BASE), "Secret").length, 0, "no secret asked for, none rendered");
+  });
+
+  it("refuses a secret that is short or not one URL path segment", () => {
+    for (const bad of ["short", `${"a".repeat(30)}/x`, `${"a".repeat(30)}?x`, "a".repeat(257)]) {
+      assert.throws(() => buildAllManifests({ ...BASE, pathSecret: bad }), /pathSecret must be/);
+    }
+  });
+});
+
+describe("pod-create policy (ValidatingAdmissionPolicy, CEL evaluated as the API server binds it)", () => {
+  const objects = buildAllManifests({ ...BASE, namespace: "fns", rescheduleInterruptedBarePods: true });
+  const policy = byKind(objects, "ValidatingAdmissionPolicy")[0] as unknown as ValidatingAdmissionPolicy;
+  const binding = byKind(
+    objects,
+    "ValidatingAdmissionPolicyBinding",
+  )[0] as unknown as ValidatingAdmissionPolicyBinding;
+  const spec = policy.spec;
+  assert.ok(spec);
+  const fnUser = "system:serviceaccount:fns:simkube-fn-reschedule-delete";
+  const virtualNs = { metadata: { name: "virtual-a", labels: { "simkube.io/virtual": "true" } } };
+  const clone = {
+    metadata: { name: "p-clone-1" },
+    spec: { nodeSelector: { type: "virtual" }, containers: [] },
+  };
+
+  function judged(username: string): boolean {
+    return (spec?.matchConditions ?? []).every(
+      (mc) => evaluate(mc.expression, { request: { userInfo: { username } } }) === true,
+    );
   }
-  function allows(options: DeploymentOptions, group: string, resource: string, verb: string): boolean {
-    return rules(options).some(
-      (r) => r.apiGroups?.includes(group) && r.resources?.includes(resource) && r.verbs.includes(verb),
+  function admitted(object: unknown, namespaceObject: unknown): boolean {
+    return (spec?.validations ?? []).every(
+      (v) => evaluate(v.expression, { object, namespaceObject }) === true,
     );
   }
 
-  it("reads Simulations, owner kinds and namespaces; creates pods only with reschedule-delete", () => {
-    for (const [group, resource, verb] of [
-      ["simkube.io", "simulations", "get"],
-      ["simkube.io", "simulationroots", "get"],
-      ["apps", "replicasets", "list"],
-      ["apps", "deployments", "get"],
-      ["apps", "statefulsets", "get"],
-      ["apps", "daemonsets", "get"],
-      ["batch", "jobs", "get"],
-      ["batch", "cronjobs", "get"],
-      ["", "pods", "get"],
-      ["", "namespaces", "get"],
-    ] as const) {
-      assert.ok(allows(BASE, group, resource, verb), `${verb} ${group}/${resource}`);
-    }
-    assert.equal(allows(BASE, "", "pods", "create"), false);
-    assert.equal(allows({ ...BASE, rescheduleInterruptedBarePods: true }, "", "pods", "create"), true);
-    assert.equal(allows(BASE, "", "pods", "delete"), false);
-  });
-
-  it("the sequence store's ConfigMaps: a namespaced Role bound to the functions' ServiceAccount", () => {
-    const objects = buildRbac({ ...BASE, namespace: "sims" });
-    const role = objects.find((o) => o.kind === "Role") as Role;
-    assert.equal(role.metadata?.namespace, "sims");
-    assert.deepEqual(role.rules, [
-      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] },
+  it("judges pod CREATEs of the functions' accounts only, and denies what fails", () => {
+    assert.deepEqual(spec.matchConstraints?.resourceRules, [
+      { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
     ]);
-    const binding = objects.find((o) => o.kind === "RoleBinding") as RoleBinding;
-    assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "simkube-fn", namespace: "sims" }]);
-    assert.equal(binding.roleRef.name, role.metadata?.name);
+    assert.equal(spec.failurePolicy, "Fail");
+    assert.deepEqual(binding.spec?.policyName, policy.metadata?.name);
+    assert.deepEqual(binding.spec?.validationActions, ["Deny"]);
+    assert.equal(judged(fnUser), true);
+    assert.equal(judged("system:serviceaccount:fns:simkube-fn-mutate-create"), true);
+    assert.equal(judged("system:serviceaccount:simkube:sk-ctrl-sa"), false, "the driver is not judged");
+    assert.equal(judged("system:serviceaccount:other:simkube-fn-reschedule-delete"), false);
   });
 
-  it("extra rules for custom owner kinds are appended", () => {
-    const extra = { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list"] };
-    assert.deepEqual(rules({ ...BASE, extraRules: [extra] }).at(-1), extra);
+  it("allows a clone pinned to virtual nodes in a virtual namespace", () => {
+    assert.equal(admitted(clone, virtualNs), true);
+  });
+
+  it("refuses the escalated clone: kube-system, an unlabelled or falsely labelled namespace", () => {
+    const kubeSystem = {
+      metadata: { name: "kube-system", labels: { "kubernetes.io/metadata.name": "kube-system" } },
+    };
+    assert.equal(admitted(clone, kubeSystem), false);
+    assert.equal(admitted(clone, { metadata: { name: "bare" } }), false, "no labels at all");
+    assert.equal(
+      admitted(clone, { metadata: { name: "x", labels: { "simkube.io/virtual": "false" } } }),
+      false,
+    );
+  });
+
+  it("refuses a pod without the virtual node selector, or pinned elsewhere", () => {
+    assert.equal(admitted({ spec: { containers: [] } }, virtualNs), false);
+    assert.equal(admitted({ spec: { nodeSelector: { type: "real" } } }, virtualNs), false);
+    assert.equal(admitted({ spec: { nodeSelector: { zone: "virtual" } } }, virtualNs), false);
+  });
+
+  it("is rendered before the accounts it guards", () => {
+    const kinds = objects.map((o) => o.kind);
+    assert.ok(kinds.indexOf("ValidatingAdmissionPolicyBinding") < kinds.indexOf("ServiceAccount"));
   });
 });
 
@@ -428,11 +660,16 @@ describe("renderDeployment", () => {
     assert.match(out, /^# Generated by simkube-fn manifests --target knative/);
     const kinds = parseAllDocuments(out).map((d) => (d.toJS() as Manifest).kind);
     assert.deepEqual(kinds, [
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
       "ServiceAccount",
       "ClusterRole",
       "ClusterRoleBinding",
       "Role",
       "RoleBinding",
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "Service",
       "Service",
       "MutatingWebhookConfiguration",

@@ -24,9 +24,13 @@ describe("OpenFaaS stack.yml", () => {
     assert.equal(mc.handler, "./dist/openfaas/mutate-create");
     assert.equal(mc.image, "ghcr.io/me/fn-mutate-create:1.0");
     assert.equal(mc.namespace, "openfaas-fn");
-    assert.equal(mc.annotations["com.openfaas.serviceaccount"], "simkube-fn");
+    assert.equal(
+      mc.annotations["com.openfaas.serviceaccount"],
+      "simkube-fn-mutate-create",
+      "its own account",
+    );
     assert.equal(mc.readonly_root_filesystem, true);
-    assert.deepEqual(mc.limits, { memory: "512Mi" });
+    assert.deepEqual(mc.limits, { memory: "768Mi" });
     assert.deepEqual(mc.requests, { memory: "128Mi", cpu: "100m" });
   });
 

@@ -11,6 +11,7 @@ import type { ReviewHandler } from "../../../shared/admission.js";
 import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config.js";
 import type { KubeApi } from "../../../shared/kube-api.js";
 import { createLogger, type Logger } from "../../../shared/log.js";
+import { reviewPathCheck, withPathSecretFile } from "../path-secret.js";
 
 /** What the template passes as `event` (FunctionEvent). */
 export interface OpenfaasEvent {
@@ -34,6 +35,12 @@ export type OpenfaasHandler = (event: OpenfaasEvent, context: OpenfaasContext) =
 export interface OpenfaasAdapterOptions {
   /** Where adapter-level failures go (building the handler failed, the handler threw). Default: info to stdout. */
   log?: Logger;
+  /**
+   * Take reviews only at /<pathSecret>: the gateway forwards /function/<name>/<secret> to the function as
+   * /<secret>. Any other path gets a 404 before the body is looked at. An Error (the secret file could not
+   * be read) fails closed: every review gets a 500 with its message.
+   */
+  pathSecret?: string | Error;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -86,6 +93,8 @@ export function createOpenfaasHandler(
   function reply(context: OpenfaasContext, status: number, value: unknown): void {
     context.status(status).headers(JSON_HEADERS).succeed(value);
   }
+  const secretError = options.pathSecret instanceof Error ? options.pathSecret : undefined;
+  const isReviewPath = reviewPathCheck(secretError ? undefined : (options.pathSecret as string | undefined));
 
   return async (event, context) => {
     try {
@@ -97,6 +106,14 @@ export function createOpenfaasHandler(
       }
       if (method !== "POST") {
         reply(context, 405, { message: "POST an AdmissionReview; GET answers ok" });
+        return;
+      }
+      if (secretError) {
+        reply(context, 500, { message: secretError.message });
+        return;
+      }
+      if (!isReviewPath(event.path ?? "/")) {
+        reply(context, 404, { message: "not found" });
         return;
       }
       const decoded = decodeBody(event.body);
@@ -137,8 +154,21 @@ export interface OpenfaasRuntime {
  * client (imported lazily, so that require()-ing the bundle stays cheap and side-effect free).
  */
 export async function loadOpenfaasRuntime(env: Env, functionName: string): Promise<OpenfaasRuntime> {
-  const config = loadConfig(env);
+  const config = loadConfig(withPathSecretFile(env));
   const log = createLogger(config.logLevel).child({ function: functionName, platform: "openfaas" });
   const { createKubeApi } = await import("../../../shared/kube.js");
   return { config, log, kube: createKubeApi() };
+}
+
+/**
+ * The path secret the entries hand to createOpenfaasHandler, read when the template loads the handler
+ * (loadConfig checks its form again when the handler is built). Unreadable: the error, so that the
+ * adapter fails closed instead of taking reviews at an unprotected path.
+ */
+export function openfaasPathSecret(env: Env): string | Error | undefined {
+  try {
+    return withPathSecretFile(env).WEBHOOK_PATH_SECRET?.trim() || undefined;
+  } catch (err) {
+    return err as Error;
+  }
 }

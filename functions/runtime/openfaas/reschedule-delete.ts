@@ -1,9 +1,12 @@
 // OpenFaaS entry for reschedule-delete: bundled to dist/openfaas/reschedule-delete/handler.js (module.exports = handler).
 
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../../reschedule-delete/handler.js";
-import { createOpenfaasHandler, loadOpenfaasRuntime } from "./adapter.js";
+import { createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
 
-export const handler = createOpenfaasHandler(async () => {
-  const { config, kube, log } = await loadOpenfaasRuntime(process.env, "reschedule-delete");
-  return createRescheduleDeleteHandler(await buildRescheduleDeleteDeps(config, kube, log));
-});
+export const handler = createOpenfaasHandler(
+  async () => {
+    const { config, kube, log } = await loadOpenfaasRuntime(process.env, "reschedule-delete");
+    return createRescheduleDeleteHandler(await buildRescheduleDeleteDeps(config, kube, log));
+  },
+  { pathSecret: openfaasPathSecret(process.env) },
+);

@@ -1,0 +1,115 @@
+// Least privilege, per function: each function runs as its own ServiceAccount, with only the verbs its code
+// calls (test/unit/rbac.test.ts derives those from the API calls the functions make and compares).
+//   mutate-create     get: the Simulation, SimulationRoots, the owner kinds a pod's chain goes through;
+//                     get/create/update: ConfigMaps in its own namespace (the cluster sequence store).
+//   reschedule-delete get: the Simulation, SimulationRoots, namespaces, pods; create: pods (the clones),
+//                     which the ValidatingAdmissionPolicy (pod-create-policy.ts) narrows further.
+// Pure builders.
+
+import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
+import type { IClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule";
+import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { type DeployedFunction, functionResourceName, type ResolvedOptions } from "./deployment-options.js";
+
+export type RbacObject = IServiceAccount | IClusterRole | IClusterRoleBinding | IRole | IRoleBinding;
+
+/**
+ * Owner kinds mutate-create follows up a pod's owner chain (SimKube's simulated workloads). A chain through
+ * another kind is skipped with a warning unless extraRules grant get on it.
+ */
+export const OWNER_KINDS: readonly { apiVersion: string; kind: string; resource: string }[] = [
+  { apiVersion: "apps/v1", kind: "ReplicaSet", resource: "replicasets" },
+  { apiVersion: "apps/v1", kind: "Deployment", resource: "deployments" },
+  { apiVersion: "apps/v1", kind: "StatefulSet", resource: "statefulsets" },
+  { apiVersion: "apps/v1", kind: "DaemonSet", resource: "daemonsets" },
+  { apiVersion: "batch/v1", kind: "Job", resource: "jobs" },
+  { apiVersion: "batch/v1", kind: "CronJob", resource: "cronjobs" },
+];
+
+/** The account a function runs as: system:serviceaccount:<namespace>:<this>. */
+export function serviceAccountName(o: ResolvedOptions, fn: DeployedFunction): string {
+  return functionResourceName(o.name, fn);
+}
+
+export function serviceAccountUsername(o: ResolvedOptions, fn: DeployedFunction): string {
+  return `system:serviceaccount:${o.namespace}:${serviceAccountName(o, fn)}`;
+}
+
+const SIMKUBE_READS: IPolicyRule = {
+  apiGroups: ["simkube.io"],
+  resources: ["simulations", "simulationroots"],
+  verbs: ["get"],
+};
+
+function ownerKindRules(): IPolicyRule[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { apiVersion, resource } of OWNER_KINDS) {
+    const group = apiVersion.includes("/") ? (apiVersion.split("/")[0] as string) : "";
+    byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+  }
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources, verbs: ["get"] }));
+}
+
+/** Cluster-wide rules: the virtual namespaces are many and not known when the functions are deployed. */
+export function clusterRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPolicyRule[] {
+  if (fn === "mutate-create") {
+    return [{ ...SIMKUBE_READS }, ...ownerKindRules(), ...o.extraRules.map((rule) => ({ ...rule }))];
+  }
+  return [
+    { ...SIMKUBE_READS },
+    // The teardown guard reads the namespace (terminating?); the live pod is read before cloning.
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
+    { apiGroups: [""], resources: ["pods"], verbs: ["get", "create"] },
+  ];
+}
+
+/** Rules in the functions' own namespace: the cluster sequence store (mutate-create only). */
+export function namespaceRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPolicyRule[] {
+  if (fn !== "mutate-create" || o.sequenceStore !== "cluster") return [];
+  return [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }];
+}
+
+const RBAC_GROUP = "rbac.authorization.k8s.io";
+
+export function buildFunctionRbac(
+  o: ResolvedOptions,
+  fn: DeployedFunction,
+  labels: Record<string, string>,
+): RbacObject[] {
+  const name = serviceAccountName(o, fn);
+  const subjects = [{ kind: "ServiceAccount", name, namespace: o.namespace }];
+  const objects: RbacObject[] = [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace: o.namespace, labels } },
+    {
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: "ClusterRole",
+      metadata: { name, labels },
+      rules: clusterRulesFor(o, fn),
+    },
+    {
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: "ClusterRoleBinding",
+      metadata: { name, labels },
+      roleRef: { apiGroup: RBAC_GROUP, kind: "ClusterRole", name },
+      subjects,
+    },
+  ];
+  const namespaced = namespaceRulesFor(o, fn);
+  if (namespaced.length > 0) {
+    const metadata = { name: `${name}-sequences`, namespace: o.namespace, labels };
+    objects.push(
+      { apiVersion: `${RBAC_GROUP}/v1`, kind: "Role", metadata, rules: namespaced },
+      {
+        apiVersion: `${RBAC_GROUP}/v1`,
+        kind: "RoleBinding",
+        metadata,
+        roleRef: { apiGroup: RBAC_GROUP, kind: "Role", name: metadata.name },
+        subjects,
+      },
+    );
+  }
+  return objects;
+}

@@ -1,0 +1,72 @@
+// `simkube-fn manifests` from the built CLI: the path secret it makes reaches the webhook URLs and the Secret
+// alike, a new one per run unless --path-secret is given, and --virtual-ns-prefix reaches the match conditions.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bundle/simkube-fn.mjs");
+
+interface Doc {
+  kind: string;
+  stringData?: Record<string, string>;
+  webhooks?: { clientConfig: { url?: string }; matchConditions: { expression: string }[] }[];
+}
+
+function render(...args: string[]): Doc[] {
+  const run = spawnSync(
+    process.execPath,
+    [
+      CLI,
+      "manifests",
+      "--sim-name",
+      "s",
+      "--webhook-url-base",
+      "https://fn.example.com",
+      "--reschedule",
+      ...args,
+    ],
+    { encoding: "utf8", timeout: 20_000 },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return parseAllDocuments(run.stdout).map((d) => d.toJS() as Doc);
+}
+
+function secretAndUrls(docs: Doc[]) {
+  const secret = docs.find((d) => d.kind === "Secret")?.stringData?.["path-secret"] ?? "";
+  const config = docs.find((d) => d.kind === "MutatingWebhookConfiguration");
+  return { secret, urls: (config?.webhooks ?? []).map((w) => w.clientConfig.url ?? "") };
+}
+
+describe("simkube-fn manifests (built CLI)", () => {
+  it("makes a fresh 256-bit path secret per run and puts the same one in the Secret and every URL", () => {
+    const first = secretAndUrls(render());
+    const second = secretAndUrls(render());
+    assert.match(first.secret, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(first.urls.length, 2);
+    for (const url of first.urls) assert.ok(url.endsWith(`/${first.secret}`), url);
+    assert.notEqual(first.secret, second.secret);
+  });
+
+  it("keeps a given --path-secret and applies --virtual-ns-prefix to the match conditions", () => {
+    const secret = "given-secret-0123456789abcdefgh";
+    const docs = render("--path-secret", secret, "--virtual-ns-prefix", "sim");
+    assert.equal(secretAndUrls(docs).secret, secret);
+    const config = docs.find((d) => d.kind === "MutatingWebhookConfiguration");
+    for (const wh of config?.webhooks ?? []) {
+      assert.ok(wh.matchConditions.some((mc) => mc.expression.includes(".startsWith('sim-')")));
+    }
+  });
+
+  it("refuses a bad path secret with one clear line and exit status 2", () => {
+    const run = spawnSync(process.execPath, [CLI, "manifests", "--sim-name", "s", "--path-secret", "short"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /pathSecret must be 24 to 256 characters/);
+  });
+});

@@ -1,0 +1,155 @@
+// Who may send a review: the path secret (WEBHOOK_PATH_SECRET) and, when the function serves TLS itself,
+// the API server's client certificate (CLIENT_CA_FILE), as the API server would present it from its
+// AdmissionConfiguration kubeConfigFile. Certificates: test/support/tls (test-only).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { AddressInfo } from "node:net";
+import { dirname, resolve } from "node:path";
+import { Writable } from "node:stream";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import request from "supertest";
+import { createApp, drainAndClose, listen, readTlsMaterial } from "../../functions/runtime/http-server.js";
+import {
+  type AdmissionReview,
+  allow,
+  parseReview,
+  type ReviewHandler,
+  rejectReview,
+} from "../../shared/admission.js";
+import { createLogger } from "../../shared/log.js";
+
+const quiet = createLogger(
+  "silent",
+  new Writable({
+    write(_chunk, _enc, done) {
+      done();
+    },
+  }),
+);
+const SECRET = "Zm9vYmFyYmF6cXV4LXNlY3JldC1wYXRo";
+const review = (uid: string) => ({
+  apiVersion: "admission.k8s.io/v1",
+  kind: "AdmissionReview",
+  request: { uid, operation: "CREATE", object: { kind: "Pod" } },
+});
+
+function countingEcho() {
+  const seen: string[] = [];
+  const handle: ReviewHandler = async (body) => {
+    const parsed = parseReview(body);
+    if (parsed.ok) seen.push(parsed.request.uid);
+    return parsed.ok ? allow(parsed.request) : rejectReview(parsed);
+  };
+  return { handle, seen };
+}
+
+describe("path secret", () => {
+  it("takes reviews at POST /<secret> (query allowed) and refuses every other path with a 404", async () => {
+    const { handle, seen } = countingEcho();
+    const app = createApp(handle, quiet, { pathSecret: SECRET });
+    const ok = await request(app).post(`/${SECRET}`).send(review("a")).expect(200);
+    assert.equal((ok.body as AdmissionReview).response?.uid, "a");
+    await request(app).post(`/${SECRET}?timeout=5s`).send(review("b")).expect(200);
+
+    const wrongSameLength = `${SECRET.slice(0, -1)}X`;
+    for (const path of [
+      "/",
+      `/${wrongSameLength}`,
+      `/${SECRET}/x`,
+      `/${SECRET.slice(0, 10)}`,
+      `//${SECRET}`,
+    ]) {
+      await request(app).post(path).send(review("refused")).expect(404);
+    }
+    assert.deepEqual(seen, ["a", "b"], "refused reviews never reach the handler");
+    await request(app).get("/healthz").expect(200, "ok");
+  });
+
+  it("without a secret, POST / is the review route as before", async () => {
+    const { handle } = countingEcho();
+    await request(createApp(handle, quiet)).post("/").send(review("c")).expect(200);
+    await request(createApp(handle, quiet)).post(`/${SECRET}`).send(review("d")).expect(404);
+  });
+});
+
+const here = dirname(fileURLToPath(import.meta.url));
+const tlsDir = resolve(here, "../../../test/support/tls"); // dist/test/http -> repo/test/support/tls
+const pem = (name: string) => readFileSync(resolve(tlsDir, name));
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+function call(
+  port: number,
+  path: string,
+  client?: "apiserver" | "stranger",
+  body?: unknown,
+): Promise<Answer> {
+  return new Promise((resolvePromise, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: body === undefined ? "GET" : "POST",
+        ca: pem("test-ca.crt"),
+        ...(client ? { cert: pem(`${client}.crt`), key: pem(`${client}.key`) } : {}),
+        headers: { "content-type": "application/json" },
+        agent: false,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk) => {
+          text += chunk;
+        });
+        res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe("TLS with a client CA (the API server's client certificate)", () => {
+  let server: Server;
+  let port: number;
+  const { handle, seen } = countingEcho();
+
+  before(async () => {
+    const tls = readTlsMaterial({
+      certFile: resolve(tlsDir, "server.crt"),
+      keyFile: resolve(tlsDir, "server.key"),
+      clientCaFile: resolve(tlsDir, "test-ca.crt"),
+    });
+    server = await listen(createApp(handle, quiet, { requireClientCert: true }), 0, "127.0.0.1", tls);
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await drainAndClose(server, 2_000);
+  });
+
+  it("answers a review from a caller whose certificate the CA signed", async () => {
+    const answer = await call(port, "/", "apiserver", review("from-apiserver"));
+    assert.equal(answer.status, 200);
+    assert.equal((JSON.parse(answer.body) as AdmissionReview).response?.uid, "from-apiserver");
+  });
+
+  it("refuses a review with no certificate, or one another CA signed, with a 403", async () => {
+    for (const client of [undefined, "stranger"] as const) {
+      const answer = await call(port, "/", client, review(`from-${client ?? "nobody"}`));
+      assert.equal(answer.status, 403, String(client));
+      assert.match(answer.body, /client certificate/);
+    }
+    assert.deepEqual(seen, ["from-apiserver"]);
+  });
+
+  it("keeps /healthz open to callers without a certificate (kubelet probes)", async () => {
+    assert.deepEqual(await call(port, "/healthz"), { status: 200, body: "ok" });
+  });
+});

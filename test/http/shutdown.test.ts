@@ -1,0 +1,154 @@
+// SIGTERM as `simkube-fn serve` handles it (drainAndClose): with 200 reviews in flight on keep-alive
+// connections and a slow handler, every review is answered and the server is done as soon as the last
+// answer is out, not after the 10 s cap. Before: server.close() at once (reviews still queued got
+// ECONNRESET) and a wait for keep-alive sockets that only the 10 s cap ended.
+
+import assert from "node:assert/strict";
+import { Agent, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import { createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
+import {
+  type AdmissionReview,
+  allow,
+  parseReview,
+  type ReviewHandler,
+  rejectReview,
+} from "../../shared/admission.js";
+import { createLogger } from "../../shared/log.js";
+
+const quiet = createLogger(
+  "silent",
+  new Writable({
+    write(_chunk, _enc, done) {
+      done();
+    },
+  }),
+);
+const REVIEWS = 200;
+/** Far below the 10 s cap the old shutdown waited for; far above what draining takes here. */
+const PROMPT_MS = 3_000;
+
+function slowHandler() {
+  let entered = 0;
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const handle: ReviewHandler = async (body) => {
+    entered += 1;
+    await gate;
+    const parsed = parseReview(body);
+    return parsed.ok ? allow(parsed.request) : rejectReview(parsed);
+  };
+  return { handle, entered: () => entered, release };
+}
+
+function post(agent: Agent, port: number, uid: string): Promise<{ status: number; uid: string | undefined }> {
+  const body = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: { uid },
+  });
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/",
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json" },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk) => {
+          text += chunk;
+        });
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, uid: (JSON.parse(text) as AdmissionReview).response?.uid }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Sends REVIEWS reviews, starts the shutdown once `ready` holds, releases the handler a little later. */
+async function shutdownUnderLoad(ready: (entered: number) => boolean) {
+  const { handle, entered, release } = slowHandler();
+  const server = await listen(createApp(handle, quiet), 0, "127.0.0.1");
+  const port = (server.address() as AddressInfo).port;
+  // Keep-alive, as Knative's queue-proxy connects: after its answer each socket would idle in keep-alive.
+  const agent = new Agent({ keepAlive: true, maxSockets: REVIEWS });
+  try {
+    const answers = Array.from({ length: REVIEWS }, (_, i) => post(agent, port, `review-${i}`));
+    await until(() => ready(entered()), "reviews to reach the handler");
+    const started = performance.now();
+    const drained = drainAndClose(server, 10_000);
+    setTimeout(release, 100); // the slow handler answers only after the shutdown began
+    const results = await Promise.allSettled(answers);
+    const outcome = await drained;
+    return { results, outcome, elapsedMs: performance.now() - started };
+  } finally {
+    release();
+    agent.destroy();
+    server.close();
+  }
+}
+
+function assertAllAnswered(
+  results: PromiseSettledResult<{ status: number; uid: string | undefined }>[],
+): void {
+  const failed = results
+    .filter((r) => r.status === "rejected")
+    .map((r) => String((r as PromiseRejectedResult).reason));
+  assert.deepEqual(failed, [], "no review lost to a reset connection");
+  const answered = results.map(
+    (r) => (r as PromiseFulfilledResult<{ status: number; uid: string | undefined }>).value,
+  );
+  assert.equal(answered.filter((a) => a.status === 200).length, REVIEWS);
+  assert.deepEqual(new Set(answered.map((a) => a.uid)).size, REVIEWS, "each review got its own answer");
+}
+
+describe("graceful shutdown (SIGTERM)", () => {
+  it(`answers all ${REVIEWS} reviews in flight, then is done at once despite keep-alive sockets`, async () => {
+    const { results, outcome, elapsedMs } = await shutdownUnderLoad((n) => n === REVIEWS);
+    assertAllAnswered(results);
+    assert.equal(outcome, "drained");
+    assert.ok(elapsedMs < PROMPT_MS, `drained after ${elapsedMs.toFixed(0)} ms`);
+  });
+
+  it("answers reviews still queued when the shutdown starts (connections not yet read)", async () => {
+    const { results, outcome, elapsedMs } = await shutdownUnderLoad((n) => n >= 1);
+    assertAllAnswered(results);
+    assert.equal(outcome, "drained");
+    assert.ok(elapsedMs < PROMPT_MS, `drained after ${elapsedMs.toFixed(0)} ms`);
+  });
+
+  it("an idle server with idle keep-alive sockets closes at once", async () => {
+    const { handle, release } = slowHandler();
+    release();
+    const server = await listen(createApp(handle, quiet), 0, "127.0.0.1");
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      await Promise.all([post(agent, port, "a"), post(agent, port, "b")]);
+      const started = performance.now();
+      assert.equal(await drainAndClose(server, 10_000), "drained");
+      assert.ok(performance.now() - started < 1_000);
+    } finally {
+      agent.destroy();
+    }
+  });
+});

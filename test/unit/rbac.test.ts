@@ -1,0 +1,240 @@
+// Least privilege, derived rather than declared: each function is built exactly as `simkube-fn serve` builds
+// it (from the environment its rendered Knative Service sets), driven through the paths that call the API
+// (every owner kind, the sequence store's first and later writes, a clone), and every call is recorded as
+// the API server would authorize it. The rendered RBAC, followed from each function's ServiceAccount through
+// its bindings, must grant exactly that set: nothing the code needs is missing, nothing it never asks for is
+// granted.
+
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import type { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
+import type { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import type { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import type { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { buildFunction, type FunctionName } from "../../functions/runtime/registry.js";
+import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
+import { buildAllManifests, type Manifest } from "../../knative/manifests.js";
+import { OWNER_KINDS, serviceAccountName } from "../../knative/rbac.js";
+import type { AdmissionReview } from "../../shared/admission.js";
+import { type Env, loadConfig } from "../../shared/config.js";
+import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
+import type { KubeObject } from "../../shared/kube-api.js";
+import { createLogger } from "../../shared/log.js";
+import {
+  ADMIN_USER,
+  buildCreateReview,
+  buildDeleteReview,
+  buildNamespace,
+  buildPod,
+  buildSimulation,
+  buildSimulationRoot,
+  disruptionTarget,
+  rootOwnerRef,
+  TEST_SIM_NAME,
+} from "../support/builders.js";
+import { type AuthorizedCall, createRecordingKube, type RecordingKube } from "../support/recording-kube.js";
+
+const FUNCTIONS_NS = "fns";
+const VIRTUAL_NS = "virtual-rbac";
+const OPTIONS: DeploymentOptions = {
+  simName: TEST_SIM_NAME,
+  namespace: FUNCTIONS_NS,
+  webhookUrlBase: "https://fn.example.com",
+  rescheduleInterruptedBarePods: true,
+  pathSecret: "rbac-test-secret-0123456789abcdef",
+};
+const MANIFESTS = buildAllManifests(OPTIONS);
+
+const quiet = createLogger(
+  "silent",
+  new Writable({
+    write(_chunk, _enc, done) {
+      done();
+    },
+  }),
+);
+
+/** "<group>/<resource> <verb> <where>": where is "cluster-wide" or "in <namespace>". */
+type Permission = string;
+const permission = (group: string, resource: string, verb: string, namespace?: string): Permission =>
+  `${group}/${resource} ${verb} ${namespace === undefined ? "cluster-wide" : `in ${namespace}`}`;
+
+/** What a call needs: calls into the functions' own namespace may be granted there; all others cluster-wide. */
+function neededBy(calls: readonly AuthorizedCall[]): Set<Permission> {
+  return new Set(
+    calls.map((c) =>
+      permission(c.group, c.resource, c.verb, c.namespace === FUNCTIONS_NS ? FUNCTIONS_NS : undefined),
+    ),
+  );
+}
+
+/** What the rendered RBAC grants a function's ServiceAccount, found through the bindings naming it. */
+function grantedTo(fn: FunctionName, manifests: readonly Manifest[] = MANIFESTS): Set<Permission> {
+  const kindOf = <T>(kind: string): T[] => manifests.filter((m) => m.kind === kind) as unknown as T[];
+  const sa = serviceAccountName(resolveOptions(OPTIONS), fn);
+  const names = (subjects: { kind: string; name: string; namespace?: string }[] | undefined) =>
+    (subjects ?? []).some(
+      (s) => s.kind === "ServiceAccount" && s.name === sa && s.namespace === FUNCTIONS_NS,
+    );
+  const granted = new Set<Permission>();
+  const add = (rules: ClusterRole["rules"], namespace?: string) => {
+    for (const rule of rules ?? []) {
+      for (const group of rule.apiGroups ?? [])
+        for (const resource of rule.resources ?? [])
+          for (const verb of rule.verbs) granted.add(permission(group, resource, verb, namespace));
+    }
+  };
+  for (const binding of kindOf<ClusterRoleBinding>("ClusterRoleBinding").filter((b) => names(b.subjects))) {
+    add(kindOf<ClusterRole>("ClusterRole").find((r) => r.metadata?.name === binding.roleRef.name)?.rules);
+  }
+  for (const binding of kindOf<RoleBinding>("RoleBinding").filter((b) => names(b.subjects))) {
+    const role = kindOf<Role>("Role").find(
+      (r) =>
+        r.metadata?.name === binding.roleRef.name && r.metadata?.namespace === binding.metadata?.namespace,
+    );
+    add(role?.rules, binding.metadata?.namespace);
+  }
+  return granted;
+}
+
+/** The environment the rendered Knative Service gives the function (literal values; secrets left out). */
+function renderedEnv(fn: FunctionName): Env {
+  const service = MANIFESTS.find(
+    (m) => m.kind === "Service" && m.metadata?.name === `simkube-fn-${fn}`,
+  ) as unknown as {
+    spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+  };
+  const env: Record<string, string> = {};
+  for (const e of service.spec.template.spec.containers[0]?.env ?? [])
+    if (e.value !== undefined) env[e.name] = e.value;
+  return env;
+}
+
+function seedSimulation(kube: RecordingKube): void {
+  kube.memory.seed(buildSimulation({ rescheduleInterruptedBarePods: true }));
+  kube.memory.seed(buildSimulationRoot());
+  const ns = buildNamespace({ name: VIRTUAL_NS, ownerReferences: [rootOwnerRef()] });
+  ns.metadata = { ...ns.metadata, labels: { [VIRTUAL_LABEL_KEY]: "true" } };
+  kube.memory.seed(ns);
+}
+
+function assertPatched(review: AdmissionReview, what: string): void {
+  assert.equal(review.response?.allowed, true, `${what}: ${review.response?.status?.message}`);
+  assert.ok(review.response?.patch, `${what}: patched`);
+}
+
+async function driveMutateCreate(kube: RecordingKube): Promise<void> {
+  const config = loadConfig(renderedEnv("mutate-create"));
+  assert.equal(config.storeNamespace, FUNCTIONS_NS, "the sequence store lives in the functions' namespace");
+  const { handle } = await buildFunction("mutate-create", config, kube, quiet);
+  for (const { apiVersion, kind } of OWNER_KINDS) {
+    const owner: KubeObject = {
+      apiVersion,
+      kind,
+      metadata: {
+        name: `the-${kind.toLowerCase()}`,
+        namespace: VIRTUAL_NS,
+        uid: `uid-${kind}`,
+        ownerReferences: [rootOwnerRef()],
+      },
+    };
+    kube.memory.seed(owner);
+    const ref = { apiVersion, kind, name: `the-${kind.toLowerCase()}`, uid: `uid-${kind}`, controller: true };
+    const pod = buildPod({
+      name: `pod-of-${kind.toLowerCase()}`,
+      namespace: VIRTUAL_NS,
+      phase: null,
+      ownerReferences: [ref],
+    });
+    assertPatched(await handle(buildCreateReview({ pod })), `pod owned by a ${kind}`);
+  }
+  // A bare pod twice: the sequence store's first write of the run was above; these are later ones.
+  for (const name of ["bare-1", "bare-2"]) {
+    assertPatched(
+      await handle(buildCreateReview({ pod: buildPod({ name, namespace: VIRTUAL_NS, phase: null }) })),
+      name,
+    );
+  }
+  const running = buildPod({ name: "bare-1", namespace: VIRTUAL_NS, nodeName: "kwok-node-1" });
+  const update = await handle(
+    buildCreateReview({ pod: running, operation: "UPDATE", subResource: "status" }),
+  );
+  assert.equal(update.response?.allowed, true);
+}
+
+function compare(needed: Set<Permission>, granted: Set<Permission>) {
+  return {
+    missing: [...needed].filter((p) => !granted.has(p)).sort(),
+    unused: [...granted].filter((p) => !needed.has(p)).sort(),
+  };
+}
+
+async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
+  const { handle } = await buildFunction(
+    "reschedule-delete",
+    loadConfig(renderedEnv("reschedule-delete")),
+    kube,
+    quiet,
+  );
+  const live = kube.memory.seed(
+    buildPod({ namespace: VIRTUAL_NS, nodeName: "kwok-node-1", conditions: [disruptionTarget()] }),
+  );
+  const review = await handle(buildDeleteReview({ pod: live, user: ADMIN_USER }));
+  assert.equal(review.response?.allowed, true);
+  const clone = kube.memory.get({
+    apiVersion: "v1",
+    kind: "Pod",
+    name: "the-pod-clone-1",
+    namespace: VIRTUAL_NS,
+  });
+  assert.ok(clone, "the interruption was cloned, so the create path was exercised");
+}
+
+const DRIVERS: Record<FunctionName, (kube: RecordingKube) => Promise<void>> = {
+  "mutate-create": driveMutateCreate,
+  "reschedule-delete": driveRescheduleDelete,
+};
+
+describe("RBAC derived from the API calls each function makes", () => {
+  for (const fn of Object.keys(DRIVERS) as FunctionName[]) {
+    it(`${fn}: the rendered roles grant exactly what its calls need`, async () => {
+      const kube = createRecordingKube();
+      seedSimulation(kube);
+      await DRIVERS[fn](kube);
+      const needed = neededBy(kube.calls);
+      const granted = grantedTo(fn);
+      assert.deepEqual(compare(needed, granted), { missing: [], unused: [] });
+    });
+  }
+
+  it("the comparison can fail: a verb the code never uses, or a missing grant, is reported", async () => {
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    await driveMutateCreate(kube);
+    const needed = neededBy(kube.calls);
+    // What the single shared ClusterRole used to grant: list on owner kinds, every pod spec in the cluster.
+    const extra = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] };
+    const loose = buildAllManifests({ ...OPTIONS, extraRules: [extra] });
+    assert.deepEqual(compare(needed, grantedTo("mutate-create", loose)).unused, [
+      "/pods get cluster-wide",
+      "/pods list cluster-wide",
+    ]);
+    const memoryStore = buildAllManifests({ ...OPTIONS, sequenceStore: "memory" });
+    assert.deepEqual(compare(needed, grantedTo("mutate-create", memoryStore)).missing, [
+      "/configmaps create in fns",
+      "/configmaps get in fns",
+      "/configmaps update in fns",
+    ]);
+  });
+
+  it("the derivation sees what it should: mutate-create writes ConfigMaps only in its own namespace", async () => {
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    await driveMutateCreate(kube);
+    const configMapCalls = kube.calls.filter((c) => c.resource === "configmaps");
+    assert.deepEqual([...new Set(configMapCalls.map((c) => c.verb))].sort(), ["create", "get", "update"]);
+    assert.ok(configMapCalls.every((c) => c.namespace === FUNCTIONS_NS));
+    assert.ok(!kube.calls.some((c) => c.resource === "pods"), "mutate-create never calls the pods API");
+  });
+});
