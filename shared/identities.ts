@@ -20,3 +20,6 @@ export const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
 /** The service account SimKube's controller runs the driver job as (acrlabs/simkube k8s/kustomize/sim/sk-ctrl.yml). */
 export const SIMKUBE_DRIVER_USER = "system:serviceaccount:simkube:sk-ctrl-sa";
 export const DEFAULT_DRIVER_USERS = [SIMKUBE_DRIVER_USER];
+
+/** The admin user of a kubeadm (and kind) cluster's kubeconfig. */
+export const ADMIN_USER = "kubernetes-admin";

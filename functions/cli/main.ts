@@ -8,9 +8,10 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../shared/config.js";
+import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/function-names.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger } from "../../shared/log.js";
-import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "../runtime/registry.js";
+import { startFunction } from "../runtime/registry.js";
 import { runReplayCommand } from "./replay/command.js";
 
 const USAGE = `Usage:

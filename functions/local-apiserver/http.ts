@@ -2,6 +2,7 @@
 
 import type http from "node:http";
 import type { UserInfo } from "../../shared/admission.js";
+import { ADMIN_USER } from "../../shared/identities.js";
 import { STATUS_REASON_BY_CODE } from "../../shared/kube-api.js";
 import type { Backend } from "./backend.js";
 import { clone } from "./objects.js";
@@ -10,7 +11,7 @@ import { ApiError, failure, internalError } from "./status.js";
 import type { Ctx, FakeApiServerOptions, Fault, Reply, RequestRecord } from "./types.js";
 
 export const DEFAULT_USER: UserInfo = {
-  username: "kubernetes-admin",
+  username: ADMIN_USER,
   groups: ["kubeadm:cluster-admins", "system:authenticated"],
 };
 

@@ -14,6 +14,7 @@ import {
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import type { FunctionConfig } from "../../shared/config.js";
 import { type Counters, createCounters } from "../../shared/counters.js";
+import { errorMessage, isRecord } from "../../shared/json.js";
 import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import {
@@ -22,6 +23,7 @@ import {
   simulationRootOf,
   workloadOwners,
 } from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
 import { podSpecHash } from "../../shared/pod-hash.js";
 import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource, type SimulationSource, simulationSpeed } from "../../shared/simulation.js";
@@ -31,7 +33,6 @@ import {
   lifecycleCandidates,
   mutationPatch,
   needsLifecycle,
-  type Pod,
   podName,
   recordedHash,
   recordedSequence,
@@ -47,14 +48,6 @@ export interface MutateCreateDeps {
   trace?: Trace;
   now?: () => Date;
   counters?: Counters;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A node's own status writes may not change labels (NodeRestriction, KUBERNETES-FACTS item 10). */
@@ -140,13 +133,13 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
       counters.inc("skip:not-a-pod");
       return allow(request);
     }
-    if (!isObject(request.object)) {
+    if (!isRecord(request.object)) {
       // We cannot tell whether it belongs to the simulation, so we cannot let it through.
       counters.inc("deny:no-object");
       return deny(request, `simkube-fn mutate-create: ${request.operation} review has no object`);
     }
     const object = request.object as Pod;
-    if (object.metadata !== undefined && !isObject(object.metadata)) {
+    if (object.metadata !== undefined && !isRecord(object.metadata)) {
       counters.inc("deny:bad-metadata");
       return deny(request, "simkube-fn mutate-create: pod metadata is not an object");
     }

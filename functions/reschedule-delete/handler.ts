@@ -33,6 +33,7 @@ import {
 } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { createOwnerResolver, isBarePod, type OwnerResolver, simulationRootOf } from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
 import { withRetry } from "../../shared/retry.js";
 import {
   createSimulationSource,
@@ -41,14 +42,7 @@ import {
   wantsBarePodRescheduling,
 } from "../../shared/simulation.js";
 import { createTeardownGuard, type TeardownGuard, type TeardownTarget } from "../../shared/teardown.js";
-import {
-  buildClone,
-  type Candidate,
-  confirmsInterruption,
-  type Pod,
-  type SkipReason,
-  triageDelete,
-} from "./plan.js";
+import { buildClone, type Candidate, confirmsInterruption, type SkipReason, triageDelete } from "./plan.js";
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
 
 export interface RetrySettings {

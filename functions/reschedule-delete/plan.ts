@@ -16,30 +16,16 @@
 
 import type { AdmissionRequest } from "../../shared/admission.js";
 import { buildCloneName } from "../../shared/clone-name.js";
+import {
+  CONTROLLER_MANAGER_USER,
+  GARBAGE_COLLECTOR_USER,
+  NAMESPACE_CONTROLLER_USER,
+} from "../../shared/identities.js";
+import { isRecord } from "../../shared/json.js";
 import { ORIG_OWNER_ANNOTATION_KEY, SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
-import type { KubeObject } from "../../shared/kube-api.js";
 import { isBarePod, type OwnerReference, ownerReferencesOf } from "../../shared/owners.js";
+import type { Pod, PodCondition } from "../../shared/pod.js";
 import { sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
-
-export interface PodCondition {
-  type?: string;
-  status?: string;
-  reason?: string;
-  [field: string]: unknown;
-}
-
-export type Pod = KubeObject & {
-  spec?: Record<string, unknown>;
-  status?: { phase?: string; conditions?: PodCondition[]; [field: string]: unknown };
-};
-
-// kube-controller-manager's controllers with --use-service-account-credentials (kubeadm, kind): FACTS 2-3.
-export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
-export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
-// Without service-account credentials every controller is this one identity. Its deletes of simulation
-// pods are the garbage collector's and the namespace controller's (teardown); its other pod deletes, by
-// the taint manager and podgc, always carry DisruptionTarget, and that condition is checked first for it.
-export const CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
 
 const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
   GARBAGE_COLLECTOR_USER,
@@ -67,10 +53,6 @@ export type SkipReason =
 export type Judgement =
   | { interrupted: true; cause: InterruptionCause; detail: string }
   | { interrupted: false; reason: SkipReason };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export function podPhase(pod: Pod): string | undefined {
   const phase = pod.status?.phase;

@@ -10,6 +10,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
+import { KWOK_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import {
   buildNamespace,
@@ -175,7 +176,7 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
       { status: { phase: "Running" } },
       {
         contentType: "application/merge-patch+json",
-        user: "system:serviceaccount:kube-system:kwok-controller",
+        user: KWOK_USER,
       },
     );
     assert.equal(res.status, 200, JSON.stringify(res.body));

@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  ADMIN_USER,
   buildTeardownReviews,
-  GARBAGE_COLLECTOR_USER,
   type GeneratedReview,
-  KWOK_USER,
-  NAMESPACE_CONTROLLER_USER,
-  NODE_CONTROLLER_USER,
   type TeardownOptions,
 } from "../../functions/cli/loadtest/reviews.js";
 import type { AdmissionRequest } from "../../shared/admission.js";
+import {
+  ADMIN_USER,
+  GARBAGE_COLLECTOR_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+  NODE_CONTROLLER_USER,
+} from "../../shared/identities.js";
 
 const NOW = new Date("2025-03-01T12:00:00Z");
 const BASE: TeardownOptions = {

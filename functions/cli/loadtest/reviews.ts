@@ -17,6 +17,13 @@
 
 import { ADMISSION_API_VERSION, type AdmissionReview, type UserInfo } from "../../../shared/admission.js";
 import {
+  ADMIN_USER,
+  GARBAGE_COLLECTOR_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+  NODE_CONTROLLER_USER,
+} from "../../../shared/identities.js";
+import {
   KWOK_STAGE_COMPLETE_KEY,
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
   ORIG_NAMESPACE_ANNOTATION_KEY,
@@ -30,12 +37,6 @@ import {
   VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../../shared/keys.js";
 import { seededRandom } from "../../../shared/seeded-random.js";
-
-export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
-export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
-export const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
-export const NODE_CONTROLLER_USER = "system:serviceaccount:kube-system:node-controller";
-export const ADMIN_USER = "kubernetes-admin";
 
 const SERVICE_ACCOUNT_GROUPS = [
   "system:serviceaccounts",
