@@ -1,10 +1,9 @@
-// `simkube-fn replay`: argument handling for the local replay.
+// `simkube-fn replay`: runs the local replay with the parsed flags (functions/cli/args.ts).
 
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { createLogger } from "../../../shared/log.js";
 import { replayLocally } from "./replay.js";
 
@@ -18,18 +17,19 @@ function resolveTrace(flag: string | undefined, env: string | undefined): string
   throw new Error(`no trace to replay: pass --trace FILE (SimKube's examples live in ${DEFAULT_TRACE})`);
 }
 
-export async function runReplayCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { trace: { type: "string" }, "sim-name": { type: "string" }, speed: { type: "string" } },
-  });
-  const speed = Number(values.speed ?? "1");
-  if (!Number.isFinite(speed) || speed <= 0)
-    throw new Error(`--speed must be a positive number, got ${values.speed}`);
-  const tracePath = resolveTrace(values.trace, process.env.TRACE_PATH);
+export interface ReplayArgs {
+  trace?: string;
+  simName: string;
+  speed: number;
+}
+
+/** traceEnv: TRACE_PATH, used when --trace is not given. */
+export async function runReplayCommand(args: ReplayArgs, traceEnv: string | undefined): Promise<number> {
+  const { simName, speed } = args;
+  const tracePath = resolveTrace(args.trace, traceEnv);
   const traceBytes = await readFile(tracePath);
   const result = await replayLocally({
-    simName: values["sim-name"] ?? "local-sim",
+    simName,
     traceBytes,
     traceLabel: tracePath,
     speed,
