@@ -83,7 +83,11 @@ export function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-function barePod(name: string, extra: Record<string, unknown> = {}): KubeObject {
+/**
+ * A bare pod of the simulation. Each test gives its pods their own image, so their spec hash (and with it
+ * their sequence numbers) is theirs alone whatever ran before.
+ */
+function barePod(name: string, image: string): KubeObject {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -92,10 +96,15 @@ function barePod(name: string, extra: Record<string, unknown> = {}): KubeObject 
       namespace: VNS,
       ownerReferences: [rootOwnerRef()],
       annotations: { "static.simkube.io/original-namespace": "testing" },
-      ...extra,
     },
-    spec: { containers: [{ name: "sleeper", image: "busybox:latest", command: ["sleep", "30"] }] },
+    spec: { containers: [{ name: "sleeper", image, command: ["sleep", "30"] }] },
   };
+}
+
+/** Creates a simulation pod through the API (so the webhook runs); fails the test unless it is created. */
+async function createBarePod(api: FakeApiServer, name: string, image: string): Promise<void> {
+  const created = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, barePod(name, image));
+  assert.equal(created.status, 201, JSON.stringify(created.body));
 }
 
 describe("mutate-create served by the CLI against the API double", { timeout: 90_000 }, () => {
@@ -142,16 +151,11 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
   });
 
   it("rewrites a simulation pod created through the API so it can only land on virtual nodes", async () => {
-    const created = await api.request<KubeObject & { spec: Record<string, unknown> }>(
-      "POST",
-      `/api/v1/namespaces/${VNS}/pods`,
-      barePod("bare-1"),
-    );
-    assert.equal(created.status, 201, JSON.stringify(created.body));
+    await createBarePod(api, "pinned-1", "busybox:pinned");
     const stored = api.store.get<KubeObject & { spec: Record<string, unknown> }>({
       kind: "Pod",
       namespace: VNS,
-      name: "bare-1",
+      name: "pinned-1",
     });
     assert.deepEqual(stored?.spec.nodeSelector, { type: "virtual" });
     assert.deepEqual(stored?.spec.tolerations, [
@@ -169,6 +173,8 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
   });
 
   it("gives the pod its production completion time when KWOK marks it Running", async () => {
+    // bare-1 is the pod the trace knows (testing/bare-1).
+    await createBarePod(api, "bare-1", "busybox:latest");
     const before = Date.now();
     const res = await api.request(
       "PATCH",
@@ -208,7 +214,7 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
   it("refuses a simulation pod when the API server fails, so it never lands unmutated", async () => {
     api.failNext({ method: "GET", path: /\/replicasets\/ghost-rs$/, status: 503, times: 20 });
     const res = await api.request<{ message?: string }>("POST", `/api/v1/namespaces/${VNS}/pods`, {
-      ...barePod("owned-by-ghost"),
+      ...barePod("owned-by-ghost", "busybox:ghost"),
       metadata: {
         name: "owned-by-ghost",
         ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "ghost-rs", uid: "g-1" }],
@@ -219,11 +225,14 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
     assert.equal(api.store.get({ kind: "Pod", namespace: VNS, name: "owned-by-ghost" }), undefined);
   });
 
-  it("serves healthz and stats", async () => {
+  it("serves healthz and stats, counting the creates it mutated", async () => {
     const health = await fetch(`${served.url}healthz`);
     assert.equal(health.status, 200);
-    const stats = (await (await fetch(`${served.url}stats`)).json()) as Record<string, number>;
-    assert.ok((stats["mutate:create"] ?? 0) >= 1);
-    assert.ok((stats.rssBytes ?? 0) > 0);
+    const stats = async () => (await (await fetch(`${served.url}stats`)).json()) as Record<string, number>;
+    const before = (await stats())["mutate:create"] ?? 0;
+    await createBarePod(api, "counted-1", "busybox:counted");
+    const after = await stats();
+    assert.equal(after["mutate:create"], before + 1);
+    assert.ok((after.rssBytes ?? 0) > 0);
   });
 });
