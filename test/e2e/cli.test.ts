@@ -2,7 +2,7 @@
 // prints and the exit codes main.ts maps failures to. Argument parsing itself is unit-tested in cli-args.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,17 +10,24 @@ import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { hashPodText } from "../../functions/cli/hash-pod.js";
 import { buildPod } from "../support/builders.js";
+import { buildTraceBytes, finished } from "../support/trace-builder.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, "../../functions/cli/main.js");
 const PACKAGE_JSON = path.resolve(HERE, "../../../package.json");
 
-/** Runs the CLI with only PATH in the environment (no SIM_NAME, no KUBECONFIG from the caller). */
-function cli(args: string[], input?: string) {
+/** Only PATH (and c8's coverage directory, when set): no SIM_NAME or KUBECONFIG from the caller. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
+  if (process.env.NODE_V8_COVERAGE) env.NODE_V8_COVERAGE = process.env.NODE_V8_COVERAGE;
+  return env;
+}
+
+function cli(args: string[], input?: string, env: Record<string, string> = {}) {
   const run = spawnSync(process.execPath, [MAIN, ...args], {
     encoding: "utf8",
     timeout: 30_000,
-    env: { PATH: process.env.PATH ?? "", NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE ?? "" },
+    env: { ...baseEnv(), ...env },
     ...(input !== undefined ? { input } : {}),
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
@@ -91,5 +98,52 @@ describe("simkube-fn as a process", { timeout: 120_000 }, () => {
     assert.match(run.stdout, /kind: MutatingWebhookConfiguration/);
     assert.match(run.stdout, /reschedule-delete/);
     assert.match(run.stdout, /sim-x/);
+  });
+
+  it("replay --trace runs the trace through both functions; TRACE_PATH is the fallback", () => {
+    const pod = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: "ns1" },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    });
+    const trace = path.join(dir, "two-pods.sktrace");
+    writeFileSync(
+      trace,
+      buildTraceBytes({
+        events: [{ ts: 100, applied: [pod("a"), pod("b")] }],
+        index: { "v1.Pod": ["ns1/a", "ns1/b"] },
+        podLifecycles: [{ gvk: "v1.Pod", nsName: "ns1/a", hash: 0, lifecycles: [finished(100, 200)] }],
+      }),
+    );
+    const summary =
+      /2 pod\(s\) replayed, 2 pinned to virtual nodes, 1 with a completion time, 1 clone\(s\) after the interruption, 0 during teardown: OK/;
+    const byFlag = cli(["replay", "--trace", trace, "--speed", "10"]);
+    assert.equal(byFlag.status, 0, byFlag.stderr);
+    assert.match(byFlag.stdout, summary);
+    const byEnv = cli(["replay", "--speed", "10"], undefined, { TRACE_PATH: `file://${trace}` });
+    assert.equal(byEnv.status, 0, byEnv.stderr);
+    assert.match(byEnv.stdout, summary);
+  });
+
+  it("serve starts, logs listening, and exits 0 on SIGTERM", async () => {
+    const env = { ...baseEnv(), SIM_NAME: "sim-x", SEQUENCE_STORE: "memory", HOME: dir, KUBECONFIG: "" };
+    const child = spawn(process.execPath, [MAIN, "serve", "mutate-create", "--port", "0"], { env });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += String(d);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "listening" in 20 s:\n${out}`)), 20_000);
+      child.stdout.on("data", () => {
+        if (!out.includes('"listening"')) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    child.kill("SIGTERM");
+    assert.equal(await exited, 0);
+    assert.match(out, /"shutting down"/);
   });
 });
