@@ -157,7 +157,7 @@ export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
   // The cluster sequence store batches concurrent reservations inside one process; every extra replica
   // adds optimistic-concurrency conflicts on the same ConfigMap, so few, busy replicas are better.
   "mutate-create": 3,
-  // Teardown bursts: every pod delete is >= 3 DELETE reviews (KUBERNETES-FACTS item 1).
+  // Teardown bursts: every pod delete is >= 3 DELETE reviews (k8s.io/apiserver pkg/registry/rest/delete.go).
   "reschedule-delete": 10,
 };
 /** The API server caps a request object at about 3 MiB; the server and the OpenFaaS template must accept it. */

@@ -50,7 +50,7 @@ export interface MutateCreateDeps {
   counters?: Counters;
 }
 
-/** A node's own status writes may not change labels (NodeRestriction, KUBERNETES-FACTS item 10). */
+/** A node's own status writes may not change labels (kubernetes/kubernetes NodeRestriction admission). */
 function labelsForbidden(request: AdmissionRequest): boolean {
   return request.subResource === "status" && (request.userInfo?.username ?? "").startsWith("system:node:");
 }

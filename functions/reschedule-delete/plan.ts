@@ -2,7 +2,9 @@
 // simulation pod, and what clone replaces it. SimKube's semantics (sk-driver/src/mutation.rs
 // reschedule_interrupted_pod): a bare pod interrupted while Running is recreated as `<name>-clone-N`.
 //
-// Where we differ from SimKube, and why (KUBERNETES-FACTS items 1-5): SimKube clones a Running bare pod on
+// Where we differ from SimKube, and why (k8s.io/apiserver pkg/registry/rest/delete.go; kubernetes/kubernetes
+// pkg/registry/core/pod/storage/eviction.go, pkg/controller/podgc/gc_controller.go and
+// pkg/controller/tainteviction/taint_eviction.go): SimKube clones a Running bare pod on
 // every DELETE review. In a cluster one deletion sends several reviews (the actor's graceful delete, then
 // the final delete from KWOK or the kubelet, each possibly twice); an eviction never shows its own delete,
 // only the final one; podgc marks a pod Failed before deleting it; and the driver deleting a pod because
@@ -135,7 +137,9 @@ export type Triage = { candidate: Candidate } | { skip: SkipReason };
 
 /**
  * The checks that need no API call, cheapest first: operation, dry run, oldObject, bare, interruption.
- * Names come from oldObject: reviews from namespace deletion carry an empty request.name (FACTS item 2).
+ * Names come from oldObject: reviews from namespace deletion carry an empty request.name
+ * (the namespace controller deletes through DeleteCollection: kubernetes/kubernetes
+ * pkg/controller/namespace/deletion/namespaced_resources_deleter.go).
  */
 export function triageDelete(request: AdmissionRequest, driverUsers: readonly string[]): Triage {
   if (request.operation !== "DELETE") return { skip: "not-delete" };

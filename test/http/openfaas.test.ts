@@ -1,5 +1,6 @@
 // The OpenFaaS adapter: driven with fake event/context objects, through an express app that follows the
-// node20/node22 template contract (KUBERNETES-FACTS item 14), and as the bundled CommonJS handler.js that
+// node20/node22 template contract (openfaas/templates template/node22/index.js), and as the bundled CommonJS
+// handler.js that
 // the template require()s, against the fake API server.
 
 import assert from "node:assert/strict";

@@ -225,7 +225,7 @@ export interface DeleteReviewOptions {
   /** userInfo.username (or a whole UserInfo); an admin user by default. */
   user?: string | UserInfo;
   dryRun?: boolean;
-  /** request.name; the pod's name by default. "" is what namespace deletion sends (FACTS item 2). */
+  /** request.name; the pod's name by default. "" is what namespace deletion sends (DeleteCollection). */
   name?: string;
   /** request.uid; a fresh one per review by default. */
   uid?: string;
@@ -233,7 +233,7 @@ export interface DeleteReviewOptions {
   options?: Record<string, unknown>;
 }
 
-/** A DELETE review: object null, oldObject the pod (FACTS item 1). */
+/** A DELETE review: object null, oldObject the pod (k8s.io/apiserver pkg/registry/rest/delete.go). */
 export function buildDeleteReview(options: DeleteReviewOptions): AdmissionReview {
   const pod = options.pod;
   return {

@@ -51,7 +51,7 @@ function isBare(pod: Pod): boolean {
 const TEARDOWN_USERS = new Set([NAMESPACE_CONTROLLER_USER, GARBAGE_COLLECTOR_USER, KWOK_USER]);
 
 /**
- * An independent statement of what an interruption is, from KUBERNETES-FACTS items 1-5: the first-phase delete
+ * An independent statement of what an interruption is (README "reschedule-delete"): the first-phase delete
  * (no deletionTimestamp yet) of a Running bare pod by someone who is not tearing the simulation down.
  */
 function looksLikeInterruption(review: GeneratedReview): boolean {

@@ -1,7 +1,9 @@
 // Realistic pod DELETE reviews for a simulation teardown, as the API server sends them to reschedule-delete.
 // Pure and deterministic: a seed and a clock value in, the same reviews out. No I/O, no Date.now().
 //
-// What a teardown looks like (KUBERNETES-FACTS items 1-5):
+// What a teardown looks like (kubernetes/kubernetes pkg/controller/namespace/deletion/
+// namespaced_resources_deleter.go, pkg/controller/garbagecollector/operations.go, pkg/registry/core/pod/
+// strategy.go CheckGracefulDelete; kubernetes-sigs/kwok pkg/kwok/controllers/pod_controller.go):
 // - The namespace controller deletes every pod of a deleted virtual namespace through DeleteCollection: one
 //   review per pod, request.name "" (read the pod from oldObject), graceful, no deletionTimestamp yet.
 // - The garbage collector deletes each dependent of a deleted owner (bare pods of the SimulationRoot, pods of
