@@ -23,7 +23,8 @@ const BASE: TeardownOptions = {
   now: NOW,
 };
 
-interface Pod {
+/** The generated oldObject, with the fields these tests read made required. */
+interface GeneratedPod {
   metadata: {
     name: string;
     namespace: string;
@@ -40,11 +41,11 @@ function requestOf(review: GeneratedReview): AdmissionRequest {
   return review.review.request as AdmissionRequest;
 }
 
-function podOf(review: GeneratedReview): Pod {
-  return requestOf(review).oldObject as Pod;
+function podOf(review: GeneratedReview): GeneratedPod {
+  return requestOf(review).oldObject as GeneratedPod;
 }
 
-function isBare(pod: Pod): boolean {
+function isBare(pod: GeneratedPod): boolean {
   return pod.metadata.ownerReferences.every((ref) => ref.apiVersion.startsWith("simkube.io"));
 }
 
