@@ -13,13 +13,14 @@
 // This module starts the server and is the one to import. The parts: store.ts (objects and resourceVersions),
 // resources.ts and discovery.ts (the kinds served), routing.ts (URL -> handler), reads.ts, writes.ts (create,
 // update, patch), deletion.ts (DeleteOptions, graceful pod deletes, finalizers, DeleteCollection),
-// admission.ts (calls the webhooks), status.ts (metav1.Status errors), http.ts (users, faults, the log).
+// storage-retry.ts (admission inside the storage retry loop), admission.ts (calls the webhooks), status.ts
+// (metav1.Status errors), http.ts (users, faults, the log); pods.ts, names.ts, selectors.ts, objects.ts and
+// request-body.ts are the pure pieces they share.
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { NAMESPACE_CONTROLLER_USER } from "../../shared/identities.js";
-import type { JsonObject } from "../../shared/json.js";
-import { isRecord } from "../../shared/json.js";
+import { isRecord, type JsonObject } from "../../shared/json.js";
 import { AdmissionCaller } from "./admission.js";
 import type { Backend } from "./backend.js";
 import { FaultQueue, type Front, requestListener } from "./http.js";
