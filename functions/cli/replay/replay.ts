@@ -22,7 +22,7 @@ import type { Logger } from "../../../shared/log.js";
 import { parseTrace, type Trace } from "../../../shared/trace.js";
 import { startFakeApiServer } from "../../local-apiserver/server.js";
 import { type FunctionName, startFunction } from "../../runtime/registry.js";
-import { buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
+import { buildVirtualNamespace, buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
 
 const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
 const TAINT_MANAGER_USER = "system:serviceaccount:kube-system:node-controller";
@@ -128,6 +128,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
       name: rootObject.metadata?.name ?? "",
       uid: rootObject.metadata?.uid ?? "",
     };
+    for (const namespace of namespaces) api.store.put(buildVirtualNamespace(namespace, root));
 
     const tracePath = path.join(dir, "trace.sktrace");
     await writeFile(tracePath, options.traceBytes);
