@@ -145,14 +145,16 @@ export function directSimulationRoot(pod: Pod): OwnerReference | undefined {
   );
 }
 
-/** A DELETE review worth looking into: the pod as the review shows it, and why it counts as interrupted. */
+/**
+ * A DELETE review worth looking into: which pod it names, and why the review says it was interrupted. Only
+ * a claim: reschedule.ts reads the pod and everything it depends on from the API before cloning it.
+ */
 export interface Candidate {
-  pod: Pod;
   namespace: string;
   name: string;
   uid: string;
   judgement: Extract<Judgement, { interrupted: true }>;
-  /** The pod's SimulationRoot when it hangs directly off one: the key of cached teardown answers. */
+  /** The SimulationRoot the review says owns the pod: only the key to look up teardowns already seen. */
   directRoot?: OwnerReference;
 }
 
@@ -160,6 +162,7 @@ export type Triage = { candidate: Candidate } | { skip: SkipReason };
 
 /**
  * The checks that need no API call, cheapest first: operation, dry run, oldObject, bare, interruption.
+ * They read what the review claims, so they may only skip: a skip creates nothing, whoever sent the review.
  * Names come from oldObject: reviews from namespace deletion carry an empty request.name (FACTS item 2).
  */
 export function triageDelete(request: AdmissionRequest, driverUsers: readonly string[]): Triage {
@@ -179,7 +182,6 @@ export function triageDelete(request: AdmissionRequest, driverUsers: readonly st
   const judgement = judgeDeletion({ pod, username: request.userInfo?.username, driverUsers });
   if (!judgement.interrupted) return { skip: judgement.reason };
   const candidate: Candidate = {
-    pod,
     namespace: pod.metadata?.namespace || request.namespace || "",
     name,
     uid,
