@@ -124,6 +124,15 @@ export function deny(request: Pick<AdmissionRequest, "uid">, message: string, co
   return toReview({ uid: request.uid, allowed: false, status: { code, message } });
 }
 
+/**
+ * A body that names no request uid cannot be answered with an AdmissionReview (the API server matches the
+ * response's uid to its request). A handler that must never deny, such as reschedule-delete on a DELETE,
+ * throws this instead of answering allowed: false; the adapters turn it into HTTP 400 with `{ message }`.
+ */
+export class UnanswerableReviewError extends Error {
+  override readonly name = "UnanswerableReviewError";
+}
+
 /** The answer to a body that is JSON but not a usable review: denied, with the reason. */
 export function rejectReview(parsed: { uid: string; message: string }): AdmissionReview {
   return toReview({ uid: parsed.uid, allowed: false, status: { code: 400, message: parsed.message } });

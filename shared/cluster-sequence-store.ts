@@ -15,6 +15,7 @@
 
 import { createHash } from "node:crypto";
 import type { V1ConfigMap } from "@kubernetes/client-node";
+import { withDeadline } from "./deadline.js";
 import { errorMessage } from "./json.js";
 import { SIMULATION_LABEL_KEY } from "./keys.js";
 import {
@@ -214,15 +215,9 @@ export function createClusterSequenceStore(
   // A hung API call must not stall every later next() of this simulation: give up on it after the
   // deadline and treat its outcome as unknown (the object is read again before the next try).
   function bounded<T>(call: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new KubeError(0, "Timeout", `no answer from the API server within ${deadlineMs} ms`)),
-        deadlineMs,
-      );
+    return withDeadline(call, deadlineMs, () => {
+      throw new KubeError(0, "Timeout", `no answer from the API server within ${deadlineMs} ms`);
     });
-    call.catch(() => {}); // a late failure of an abandoned call is not an unhandled rejection
-    return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
   }
 
   async function drain(counter: Counter): Promise<void> {

@@ -66,6 +66,30 @@ export function simulationRootOf(chain: readonly OwnerLink[], simName: string): 
   )?.ref;
 }
 
+/** The same object: apiVersion, kind, name and uid all equal (uid required: a name alone may be reused). */
+export function refersTo(
+  ref: Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">,
+  target: Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">,
+): boolean {
+  return (
+    Boolean(target.uid) &&
+    ref.uid === target.uid &&
+    ref.apiVersion === target.apiVersion &&
+    ref.kind === target.kind &&
+    ref.name === target.name
+  );
+}
+
+/** `owner` is among the object's ownerReferences. */
+export function isOwnedBy(
+  object: KubeObject,
+  owner: Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">,
+): boolean {
+  return ownerReferencesOf(object).some(
+    (ref) => typeof ref === "object" && ref !== null && refersTo(ref, owner),
+  );
+}
+
 /** Bare: no owner outside simkube.io, so nothing would recreate the pod if it went away. Needs no API call. */
 export function isBarePod(pod: KubeObject): boolean {
   return ownerReferencesOf(pod).every(isSimkubeOwner);

@@ -44,6 +44,15 @@ export function simulationSpeed(sim: Simulation): number {
   return speed;
 }
 
+/**
+ * The SimulationRoot SimKube's driver creates for the Simulation `simName`: its driver Job is named
+ * `sk-<sim>-driver` and the root is that name plus `-root` (sk-ctrl/src/objects.rs, sk-driver/src/runner.rs).
+ * It owns the simulation's virtual namespaces and every object the driver applies.
+ */
+export function driverRootName(simName: string): string {
+  return `sk-${simName}-driver-root`;
+}
+
 export function virtualNsPrefix(sim: Simulation): string {
   return sim.spec?.driver?.virtualNsPrefix || DEFAULT_VIRTUAL_NS_PREFIX;
 }

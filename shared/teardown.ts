@@ -11,8 +11,8 @@
 // - "alive" answers are kept briefly, so a teardown that starts is noticed within that time.
 
 import { LRUCache } from "lru-cache";
+import { type CachedReads, createCachedReads } from "./cached-reads.js";
 import type { KubeApi, KubeObject } from "./kube-api.js";
-import { isNotFound } from "./kube-api.js";
 import type { OwnerReference } from "./owners.js";
 import { isSimulationOver, type Simulation } from "./simulation.js";
 
@@ -48,6 +48,11 @@ export interface TeardownGuardOptions {
   overTtlMs?: number;
   maxEntries?: number;
   now?: () => number;
+  /**
+   * Where the root and the namespace are read. Pass the reads the caller also uses, so that one review's
+   * teardown check and its own look at the same namespace cost one API call. Default: its own, with aliveTtlMs.
+   */
+  reads?: CachedReads;
 }
 
 type Verdict = { over: false } | { over: true; reason: TeardownReason };
@@ -79,12 +84,18 @@ interface FetchContext {
   read: () => Promise<Verdict>;
 }
 
-export function createTeardownGuard(kube: KubeApi, options: TeardownGuardOptions = {}): TeardownGuard {
-  const now = options.now ?? (() => performance.now());
-  const aliveTtl = options.aliveTtlMs ?? 2_000;
-  const overTtl = options.overTtlMs ?? 60 * 60_000;
-  const cache = new LRUCache<string, Verdict, FetchContext>({
-    max: options.maxEntries ?? 10_000,
+type VerdictCache = LRUCache<string, Verdict, FetchContext>;
+
+// Answers are scoped by the root's uid, so a later run (a new root of the same name) starts clean.
+const scopeOf = (target: TeardownTarget) => target.root.uid || target.root.name;
+const rootKey = (target: TeardownTarget) => `root|${target.root.name}|${scopeOf(target)}`;
+const namespaceKey = (target: TeardownTarget) => `ns|${scopeOf(target)}|${target.namespace}`;
+const simulationKey = (target: TeardownTarget) => `sim|${scopeOf(target)}`;
+
+/** Verdicts, "alive" for aliveTtl and "over" for overTtl; concurrent fetches of one key share one read. */
+function createVerdictCache(now: () => number, aliveTtl: number, overTtl: number, max: number): VerdictCache {
+  return new LRUCache<string, Verdict, FetchContext>({
+    max,
     ttl: aliveTtl,
     perf: { now },
     // Read the clock on every check (the default caches it for 1 ms through a timer, which an injected
@@ -96,20 +107,28 @@ export function createTeardownGuard(kube: KubeApi, options: TeardownGuardOptions
       return verdict;
     },
   });
+}
 
-  const scopeOf = (target: TeardownTarget) => target.root.uid || target.root.name;
-  const rootKey = (target: TeardownTarget) => `root|${target.root.name}|${scopeOf(target)}`;
-  const namespaceKey = (target: TeardownTarget) => `ns|${scopeOf(target)}|${target.namespace}`;
-  const simulationKey = (target: TeardownTarget) => `sim|${scopeOf(target)}`;
+/** The root's and the namespace's verdicts, both at once: a check sits on the path of a delete. */
+async function fetchVerdicts(cache: VerdictCache, reads: CachedReads, target: TeardownTarget) {
+  const { apiVersion, kind, name, uid } = target.root;
+  const namespaceRef = { apiVersion: "v1", kind: "Namespace", name: target.namespace };
+  return Promise.all([
+    cache.fetch(rootKey(target), {
+      context: { read: async () => rootVerdict(await reads.read({ apiVersion, kind, name }), uid) },
+    }),
+    cache.fetch(namespaceKey(target), {
+      context: { read: async () => namespaceVerdict(await reads.read(namespaceRef)) },
+    }),
+  ]);
+}
 
-  async function readOrUndefined(read: () => Promise<KubeObject>): Promise<KubeObject | undefined> {
-    try {
-      return await read();
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
+export function createTeardownGuard(kube: KubeApi, options: TeardownGuardOptions = {}): TeardownGuard {
+  const now = options.now ?? (() => performance.now());
+  const aliveTtl = options.aliveTtlMs ?? 2_000;
+  const overTtl = options.overTtlMs ?? 60 * 60_000;
+  const reads = options.reads ?? createCachedReads(kube, { ttlMs: aliveTtl, now });
+  const cache = createVerdictCache(now, aliveTtl, overTtl, options.maxEntries ?? 10_000);
 
   function overReason(key: string): TeardownReason | undefined {
     const verdict = cache.get(key);
@@ -140,34 +159,7 @@ export function createTeardownGuard(kube: KubeApi, options: TeardownGuardOptions
     async check(target) {
       const known = this.known(target);
       if (known) return known;
-      // Both reads at once: a teardown check sits on the path of a delete the API server is waiting for.
-      const [root, namespace] = await Promise.all([
-        cache.fetch(rootKey(target), {
-          context: {
-            read: async () =>
-              rootVerdict(
-                await readOrUndefined(() =>
-                  kube.read({
-                    apiVersion: target.root.apiVersion,
-                    kind: target.root.kind,
-                    name: target.root.name,
-                  }),
-                ),
-                target.root.uid,
-              ),
-          },
-        }),
-        cache.fetch(namespaceKey(target), {
-          context: {
-            read: async () =>
-              namespaceVerdict(
-                await readOrUndefined(() =>
-                  kube.read({ apiVersion: "v1", kind: "Namespace", name: target.namespace }),
-                ),
-              ),
-          },
-        }),
-      ]);
+      const [root, namespace] = await fetchVerdicts(cache, reads, target);
       if (root?.over) return root.reason;
       if (namespace?.over) return namespace.reason;
       return undefined;

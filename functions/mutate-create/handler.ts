@@ -16,6 +16,7 @@ import {
 } from "../../shared/admission.js";
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import type { FunctionConfig } from "../../shared/config.js";
+import { errorMessage } from "../../shared/json.js";
 import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import {
@@ -66,10 +67,6 @@ interface Facts {
   sim: Simulation;
   chain: OwnerLink[];
   hash: string;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** The handler's world: its deps with defaults filled in. */

@@ -9,6 +9,7 @@
 // sequence number and so the lifecycle, depends on the chain.
 
 import type { AdmissionRequest } from "../../shared/admission.js";
+import { isRecord } from "../../shared/json.js";
 import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
 import { type OwnerLink, type OwnerReference, simulationRootOf } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
@@ -33,15 +34,11 @@ export interface Candidate {
   pod: Pod;
   namespace: string;
   dryRun: boolean;
-  /** A node's own status write: NodeRestriction refuses label changes (KUBERNETES-FACTS item 10). */
+  /** A node's own status write: NodeRestriction refuses label changes (kubernetes/kubernetes plugin/pkg/admission/noderestriction). */
   labelsForbidden: boolean;
 }
 
 export type Triage = { candidate: Candidate } | { skip: SkipReason } | { deny: DenyReason; message: string };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function isNodeStatusWrite(request: AdmissionRequest): boolean {
   return request.subResource === "status" && (request.userInfo?.username ?? "").startsWith("system:node:");

@@ -3,10 +3,11 @@
 // fail the delete with a 500: k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go); every
 // failure is logged and the delete goes ahead.
 //
-// Checks run cheapest first: the pure triage (operation, dry run, oldObject, bare, interruption), what is
-// already known in this process (uids handled, a teardown seen), then the API: the Simulation (cached), the
-// owner chain (cached), the teardown guard (cached), the live pod, the create. During a teardown most
-// reviews stop before any API call.
+// Checks run cheapest first: the pure triage of what the review claims (operation, dry run, oldObject, bare,
+// interruption), what is already known in this process (uids handled, a teardown seen), then the steps of
+// reschedule.ts, which judge everything a clone depends on from the cluster, never from the review: the
+// Simulation, its driver's SimulationRoot, the teardown guard, the virtual namespace (all cached), the live
+// pod, the create. During a teardown most reviews stop before any API call.
 //
 // One clone per deletion, whatever the number of reviews (admission runs inside the storage layer's retry
 // loops, k8s.io/apiserver pkg/registry/generic/registry/store.go) and of replicas: the clone's name is
@@ -23,28 +24,19 @@ import {
   allow,
   parseReview,
   type ReviewHandler,
-  rejectReview,
+  UnanswerableReviewError,
 } from "../../shared/admission.js";
+import { createCachedReads } from "../../shared/cached-reads.js";
 import type { FunctionConfig } from "../../shared/config.js";
-import {
-  isAlreadyExists,
-  isNotFound,
-  isTransient,
-  type KubeApi,
-  kubeErrorOf,
-} from "../../shared/kube-api.js";
+import { withDeadline } from "../../shared/deadline.js";
+import { isTransient, type KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
-import { createOwnerResolver, isBarePod, type OwnerResolver, simulationRootOf } from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
 import { withRetry } from "../../shared/retry.js";
-import {
-  createSimulationSource,
-  isSimulationOver,
-  type SimulationSource,
-  wantsBarePodRescheduling,
-} from "../../shared/simulation.js";
-import { createTeardownGuard, type TeardownGuard, type TeardownTarget } from "../../shared/teardown.js";
-import { buildClone, type Candidate, confirmsInterruption, type SkipReason, triageDelete } from "./plan.js";
+import { createSimulationSource, type SimulationSource } from "../../shared/simulation.js";
+import { createTeardownGuard, type TeardownGuard } from "../../shared/teardown.js";
+import type { Candidate } from "./plan.js";
+import { triageDelete } from "./plan.js";
+import { type Decision, type RescheduleWorld, reschedule, type StepCall, skip } from "./reschedule.js";
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
 
 export interface RetrySettings {
@@ -61,8 +53,7 @@ export interface RescheduleDeleteDeps {
   driverUsers: readonly string[];
   log: Logger;
   simulation: SimulationSource;
-  owners: OwnerResolver;
-  /** Default: createTeardownGuard(kube). */
+  /** Default: createTeardownGuard(kube), reading through the handler's cached reads. */
   teardown?: TeardownGuard;
   /** Default: fresh counters (pass one to read them, as GET /stats does). */
   stats?: RescheduleStats;
@@ -81,213 +72,160 @@ export interface RescheduleDeleteDeps {
   random?: () => number;
 }
 
-/** How a review ended: a skip reason, or "cloned" (created now, or found already created). */
-type Decision = { reason: SkipReason | HandlerSkip; clone?: string } | { reason: "cloned"; clone: string };
-
-type HandlerSkip =
-  | "already-handled"
-  | "rescheduling-off"
-  | "simulation-over"
-  | "root-deleting"
-  | "root-gone"
-  | "namespace-terminating"
-  | "namespace-gone"
-  | "pod-gone"
-  | "uid-mismatch"
-  | "live-pod-not-interrupted"
-  | "error"
-  | "answer-deadline";
-
 const DEFAULT_DEADLINE_MS = 3_000;
 
-function isNamespaceTerminatingError(err: unknown): boolean {
-  const e = kubeErrorOf(err);
-  return e !== undefined && e.status === 403 && /being terminated/.test(e.message);
+/** The steps' API calls for one review: transient errors retried, all inside one deadline from now. */
+function stepCaller(deps: RescheduleDeleteDeps, stats: RescheduleStats, log: Logger): StepCall {
+  const now = deps.now ?? (() => performance.now());
+  const deadline = now() + (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS);
+  return (step, fn) =>
+    withRetry(fn, {
+      deadlineMs: Math.max(0, deadline - now()),
+      isRetryable: isTransient,
+      now,
+      ...(deps.retry?.baseDelayMs !== undefined ? { baseDelayMs: deps.retry.baseDelayMs } : {}),
+      ...(deps.retry?.maxDelayMs !== undefined ? { maxDelayMs: deps.retry.maxDelayMs } : {}),
+      ...(deps.sleep ? { sleep: deps.sleep } : {}),
+      ...(deps.random ? { random: deps.random } : {}),
+      onRetry: ({ attempt, delayMs, err }) => {
+        stats.retry();
+        log.warn({ step, attempt, delayMs, err }, "transient API error; retrying");
+      },
+    });
+}
+
+function interruptionCause(candidate: Candidate): string {
+  const { judgement } = candidate;
+  return judgement.cause === "deleted-by-user" ? `user:${judgement.detail}` : judgement.detail;
+}
+
+/** What one handler keeps between reviews. */
+interface HandlerState {
+  deps: RescheduleDeleteDeps;
+  world: RescheduleWorld;
+  stats: RescheduleStats;
+  answerWithinMs: number;
+  /** Pod uids already cloned, with the clone's name. */
+  handled: LRUCache<string, string>;
+  /** The work on each pod uid under way: reviews of one deletion arriving together share it. */
+  inFlight: Map<string, Promise<Decision>>;
+}
+
+function buildState(deps: RescheduleDeleteDeps): HandlerState {
+  const stats = deps.stats ?? createRescheduleStats();
+  const clock = deps.now ? { now: deps.now } : {};
+  // One set of cached reads for the teardown guard and the steps: a namespace is read once per burst.
+  const reads = createCachedReads(deps.kube, clock);
+  const teardown = deps.teardown ?? createTeardownGuard(deps.kube, { reads, ...clock });
+  const { kube, simName, simulation } = deps;
+  return {
+    deps,
+    world: { kube, simName, simulation, teardown, reads, stats },
+    stats,
+    answerWithinMs: deps.answerWithinMs ?? (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS) + 500,
+    handled: new LRUCache<string, string>({ max: deps.memoSize ?? 10_000 }),
+    inFlight: new Map(),
+  };
+}
+
+/** Never rejects: an error is a logged decision, and the delete is allowed anyway. */
+async function decide(s: HandlerState, candidate: Candidate, log: Logger): Promise<Decision> {
+  const cause = interruptionCause(candidate);
+  s.stats.interruption(cause);
+  let decision: Decision;
+  try {
+    decision = await reschedule(s.world, candidate, stepCaller(s.deps, s.stats, log));
+  } catch (err) {
+    log.error(
+      { err, namespace: candidate.namespace, pod: candidate.name, interruption: cause },
+      "could not reschedule interrupted pod; allowing the delete",
+    );
+    return skip("error");
+  }
+  // Only a clone is remembered: it was checked against the live pod. A skip might come from a forged or
+  // stale review, and remembering it could suppress the real interruption of that uid later.
+  if (decision.reason === "cloned") s.handled.set(candidate.uid, decision.clone);
+  const verdict = decision.reason === "cloned" ? "clone" : "skip";
+  log.info(
+    { decision: verdict, reason: decision.reason, interruption: cause, clone: decision.clone },
+    "review done",
+  );
+  return decision;
+}
+
+/** What this process already knows about the candidate, with no API call: handled, or torn down. */
+function knownSkip(s: HandlerState, candidate: Candidate): string | undefined {
+  if (s.handled.has(candidate.uid)) return "already-handled";
+  if (!candidate.directRoot) return undefined;
+  return s.world.teardown.known({ namespace: candidate.namespace, root: candidate.directRoot });
+}
+
+/** One piece of work per pod uid, answered by the answer deadline whether or not it is done. */
+async function decideOnce(s: HandlerState, candidate: Candidate, log: Logger): Promise<void> {
+  let work = s.inFlight.get(candidate.uid);
+  const shared = work !== undefined;
+  if (work === undefined) {
+    work = decide(s, candidate, log).finally(() => s.inFlight.delete(candidate.uid));
+    s.inFlight.set(candidate.uid, work);
+  }
+  const decision = await withDeadline(work, s.answerWithinMs, () => skip("answer-deadline"));
+  s.stats.decision(shared ? "already-handled" : decision.reason);
+  if (decision.reason === "answer-deadline") {
+    log.warn(
+      { answerWithinMs: s.answerWithinMs },
+      "reschedule still running at the answer deadline; allowing the delete now",
+    );
+  }
+}
+
+async function handleDelete(s: HandlerState, request: AdmissionRequest): Promise<AdmissionReview> {
+  const triage = triageDelete(request, s.deps.driverUsers);
+  if ("skip" in triage) {
+    s.stats.decision(triage.skip);
+    s.deps.log.debug({ uid: request.uid, decision: "skip", reason: triage.skip }, "review done");
+    return allow(request);
+  }
+  const { candidate } = triage;
+  const log = s.deps.log.child({
+    uid: request.uid,
+    namespace: candidate.namespace,
+    pod: candidate.name,
+    op: request.operation,
+  });
+  const known = knownSkip(s, candidate);
+  if (known) {
+    s.stats.decision(known);
+    log.debug({ decision: "skip", reason: known, earlier: s.handled.get(candidate.uid) }, "review done");
+    return allow(request);
+  }
+  await decideOnce(s, candidate, log);
+  return allow(request);
+}
+
+async function handleReview(s: HandlerState, body: unknown): Promise<AdmissionReview> {
+  s.stats.review();
+  const parsed = parseReview(body);
+  if (!parsed.ok) {
+    s.deps.log.warn({ uid: parsed.uid, reason: parsed.message }, "malformed review");
+    s.stats.decision("malformed");
+    // Fail open: a review with a uid is answered allowed. Without one there is nothing to answer, and a
+    // DELETE must never be denied: the adapter answers HTTP 400 instead.
+    if (!parsed.uid) throw new UnanswerableReviewError(parsed.message);
+    return allow({ uid: parsed.uid });
+  }
+  try {
+    return await handleDelete(s, parsed.request);
+  } catch (err) {
+    // Only a bug gets here (decide() does not throw); the delete still goes ahead.
+    s.stats.decision("error");
+    s.deps.log.error({ err, uid: parsed.request.uid }, "reschedule-delete failed; allowing the delete");
+    return allow(parsed.request);
+  }
 }
 
 export function createRescheduleDeleteHandler(deps: RescheduleDeleteDeps): ReviewHandler {
-  const stats = deps.stats ?? createRescheduleStats();
-  const teardown = deps.teardown ?? createTeardownGuard(deps.kube);
-  const now = deps.now ?? (() => performance.now());
-  const deadlineMs = deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  const answerWithinMs = deps.answerWithinMs ?? deadlineMs + 500;
-  const handled = new LRUCache<string, string>({ max: deps.memoSize ?? 10_000 });
-  const inFlight = new Map<string, Promise<Decision>>();
-
-  function skip(reason: SkipReason | HandlerSkip): Decision {
-    return { reason };
-  }
-
-  async function reschedule(candidate: Candidate, log: Logger): Promise<Decision> {
-    const { namespace, name, uid } = candidate;
-    const deadline = now() + deadlineMs;
-    const call = <T>(step: string, fn: () => Promise<T>): Promise<T> =>
-      withRetry(fn, {
-        deadlineMs: Math.max(0, deadline - now()),
-        isRetryable: isTransient,
-        now,
-        ...(deps.retry?.baseDelayMs !== undefined ? { baseDelayMs: deps.retry.baseDelayMs } : {}),
-        ...(deps.retry?.maxDelayMs !== undefined ? { maxDelayMs: deps.retry.maxDelayMs } : {}),
-        ...(deps.sleep ? { sleep: deps.sleep } : {}),
-        ...(deps.random ? { random: deps.random } : {}),
-        onRetry: ({ attempt, delayMs, err }) => {
-          stats.retry();
-          log.warn({ step, attempt, delayMs, err }, "transient API error; retrying");
-        },
-      });
-
-    const sim = await call("simulation", () => deps.simulation.get());
-    if (!wantsBarePodRescheduling(sim)) return skip("rescheduling-off");
-    if (isSimulationOver(sim)) {
-      if (candidate.directRoot) teardown.observeSimulation(sim, { namespace, root: candidate.directRoot });
-      return skip("simulation-over");
-    }
-
-    const chain = await call("owners", () => deps.owners.ownerChain(candidate.pod));
-    const root = simulationRootOf(chain, deps.simName);
-    if (root === undefined) return skip("not-in-simulation");
-    const target: TeardownTarget = { namespace, root };
-    const torn = await call("teardown", () => teardown.check(target));
-    if (torn) return skip(torn);
-
-    // Trust nothing in the review: the pod must exist with the same uid, and be what the review said.
-    // During the final delete the pod still exists (admission runs before removal), so this read finds it.
-    let live: Pod;
-    try {
-      live = await call("read-pod", () =>
-        deps.kube.read<Pod>({ apiVersion: "v1", kind: "Pod", name, namespace }),
-      );
-    } catch (err) {
-      if (isNotFound(err)) return skip("pod-gone");
-      throw err;
-    }
-    if (live.metadata?.uid !== uid) return skip("uid-mismatch");
-    if (!isBarePod(live)) return skip("not-bare");
-    if (!confirmsInterruption(live, candidate.judgement)) return skip("live-pod-not-interrupted");
-
-    const clone = buildClone(live);
-    const cloneName = clone.metadata?.name ?? "";
-    try {
-      await call("create", () => deps.kube.create(clone));
-      stats.clone("created");
-    } catch (err) {
-      if (isAlreadyExists(err)) {
-        stats.clone("alreadyExisted");
-      } else if (isNamespaceTerminatingError(err)) {
-        teardown.markNamespaceTerminating(target);
-        return skip("namespace-terminating");
-      } else {
-        stats.clone("failed");
-        throw err;
-      }
-    }
-    return { reason: "cloned", clone: cloneName };
-  }
-
-  /** Never rejects: an error is a logged decision, and the delete is allowed anyway. */
-  async function decide(candidate: Candidate, log: Logger): Promise<Decision> {
-    const { judgement } = candidate;
-    const cause = judgement.cause === "deleted-by-user" ? `user:${judgement.detail}` : judgement.detail;
-    stats.interruption(cause);
-    let decision: Decision;
-    try {
-      decision = await reschedule(candidate, log);
-    } catch (err) {
-      log.error(
-        { err, namespace: candidate.namespace, pod: candidate.name, interruption: cause },
-        "could not reschedule interrupted pod; allowing the delete",
-      );
-      return skip("error");
-    }
-    // Only a clone is remembered: it was checked against the live pod. A skip might come from a forged or
-    // stale review, and remembering it could suppress the real interruption of that uid later.
-    if (decision.reason === "cloned") handled.set(candidate.uid, decision.clone);
-    log.info(
-      {
-        decision: decision.reason === "cloned" ? "clone" : "skip",
-        reason: decision.reason,
-        interruption: cause,
-        clone: decision.clone,
-      },
-      "review done",
-    );
-    return decision;
-  }
-
-  function withinAnswerDeadline(work: Promise<Decision>): Promise<Decision> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<Decision>((resolve) => {
-      timer = setTimeout(() => resolve(skip("answer-deadline")), answerWithinMs);
-    });
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
-  }
-
-  async function handleDelete(request: AdmissionRequest): Promise<AdmissionReview> {
-    const triage = triageDelete(request, deps.driverUsers);
-    if ("skip" in triage) {
-      stats.decision(triage.skip);
-      deps.log.debug({ uid: request.uid, decision: "skip", reason: triage.skip }, "review done");
-      return allow(request);
-    }
-    const candidate = triage.candidate;
-    const log = deps.log.child({
-      uid: request.uid,
-      namespace: candidate.namespace,
-      pod: candidate.name,
-      op: request.operation,
-    });
-    if (handled.has(candidate.uid)) {
-      stats.decision("already-handled");
-      log.debug(
-        { decision: "skip", reason: "already-handled", earlier: handled.get(candidate.uid) },
-        "review done",
-      );
-      return allow(request);
-    }
-    const known = candidate.directRoot
-      ? teardown.known({ namespace: candidate.namespace, root: candidate.directRoot })
-      : undefined;
-    if (known) {
-      stats.decision(known);
-      log.debug({ decision: "skip", reason: known }, "review done");
-      return allow(request);
-    }
-    // Reviews of one deletion arriving together share one piece of work.
-    let work = inFlight.get(candidate.uid);
-    const shared = work !== undefined;
-    if (work === undefined) {
-      work = decide(candidate, log).finally(() => inFlight.delete(candidate.uid));
-      inFlight.set(candidate.uid, work);
-    }
-    const decision = await withinAnswerDeadline(work);
-    stats.decision(shared ? "already-handled" : decision.reason);
-    if (decision.reason === "answer-deadline") {
-      log.warn(
-        { answerWithinMs },
-        "reschedule still running at the answer deadline; allowing the delete now",
-      );
-    }
-    return allow(request);
-  }
-
-  return async (body) => {
-    stats.review();
-    const parsed = parseReview(body);
-    if (!parsed.ok) {
-      deps.log.warn({ uid: parsed.uid, reason: parsed.message }, "malformed review");
-      stats.decision("malformed");
-      // Fail open: a review we can answer (it has a uid) is allowed; only a body without one is rejected.
-      return parsed.uid ? allow({ uid: parsed.uid }) : rejectReview(parsed);
-    }
-    try {
-      return await handleDelete(parsed.request);
-    } catch (err) {
-      // Only a bug gets here (decide() does not throw); the delete still goes ahead.
-      stats.decision("error");
-      deps.log.error({ err, uid: parsed.request.uid }, "reschedule-delete failed; allowing the delete");
-      return allow(parsed.request);
-    }
-  };
+  const state = buildState(deps);
+  return (body) => handleReview(state, body);
 }
 
 /** Everything the handler needs, from configuration; the CLI does `createRescheduleDeleteHandler(await ...)`. */
@@ -303,8 +241,6 @@ export async function buildRescheduleDeleteDeps(
     driverUsers: config.driverUsers,
     log,
     simulation: createSimulationSource(kube, config.simName),
-    owners: createOwnerResolver(kube, log),
-    teardown: createTeardownGuard(kube),
     stats: createRescheduleStats(),
   };
 }

@@ -24,7 +24,14 @@ import {
   NAMESPACE_CONTROLLER_USER,
 } from "../../shared/identities.js";
 import { isRecord } from "../../shared/json.js";
-import { ORIG_OWNER_ANNOTATION_KEY, SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
+import {
+  ORIG_OWNER_ANNOTATION_KEY,
+  SIMKUBE_API_VERSION,
+  SIMULATION_ROOT_KIND,
+  VIRTUAL_NODE_SELECTOR_KEY,
+  VIRTUAL_NODE_SELECTOR_VALUE,
+  VIRTUAL_NODE_TOLERATION_KEY,
+} from "../../shared/keys.js";
 import { isBarePod, type OwnerReference, ownerReferencesOf } from "../../shared/owners.js";
 import type { Pod, PodCondition } from "../../shared/pod.js";
 import { sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
@@ -122,14 +129,16 @@ export function directSimulationRoot(pod: Pod): OwnerReference | undefined {
   );
 }
 
-/** A DELETE review worth looking into: the pod as the review shows it, and why it counts as interrupted. */
+/**
+ * A DELETE review worth looking into: which pod it names, and why the review says it was interrupted. Only
+ * a claim: reschedule.ts reads the pod and everything it depends on from the API before cloning it.
+ */
 export interface Candidate {
-  pod: Pod;
   namespace: string;
   name: string;
   uid: string;
   judgement: Extract<Judgement, { interrupted: true }>;
-  /** The pod's SimulationRoot when it hangs directly off one: the key of cached teardown answers. */
+  /** The SimulationRoot the review says owns the pod: only the key to look up teardowns already seen. */
   directRoot?: OwnerReference;
 }
 
@@ -137,6 +146,7 @@ export type Triage = { candidate: Candidate } | { skip: SkipReason };
 
 /**
  * The checks that need no API call, cheapest first: operation, dry run, oldObject, bare, interruption.
+ * They read what the review claims, so they may only skip: a skip creates nothing, whoever sent the review.
  * Names come from oldObject: reviews from namespace deletion carry an empty request.name
  * (the namespace controller deletes through DeleteCollection: kubernetes/kubernetes
  * pkg/controller/namespace/deletion/namespaced_resources_deleter.go).
@@ -158,7 +168,6 @@ export function triageDelete(request: AdmissionRequest, driverUsers: readonly st
   const judgement = judgeDeletion({ pod, username: request.userInfo?.username, driverUsers });
   if (!judgement.interrupted) return { skip: judgement.reason };
   const candidate: Candidate = {
-    pod,
     namespace: pod.metadata?.namespace || request.namespace || "",
     name,
     uid,
@@ -169,23 +178,56 @@ export function triageDelete(request: AdmissionRequest, driverUsers: readonly st
   return { candidate };
 }
 
+/** The toleration SimKube's virtual nodes need (their taint is `kwok-provider` NoSchedule). */
+export const VIRTUAL_NODE_TOLERATION = {
+  key: VIRTUAL_NODE_TOLERATION_KEY,
+  operator: "Exists",
+  effect: "NoSchedule",
+} as const;
+
+/**
+ * Pinned to virtual nodes by the clone itself, not by what the interrupted pod happened to carry:
+ * `nodeSelector.type: virtual` set, and exactly one `kwok-provider` toleration, SimKube's (any other
+ * toleration of that key, which might tolerate more, is dropped). A clone must never reach a real node,
+ * even if mutate-create is not called for it.
+ */
+export function pinToVirtualNodes(spec: Record<string, unknown>): Record<string, unknown> {
+  const nodeSelector = isRecord(spec.nodeSelector) ? spec.nodeSelector : {};
+  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
+  return {
+    ...spec,
+    nodeSelector: { ...nodeSelector, [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE },
+    tolerations: [
+      ...tolerations.filter((t) => !(isRecord(t) && t.key === VIRTUAL_NODE_TOLERATION_KEY)),
+      { ...VIRTUAL_NODE_TOLERATION },
+    ],
+  };
+}
+
 /**
  * The pod that replaces an interrupted one (SimKube's rule): sanitized, without simkube.io labels and
  * annotations (mutate-create adds this run's again), without node and status, named `<name>-clone-N`, and
  * annotated with the original pod's name so a clone of a clone still finds its lifecycle in the trace.
- * It keeps its ownerReferences (the SimulationRoot) and its static hash and sequence annotations.
- * One addition: ephemeral containers are dropped, because the API server refuses them on create.
+ * It keeps its static hash and sequence annotations and the pod's namespace. Its one owner is `root`, the
+ * SimulationRoot the live pod was checked to be owned by, so the clone goes when the simulation does.
+ * Our additions: pinned to virtual nodes (pinToVirtualNodes), and ephemeral containers dropped, because
+ * the API server refuses them on create.
  */
-export function buildClone(pod: Pod): Pod {
+export function buildClone(pod: Pod, root: OwnerReference): Pod {
   const originalName = pod.metadata?.name ?? "";
   const clone = stripSimkubeMetadata(sanitizeObject(pod));
   const annotations = { ...clone.metadata?.annotations };
   annotations[ORIG_OWNER_ANNOTATION_KEY] ??= originalName;
-  clone.metadata = { ...clone.metadata, name: buildCloneName(originalName), annotations };
-  if (clone.spec) {
-    delete clone.spec.nodeName;
-    delete clone.spec.ephemeralContainers;
-  }
+  clone.metadata = {
+    ...clone.metadata,
+    name: buildCloneName(originalName),
+    annotations,
+    ownerReferences: [{ ...root }],
+  };
+  const spec = pinToVirtualNodes(clone.spec ?? {});
+  delete spec.nodeName;
+  delete spec.ephemeralContainers;
+  clone.spec = spec;
   delete clone.status;
   clone.apiVersion = "v1";
   clone.kind = "Pod";

@@ -1,7 +1,7 @@
 // The Knative adapter: an HTTP server around one ReviewHandler. POST / takes the review, GET /healthz says
 // ready, GET /stats serves the counters. It translates and nothing else: a well-formed review always gets 200
-// with the handler's answer; HTTP errors are for transport only (400 bad JSON, 413 too large, 500 anything
-// unexpected), always as JSON.
+// with the handler's answer; HTTP errors are for transport only (400 bad JSON or no uid to answer, 413 too
+// large, 500 anything unexpected), always as JSON.
 //
 // POST / is answered straight from node:http; express serves every other route. Measured with the teardown
 // burst: a trivial handler behind express's router and res.json reached ~0.6 of a bare node:http server,
@@ -23,7 +23,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import express, { type ErrorRequestHandler } from "express";
-import type { ReviewHandler } from "../../shared/admission.js";
+import { type ReviewHandler, UnanswerableReviewError } from "../../shared/admission.js";
 import type { Logger } from "../../shared/log.js";
 import { reviewPathCheck } from "./path-secret.js";
 
@@ -100,7 +100,7 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 }
 
 function sendError(res: ServerResponse, err: unknown, log: Logger): void {
-  const status = err instanceof HttpError ? err.status : 500;
+  const status = err instanceof HttpError ? err.status : err instanceof UnanswerableReviewError ? 400 : 500;
   if (status === 500) log.error({ err }, "request failed");
   else log.warn({ status, reason: (err as Error).message }, "bad request");
   if (res.headersSent) {

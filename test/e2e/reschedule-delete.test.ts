@@ -31,20 +31,28 @@ import type { KubeApi, KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import {
   buildDeleteReview,
-  buildNamespace,
   buildPod,
   buildSimulation,
   buildSimulationRoot,
+  buildVirtualNamespace,
   disruptionTarget,
   type PodOptions,
   replicaSetOwnerRef,
   rootOwnerRef,
   TEST_NAMESPACE,
   TEST_SIM_NAME,
+  TEST_SIM_ROOT_NAME,
 } from "../support/builders.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 
 const POD_PATH = `/api/v1/namespaces/${TEST_NAMESPACE}/pods`;
+
+/** The driver's root of TEST_SIM_NAME as the simulation's objects reference it. */
+const SIM_ROOT = rootOwnerRef(TEST_SIM_ROOT_NAME);
+/** Another simulation running in the same cluster. */
+const OTHER_SIM = "other-sim";
+const OTHER_ROOT = rootOwnerRef("sk-other-sim-driver-root", "other-root-uid");
+const OTHER_NAMESPACE = "virtual-other";
 
 // The spec a pod read from the API has (defaults filled), so that creating its clone adds nothing.
 const DEFAULTED_SPEC = {
@@ -81,6 +89,8 @@ interface Env {
   deletePod(name: string, user: string, query?: string): Promise<Response>;
   /** POST a review straight to the function. */
   review(review: AdmissionReview): Promise<AdmissionReview>;
+  /** POST any body straight to the function; the raw answer. */
+  post(body: unknown): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -95,8 +105,9 @@ interface EnvOptions {
 async function startEnv(options: EnvOptions = {}): Promise<Env> {
   const api = await startFakeApiServer({ namespaces: ["default", TEST_NAMESPACE] });
   api.store.put(buildSimulation({ rescheduleInterruptedBarePods: true, ...options.sim }));
-  api.store.put(buildSimulationRoot(options.root));
-  if (options.namespacePhase === "Terminating") api.store.put(buildNamespace({ phase: "Terminating" }));
+  api.store.put(buildSimulationRoot({ name: TEST_SIM_ROOT_NAME, ...options.root }));
+  // The test namespace is a virtual namespace of the simulation, as SimKube's driver creates it.
+  api.store.put(buildVirtualNamespace(SIM_ROOT, { phase: options.namespacePhase ?? "Active" }));
 
   const kubeconfigPath = await writeKubeconfig(api.url);
   const realKube = createKubeApi({ kubeconfigPath });
@@ -138,7 +149,12 @@ async function startEnv(options: EnvOptions = {}): Promise<Env> {
     logLines,
     stats: () => deps.stats.snapshot(),
     putPod(podOptions = {}) {
-      const pod = buildPod({ nodeName: "kwok-node-1", spec: DEFAULTED_SPEC, ...podOptions });
+      const pod = buildPod({
+        nodeName: "kwok-node-1",
+        spec: DEFAULTED_SPEC,
+        ownerReferences: [SIM_ROOT],
+        ...podOptions,
+      });
       return api.store.put(pod);
     },
     getPod(name) {
@@ -157,13 +173,16 @@ async function startEnv(options: EnvOptions = {}): Promise<Env> {
       });
     },
     async review(body) {
-      const res = await fetch(fnUrl, {
+      const res = await this.post(body);
+      assert.equal(res.status, 200);
+      return (await res.json()) as AdmissionReview;
+    },
+    post(body) {
+      return fetch(fnUrl, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
       });
-      assert.equal(res.status, 200);
-      return (await res.json()) as AdmissionReview;
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -234,7 +253,7 @@ describe("reschedule-delete against the fake API server", () => {
         name: "the-pod-clone-1",
         namespace: TEST_NAMESPACE,
         labels: { foo: "bar" },
-        ownerReferences: [rootOwnerRef()],
+        ownerReferences: [SIM_ROOT],
         annotations: {
           "static.simkube.io/original-namespace": "testing",
           "static.simkube.io/pod-spec-stable-hash": "17506812802394981455",
@@ -272,7 +291,7 @@ describe("reschedule-delete against the fake API server", () => {
 
   const noClone: Array<[string, PodOptions, string]> = [
     ["a pod that is not Running", { phase: "Succeeded" }, ADMIN_USER],
-    ["a pod owned by a ReplicaSet", { ownerReferences: [rootOwnerRef(), replicaSetOwnerRef()] }, ADMIN_USER],
+    ["a pod owned by a ReplicaSet", { ownerReferences: [SIM_ROOT, replicaSetOwnerRef()] }, ADMIN_USER],
     ["the driver's delete (production deleted it)", {}, SIMKUBE_DRIVER_USER],
   ];
   for (const [name, pod, user] of noClone) {
@@ -402,17 +421,150 @@ describe("reschedule-delete against the fake API server", () => {
   test("a forged review cannot make the function create pods (pod absent, or another uid)", async () => {
     const env = await startEnv();
     const absent = buildDeleteReview({
-      pod: buildPod({ name: "ghost", nodeName: "kwok-node-1" }),
+      pod: buildPod({ name: "ghost", nodeName: "kwok-node-1", ownerReferences: [SIM_ROOT] }),
       user: ADMIN_USER,
     });
     assertAllowedWithoutPatch(await env.review(absent));
     env.putPod({ uid: "the-real-uid" });
-    const wrongUid = buildDeleteReview({ pod: buildPod({ uid: "forged-uid" }), user: ADMIN_USER });
+    const wrongUid = buildDeleteReview({
+      pod: buildPod({ uid: "forged-uid", ownerReferences: [SIM_ROOT] }),
+      user: ADMIN_USER,
+    });
     assertAllowedWithoutPatch(await env.review(wrongUid));
     assert.deepEqual(env.created, []);
     assert.deepEqual(env.podNames(), ["the-pod"]);
     assert.equal(env.stats().decisions["pod-gone"], 1);
     assert.equal(env.stats().decisions["uid-mismatch"], 1);
+  });
+
+  describe("forged reviews: the function judges the live objects, and creates nothing", () => {
+    // Each review claims a bare Running pod owned by this simulation's root, deleted by a user; the objects
+    // the API double holds say otherwise.
+    const PRIVILEGED_SPEC = {
+      hostNetwork: true,
+      hostPID: true,
+      containers: [{ name: "debug", image: "busybox", securityContext: { privileged: true } }],
+      volumes: [{ name: "host", hostPath: { path: "/" } }],
+    };
+
+    /** Another simulation beside ours: its Simulation, its driver's root, its virtual namespace. */
+    function putOtherSimulation(env: Env): void {
+      env.api.store.put(buildSimulation({ name: OTHER_SIM, uid: "other-sim-uid" }));
+      env.api.store.put(
+        buildSimulationRoot({
+          name: OTHER_ROOT.name,
+          uid: OTHER_ROOT.uid,
+          simName: OTHER_SIM,
+          simUid: "other-sim-uid",
+        }),
+      );
+      env.api.store.put(buildVirtualNamespace(OTHER_ROOT, { name: OTHER_NAMESPACE }));
+    }
+
+    /** Store `live`, post a review that shows it as the simulation's own bare pod, check nothing appeared. */
+    async function forge(env: Env, live: PodOptions & { name: string; namespace: string }, reason: string) {
+      const stored = env.api.store.put(
+        buildPod({ nodeName: "kwok-node-1", spec: DEFAULTED_SPEC, ownerReferences: [], ...live }),
+      );
+      const claimed = {
+        ...structuredClone(stored),
+        metadata: { ...stored.metadata, ownerReferences: [SIM_ROOT] },
+      };
+      env.api.resetLog();
+      assertAllowedWithoutPatch(await env.review(buildDeleteReview({ pod: claimed, user: ADMIN_USER })));
+      assert.deepEqual(env.created, [], "no create was even attempted");
+      assert.equal(env.api.count("POST"), 0);
+      const pods = env.api.store.list("Pod", live.namespace).map((p) => p.metadata?.name);
+      assert.deepEqual(pods, [live.name], `only the original pod in ${live.namespace}`);
+      assert.equal(env.stats().decisions[reason], 1, JSON.stringify(env.stats().decisions));
+    }
+
+    test("a real ownerless privileged pod in kube-system", async () => {
+      const env = await startEnv();
+      await forge(
+        env,
+        { name: "priv-debug", namespace: "kube-system", spec: PRIVILEGED_SPEC },
+        "namespace-not-virtual",
+      );
+    });
+
+    test("an ownerless pod in the simulation's own virtual namespace", async () => {
+      const env = await startEnv();
+      await forge(env, { name: "stray", namespace: TEST_NAMESPACE }, "not-owned-by-root");
+    });
+
+    test("another simulation's pod, in that simulation's virtual namespace", async () => {
+      const env = await startEnv();
+      putOtherSimulation(env);
+      await forge(
+        env,
+        { name: "theirs", namespace: OTHER_NAMESPACE, ownerReferences: [OTHER_ROOT] },
+        "namespace-not-virtual",
+      );
+    });
+
+    test("another simulation's pod, in this simulation's virtual namespace", async () => {
+      const env = await startEnv();
+      putOtherSimulation(env);
+      await forge(
+        env,
+        { name: "theirs", namespace: TEST_NAMESPACE, ownerReferences: [OTHER_ROOT] },
+        "not-owned-by-root",
+      );
+    });
+
+    test("a pod of this simulation's root in a namespace that is not virtual", async () => {
+      const env = await startEnv();
+      await forge(
+        env,
+        { name: "ours", namespace: "default", ownerReferences: [SIM_ROOT] },
+        "namespace-not-virtual",
+      );
+    });
+
+    test("a pod of this simulation's root in another simulation's virtual namespace", async () => {
+      const env = await startEnv();
+      putOtherSimulation(env);
+      await forge(
+        env,
+        { name: "ours", namespace: OTHER_NAMESPACE, ownerReferences: [SIM_ROOT] },
+        "namespace-not-virtual",
+      );
+    });
+  });
+
+  test("the clone is pinned to virtual nodes by the function, not by what the pod carried", async () => {
+    const env = await startEnv();
+    const { nodeSelector: _n, tolerations: _t, ...unpinned } = DEFAULTED_SPEC;
+    env.putPod({ spec: { ...unpinned, nodeSelector: { type: "real" } } });
+    await deleteLikeACluster(env, "the-pod", ADMIN_USER);
+    const [sent] = env.created as Array<KubeObject & { spec?: Record<string, unknown> }>;
+    assert.deepEqual(sent?.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(sent?.spec?.tolerations, [
+      { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" },
+    ]);
+    assert.deepEqual(sent?.metadata?.ownerReferences, [SIM_ROOT]);
+    assert.equal(sent?.metadata?.namespace, TEST_NAMESPACE);
+    assert.deepEqual(env.podNames(), ["the-pod-clone-1"]);
+  });
+
+  test("a DELETE review without a usable uid gets HTTP 400 with a JSON error, never allowed: false", async () => {
+    const env = await startEnv();
+    const pod = env.putPod();
+    const { request } = buildDeleteReview({ pod, user: ADMIN_USER });
+    for (const uid of [undefined, "", 42]) {
+      const res = await env.post({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: { ...request, uid },
+      });
+      assert.equal(res.status, 400, `uid ${String(uid)}`);
+      assert.match(res.headers.get("content-type") ?? "", /application\/json/);
+      const body = (await res.json()) as { message?: string; response?: unknown };
+      assert.match(body.message ?? "", /no uid/);
+      assert.equal(body.response, undefined, "not an AdmissionReview");
+    }
+    assert.deepEqual(env.created, []);
   });
 
   test("a 250-character pod name gets a valid 253-character clone name", async () => {
@@ -454,6 +606,7 @@ describe("reschedule-delete against the fake API server", () => {
           uid: `uid-${i}`,
           phase: "Failed",
           nodeName: "kwok-node-1",
+          ownerReferences: [SIM_ROOT],
           conditions: [disruptionTarget("DeletionByPodGC")],
         }),
         user: POD_GC_USER,

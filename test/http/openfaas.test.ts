@@ -23,7 +23,13 @@ import {
   type OpenfaasHandler,
 } from "../../functions/runtime/openfaas/adapter.js";
 import { buildStack } from "../../knative/openfaas-stack.js";
-import { type AdmissionReview, allow, decodePatch, type ReviewHandler } from "../../shared/admission.js";
+import {
+  type AdmissionReview,
+  allow,
+  decodePatch,
+  type ReviewHandler,
+  UnanswerableReviewError,
+} from "../../shared/admission.js";
 import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
@@ -186,6 +192,21 @@ describe("createOpenfaasHandler with a fake context", () => {
       fail() {},
     };
     await assert.doesNotReject(handler({ method: "POST", body: REVIEW }, broken));
+  });
+
+  it("a review the handler cannot answer (no uid) is a 400 JSON answer, not a 500", async () => {
+    const { log, lines } = capturedLog();
+    const handler = createOpenfaasHandler(
+      async () => async () => {
+        throw new UnanswerableReviewError("admission request has no uid");
+      },
+      { log },
+    );
+    const sent = await call(handler, { method: "POST", body: { request: { operation: "DELETE" } } });
+    assert.equal(sent.status, 400);
+    assert.equal(sent.headers["content-type"], "application/json");
+    assert.deepEqual(sent.value, { message: "admission request has no uid" });
+    assert.equal(lines.filter((l) => (l.level as number) >= 50).length, 0, "not logged as an error");
   });
 
   it("GET answers ok (a probe or a person); other methods get 405", async () => {

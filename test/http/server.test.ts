@@ -9,6 +9,7 @@ import {
   parseReview,
   type ReviewHandler,
   rejectReview,
+  UnanswerableReviewError,
 } from "../../shared/admission.js";
 import { createLogger } from "../../shared/log.js";
 
@@ -53,6 +54,21 @@ describe("createApp", () => {
     const { log } = logSink();
     const res = await request(createApp(echo, log)).post("/?timeout=10s").send(review("q")).expect(200);
     assert.equal((res.body as AdmissionReview).response?.uid, "q");
+  });
+
+  it("answers 400 with a JSON message when the handler cannot answer the review (no uid)", async () => {
+    const { log } = logSink();
+    const refuse: ReviewHandler = async (body) => {
+      const parsed = parseReview(body);
+      if (!parsed.ok && !parsed.uid) throw new UnanswerableReviewError(parsed.message);
+      return echo(body);
+    };
+    const res = await request(createApp(refuse, log))
+      .post("/")
+      .send({ kind: "AdmissionReview", request: { operation: "DELETE" } })
+      .expect(400);
+    assert.match(res.headers["content-type"] ?? "", /application\/json/);
+    assert.deepEqual(res.body, { message: "admission request has no uid" });
   });
 
   it("answers a review without request with allowed false and a message", async () => {

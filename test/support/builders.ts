@@ -16,6 +16,11 @@ export const TEST_SIM_UID = "1234-asdf";
 export const TEST_DRIVER_NAME = "sk-test-driver-12345";
 export const TEST_DRIVER_ROOT_NAME = "sk-test-driver-12345-root";
 export const TEST_ROOT_UID = "qwerty-5678";
+/**
+ * The name SimKube's driver gives its root for TEST_SIM_NAME (`sk-<sim>-driver-root`). SimKube's own fixture
+ * (TEST_DRIVER_ROOT_NAME) does not follow it; reschedule-delete finds the root by this name.
+ */
+export const TEST_SIM_ROOT_NAME = "sk-test-sim-driver-root";
 export const TEST_REPLICASET = "the-replicaset";
 export const TEST_DEPLOYMENT = "the-deployment";
 export const TEST_POD_UID = "asdf1234";
@@ -161,6 +166,7 @@ export interface NamespaceOptions {
   phase?: "Active" | "Terminating";
   deletionTimestamp?: string;
   ownerReferences?: OwnerReference[];
+  labels?: Record<string, string>;
 }
 
 export function buildNamespace(options: NamespaceOptions = {}): KubeObject {
@@ -174,6 +180,7 @@ export function buildNamespace(options: NamespaceOptions = {}): KubeObject {
     options.deletionTimestamp ?? (phase === "Terminating" ? "2024-01-01T00:10:00Z" : undefined);
   if (deletionTimestamp) metadata.deletionTimestamp = deletionTimestamp;
   if (options.ownerReferences) metadata.ownerReferences = structuredClone(options.ownerReferences);
+  if (options.labels) metadata.labels = { ...options.labels };
   return {
     apiVersion: "v1",
     kind: "Namespace",
@@ -181,6 +188,17 @@ export function buildNamespace(options: NamespaceOptions = {}): KubeObject {
     spec: { finalizers: ["kubernetes"] },
     status: { phase },
   } as KubeObject;
+}
+
+const VIRTUAL = { "simkube.io/virtual": "true" };
+
+/** A virtual namespace as SimKube's driver creates it: owned by `root`, labelled `simkube.io/virtual: "true"`. */
+export function buildVirtualNamespace(root: OwnerReference, options: NamespaceOptions = {}): KubeObject {
+  return buildNamespace({
+    ownerReferences: [root],
+    ...options,
+    labels: { "kubernetes.io/metadata.name": options.name ?? TEST_NAMESPACE, ...VIRTUAL, ...options.labels },
+  });
 }
 
 export interface ReplicaSetOptions {

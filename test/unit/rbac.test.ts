@@ -33,6 +33,7 @@ import {
   disruptionTarget,
   rootOwnerRef,
   TEST_SIM_NAME,
+  TEST_SIM_ROOT_NAME,
 } from "../support/builders.js";
 import { type AuthorizedCall, createRecordingKube, type RecordingKube } from "../support/recording-kube.js";
 
@@ -115,7 +116,9 @@ function renderedEnv(fn: FunctionName): Env {
 function seedSimulation(kube: RecordingKube): void {
   kube.memory.seed(buildSimulation({ rescheduleInterruptedBarePods: true }));
   kube.memory.seed(buildSimulationRoot());
-  const ns = buildNamespace({ name: VIRTUAL_NS, ownerReferences: [rootOwnerRef()] });
+  // The driver's own root (sk-<sim>-driver-root): it owns the virtual namespaces and the bare pods.
+  kube.memory.seed(buildSimulationRoot({ name: TEST_SIM_ROOT_NAME }));
+  const ns = buildNamespace({ name: VIRTUAL_NS, ownerReferences: [rootOwnerRef(TEST_SIM_ROOT_NAME)] });
   ns.metadata = { ...ns.metadata, labels: { [VIRTUAL_LABEL_KEY]: "true" } };
   kube.memory.seed(ns);
 }
@@ -179,7 +182,12 @@ async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
     quiet,
   );
   const live = kube.memory.seed(
-    buildPod({ namespace: VIRTUAL_NS, nodeName: "kwok-node-1", conditions: [disruptionTarget()] }),
+    buildPod({
+      namespace: VIRTUAL_NS,
+      nodeName: "kwok-node-1",
+      conditions: [disruptionTarget()],
+      ownerReferences: [rootOwnerRef(TEST_SIM_ROOT_NAME)],
+    }),
   );
   const review = await handle(buildDeleteReview({ pod: live, user: ADMIN_USER }));
   assert.equal(review.response?.allowed, true);

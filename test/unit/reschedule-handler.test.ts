@@ -6,19 +6,19 @@ import {
   type RescheduleDeleteDeps,
 } from "../../functions/reschedule-delete/handler.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
-import type { AdmissionReview } from "../../shared/admission.js";
-import { ADMIN_USER, KWOK_USER, POD_GC_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
+import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission.js";
+import { ADMIN_USER, KWOK_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
-import { createOwnerResolver } from "../../shared/owners.js";
+import type { Pod as TestPod } from "../../shared/pod.js";
 import { createSimulationSource } from "../../shared/simulation.js";
-import { createTeardownGuard } from "../../shared/teardown.js";
 import {
   buildDeleteReview,
   buildNamespace,
   buildPod,
   buildSimulation,
   buildSimulationRoot,
+  buildVirtualNamespace,
   disruptionTarget,
   type PodOptions,
   replicaSetOwnerRef,
@@ -26,6 +26,7 @@ import {
   TEST_NAMESPACE,
   TEST_POD_UID,
   TEST_SIM_NAME,
+  TEST_SIM_ROOT_NAME,
 } from "../support/builders.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 
@@ -56,10 +57,23 @@ function logSink() {
   return { log: createLogger("debug", sink), lines };
 }
 
+/** The driver's root of TEST_SIM_NAME, as the simulation's pods and namespaces reference it. */
+const SIM_ROOT = rootOwnerRef(TEST_SIM_ROOT_NAME);
+/** Another simulation's root and virtual namespace. */
+const OTHER_ROOT = rootOwnerRef("sk-other-sim-driver-root", "other-root-uid");
+
+/** A pod as the simulation makes it: bare, owned by the driver's root, Running on a KWOK node. */
+function simPod(options: PodOptions = {}) {
+  return buildPod({ nodeName: "kwok-node-1", ownerReferences: [SIM_ROOT], ...options });
+}
+
 interface WorldOptions {
   sim?: Parameters<typeof buildSimulation>[0];
   root?: Parameters<typeof buildSimulationRoot>[0] | null;
-  namespace?: Parameters<typeof buildNamespace>[0];
+  /** The pod's namespace as stored; a virtual namespace of the simulation by default. */
+  namespace?: KubeObject;
+  /** Other objects in the cluster. */
+  extra?: KubeObject[];
   /** The pod as stored in the API (the live pod); null: none. */
   live?: PodOptions | null;
   deps?: Partial<RescheduleDeleteDeps>;
@@ -68,9 +82,10 @@ interface WorldOptions {
 function world(options: WorldOptions = {}) {
   const mem = createMemoryKube();
   mem.seed(buildSimulation({ rescheduleInterruptedBarePods: true, ...options.sim }));
-  if (options.root !== null) mem.seed(buildSimulationRoot(options.root ?? {}));
-  mem.seed(buildNamespace(options.namespace ?? {}));
-  if (options.live !== null) mem.seed(buildPod({ nodeName: "kwok-node-1", ...options.live }));
+  if (options.root !== null) mem.seed(buildSimulationRoot({ name: TEST_SIM_ROOT_NAME, ...options.root }));
+  mem.seed(options.namespace ?? buildVirtualNamespace(SIM_ROOT));
+  for (const object of options.extra ?? []) mem.seed(object);
+  if (options.live !== null) mem.seed(simPod(options.live));
   const kube = scoped(mem);
   const { log, lines } = logSink();
   const stats = createRescheduleStats();
@@ -81,8 +96,6 @@ function world(options: WorldOptions = {}) {
     driverUsers: [SIMKUBE_DRIVER_USER],
     log,
     simulation: createSimulationSource(kube, TEST_SIM_NAME),
-    owners: createOwnerResolver(kube, log),
-    teardown: createTeardownGuard(kube),
     stats,
     now: () => t,
     sleep: async (ms) => {
@@ -108,7 +121,7 @@ function deleteOf(
   user = ADMIN_USER,
   extra: Partial<Parameters<typeof buildDeleteReview>[0]> = {},
 ) {
-  return buildDeleteReview({ pod: buildPod({ nodeName: "kwok-node-1", ...pod }), user, ...extra });
+  return buildDeleteReview({ pod: simPod(pod), user, ...extra });
 }
 
 describe("reschedule-delete handler", () => {
@@ -137,14 +150,18 @@ describe("reschedule-delete handler", () => {
           name: "the-pod-clone-1",
           namespace: TEST_NAMESPACE,
           labels: { foo: "bar" },
-          ownerReferences: [rootOwnerRef()],
+          ownerReferences: [SIM_ROOT],
           annotations: {
             "static.simkube.io/pod-spec-stable-hash": "42",
             "static.simkube.io/pod-sequence-number": "0",
             "static.simkube.io/original-owner": "the-pod",
           },
         },
-        spec: { containers: [{ name: "container-0", image: "nginx:1.27" }] },
+        spec: {
+          containers: [{ name: "container-0", image: "nginx:1.27" }],
+          nodeSelector: { type: "virtual" },
+          tolerations: [{ key: "kwok-provider", operator: "Exists", effect: "NoSchedule" }],
+        },
       },
     );
     assert.deepEqual(w.stats.snapshot().clones, { created: 1, alreadyExisted: 0, failed: 0 });
@@ -157,7 +174,7 @@ describe("reschedule-delete handler", () => {
   });
 
   const fastSkips: Array<[string, AdmissionReview, string]> = [
-    ["not bare", deleteOf({ ownerReferences: [rootOwnerRef(), replicaSetOwnerRef()] }), "not-bare"],
+    ["not bare", deleteOf({ ownerReferences: [SIM_ROOT, replicaSetOwnerRef()] }), "not-bare"],
     ["dry run", deleteOf({}, ADMIN_USER, { dryRun: true }), "dry-run"],
     ["the driver's delete", deleteOf({}, SIMKUBE_DRIVER_USER), "driver-delete"],
     ["not running", deleteOf({ phase: "Pending" }), "not-running"],
@@ -286,6 +303,102 @@ describe("reschedule-delete handler", () => {
     assert.deepEqual(w.stats.snapshot().decisions, { "live-pod-not-interrupted": 1 });
   });
 
+  describe("decides from the cluster, not the review (forged or mistaken reviews create nothing)", () => {
+    // Every review below claims a bare Running pod of this simulation, owned by its root, deleted by a user.
+    const PRIVILEGED_SPEC = {
+      hostNetwork: true,
+      hostPID: true,
+      containers: [{ name: "debug", image: "busybox", securityContext: { privileged: true } }],
+      volumes: [{ name: "host", hostPath: { path: "/" } }],
+    };
+    const cases: Array<[string, WorldOptions, PodOptions, string]> = [
+      [
+        "a real ownerless privileged pod in kube-system",
+        {
+          namespace: buildNamespace({ name: "kube-system" }),
+          live: { name: "priv-debug", namespace: "kube-system", ownerReferences: [], spec: PRIVILEGED_SPEC },
+        },
+        { name: "priv-debug", namespace: "kube-system", spec: PRIVILEGED_SPEC },
+        "namespace-not-virtual",
+      ],
+      [
+        "an ownerless pod inside the simulation's virtual namespace",
+        { live: { ownerReferences: [] } },
+        {},
+        "not-owned-by-root",
+      ],
+      [
+        "another simulation's pod, in its own virtual namespace",
+        {
+          namespace: buildVirtualNamespace(OTHER_ROOT, { name: "virtual-other" }),
+          live: { namespace: "virtual-other", ownerReferences: [OTHER_ROOT] },
+        },
+        { namespace: "virtual-other" },
+        "namespace-not-virtual",
+      ],
+      [
+        "another simulation's pod, in this simulation's namespace",
+        { live: { ownerReferences: [OTHER_ROOT] } },
+        {},
+        "not-owned-by-root",
+      ],
+      [
+        "a pod owned by the root and a workload the review leaves out",
+        { live: { ownerReferences: [SIM_ROOT, replicaSetOwnerRef()] } },
+        {},
+        "not-bare",
+      ],
+      [
+        "a pod owned by the root and another simkube.io object",
+        { live: { ownerReferences: [SIM_ROOT, rootOwnerRef("sk-test-sim-metaroot", "meta-uid")] } },
+        {},
+        "not-owned-by-root",
+      ],
+      [
+        "a namespace without the simkube.io/virtual label",
+        { namespace: buildNamespace({ ownerReferences: [SIM_ROOT] }) },
+        {},
+        "namespace-not-virtual",
+      ],
+      [
+        "a namespace labelled virtual but owned by another simulation's root",
+        { namespace: buildVirtualNamespace(OTHER_ROOT) },
+        {},
+        "namespace-not-virtual",
+      ],
+      [
+        "a namespace labelled virtual and owned by nothing",
+        { namespace: buildVirtualNamespace(SIM_ROOT, { ownerReferences: [] }) },
+        {},
+        "namespace-not-virtual",
+      ],
+    ];
+    for (const [name, options, claimed, reason] of cases) {
+      it(name, async () => {
+        const w = world(options);
+        assertAllowedWithoutPatch(await w.handle(deleteOf(claimed)));
+        assert.equal(w.mem.countCalls("create"), 0, "nothing created");
+        assert.deepEqual(w.stats.snapshot().decisions, { [reason]: 1 });
+      });
+    }
+
+    it("pins the clone to virtual nodes itself, whatever the live pod carries", async () => {
+      const spec = {
+        containers: [{ name: "c", image: "i" }],
+        nodeSelector: { type: "real" },
+        tolerations: [{ key: "kwok-provider", operator: "Exists" }],
+      };
+      const w = world({ live: { spec } });
+      await w.handle(deleteOf({ spec }));
+      const clone = w.mem.get<TestPod>(CLONE_REF);
+      assert.deepEqual(clone?.spec?.nodeSelector, { type: "virtual" });
+      assert.deepEqual(clone?.spec?.tolerations, [
+        { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" },
+      ]);
+      assert.deepEqual(clone?.metadata?.ownerReferences, [SIM_ROOT]);
+    });
+  });
+
   it("clones nothing when the Simulation does not ask for it", async () => {
     const w = world({ sim: { rescheduleInterruptedBarePods: false } });
     await w.handle(deleteOf({}));
@@ -303,7 +416,7 @@ describe("reschedule-delete handler", () => {
     assert.deepEqual(w.stats.snapshot().decisions, { "simulation-over": 2 });
   });
 
-  it("clones nothing for a pod of another simulation", async () => {
+  it("clones nothing when the root by the simulation's name is not the Simulation's", async () => {
     const w = world({ root: { simName: "other-sim" } });
     await w.handle(deleteOf({}));
     assert.equal(w.mem.countCalls("create"), 0);
@@ -318,7 +431,7 @@ describe("reschedule-delete handler", () => {
   });
 
   it("clones nothing in a terminating namespace", async () => {
-    const w = world({ namespace: { phase: "Terminating" } });
+    const w = world({ namespace: buildVirtualNamespace(SIM_ROOT, { phase: "Terminating" }) });
     await w.handle(deleteOf({}));
     assert.equal(w.mem.countCalls("create"), 0);
     assert.deepEqual(w.stats.snapshot().decisions, { "namespace-terminating": 1 });
@@ -349,13 +462,14 @@ describe("reschedule-delete handler", () => {
     assert.deepEqual(w.stats.snapshot().decisions, { "answer-deadline": 1 });
   });
 
-  it("fails open on malformed reviews it can answer", async () => {
+  it("fails open on malformed reviews it can answer, and never denies one it cannot", async () => {
     const w = world();
     const allowed = await w.handle({ kind: "AdmissionReview", request: { uid: "u-1", operation: "BOGUS" } });
     assert.equal(allowed.response?.allowed, true);
     assert.equal(allowed.response?.uid, "u-1");
-    const rejected = await w.handle("not a review");
-    assert.equal(rejected.response?.allowed, false);
+    for (const body of ["not a review", { request: { operation: "DELETE", oldObject: simPod() } }]) {
+      await assert.rejects(w.handle(body), UnanswerableReviewError, "no uid: the adapter answers 400");
+    }
   });
 
   it("allows an error inside the Simulation read (fail open)", async () => {
@@ -368,7 +482,10 @@ describe("reschedule-delete handler", () => {
   it("counts clones from a DisruptionTarget by the condition's reason", async () => {
     const w = world({ live: { phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] } });
     await w.handle(
-      deleteOf({ phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] }, POD_GC_USER),
+      deleteOf(
+        { phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] },
+        "system:serviceaccount:kube-system:pod-garbage-collector",
+      ),
     );
     assert.ok(w.mem.get(CLONE_REF));
     assert.deepEqual(w.stats.snapshot().interruptions, { DeletionByPodGC: 1 });

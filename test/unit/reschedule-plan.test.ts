@@ -4,6 +4,7 @@ import {
   buildClone,
   type Judgement,
   judgeDeletion,
+  pinToVirtualNodes,
   triageDelete,
 } from "../../functions/reschedule-delete/plan.js";
 import type { AdmissionRequest } from "../../shared/admission.js";
@@ -203,9 +204,9 @@ describe("buildClone", () => {
     return pod;
   }
 
-  it("first reschedule: SimKube's clone", () => {
+  it("first reschedule: SimKube's clone, owned by the root, pinned to virtual nodes", () => {
     const pod = interruptedPod();
-    const clone = buildClone(pod);
+    const clone = buildClone(pod, rootOwnerRef());
     assert.deepEqual(clone, {
       apiVersion: "v1",
       kind: "Pod",
@@ -213,13 +214,18 @@ describe("buildClone", () => {
         name: "the-pod-clone-1",
         namespace: "test-namespace",
         labels: { foo: "bar", "some.kubernetes.io/stuff": "baz" },
-        ownerReferences: [],
+        ownerReferences: [rootOwnerRef()],
         annotations: { "some.kubernetes.io/thing": "baz", "static.simkube.io/original-owner": "the-pod" },
       },
-      spec: { containers: [{ name: "container-0", image: "nginx:1.27" }] },
+      spec: {
+        containers: [{ name: "container-0", image: "nginx:1.27" }],
+        nodeSelector: { type: "virtual" },
+        tolerations: [{ key: "kwok-provider", operator: "Exists", effect: "NoSchedule" }],
+      },
     });
     assert.equal(pod.metadata?.name, "the-pod", "input untouched");
     assert.equal(pod.spec?.nodeName, "1-2-3-4.internal");
+    assert.equal(pod.spec?.nodeSelector, undefined, "input untouched");
   });
 
   it("subsequent reschedule keeps the original owner and the static annotations", () => {
@@ -229,6 +235,7 @@ describe("buildClone", () => {
         "static.simkube.io/pod-spec-stable-hash": "17506812802394981455",
         "static.simkube.io/pod-sequence-number": "3",
       }),
+      rootOwnerRef(),
     );
     assert.equal(clone.metadata?.name, "the-pod-clone-43");
     assert.deepEqual(clone.metadata?.annotations, {
@@ -247,11 +254,66 @@ describe("buildClone", () => {
         nodeName: "n",
       },
     }) as Pod;
-    const clone = buildClone(pod);
+    const clone = buildClone(pod, rootOwnerRef());
     assert.deepEqual(clone.metadata?.ownerReferences, [rootOwnerRef()]);
-    assert.deepEqual(clone.spec, { containers: [{ name: "c", image: "i" }] });
+    assert.deepEqual(clone.spec?.containers, [{ name: "c", image: "i" }]);
+    assert.equal(clone.spec?.ephemeralContainers, undefined);
+    assert.equal(clone.spec?.nodeName, undefined);
     assert.equal(clone.metadata?.uid, undefined);
     assert.equal(clone.metadata?.resourceVersion, undefined);
     assert.equal(clone.status, undefined);
   });
+
+  it("owns the clone by the root it is given and by nothing the pod carried", () => {
+    const pod = buildPod({
+      ownerReferences: [rootOwnerRef("someone-elses-root", "x"), replicaSetOwnerRef()],
+    });
+    const clone = buildClone(pod as Pod, rootOwnerRef());
+    assert.deepEqual(clone.metadata?.ownerReferences, [rootOwnerRef()]);
+    assert.equal(clone.metadata?.namespace, pod.metadata?.namespace, "the pod's own namespace");
+  });
+});
+
+describe("pinToVirtualNodes", () => {
+  const KWOK = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    [
+      "adds both when the pod has neither",
+      { containers: [] },
+      { containers: [], nodeSelector: { type: "virtual" }, tolerations: [KWOK] },
+    ],
+    [
+      "overrides a nodeSelector aimed at real nodes, keeps the other keys",
+      { nodeSelector: { type: "real", zone: "a" } },
+      { nodeSelector: { type: "virtual", zone: "a" }, tolerations: [KWOK] },
+    ],
+    [
+      "replaces a wider kwok-provider toleration, keeps the others",
+      {
+        tolerations: [
+          { key: "kwok-provider", operator: "Exists" },
+          { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" },
+        ],
+      },
+      {
+        nodeSelector: { type: "virtual" },
+        tolerations: [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" }, KWOK],
+      },
+    ],
+    [
+      "leaves SimKube's own pinning as it was",
+      { nodeSelector: { type: "virtual" }, tolerations: [KWOK] },
+      { nodeSelector: { type: "virtual" }, tolerations: [KWOK] },
+    ],
+    [
+      "repairs malformed fields instead of keeping them",
+      { nodeSelector: "x", tolerations: { key: "kwok-provider" } },
+      { nodeSelector: { type: "virtual" }, tolerations: [KWOK] },
+    ],
+  ];
+  for (const [name, spec, expected] of cases) {
+    it(name, () => {
+      assert.deepEqual(pinToVirtualNodes(spec), expected);
+    });
+  }
 });

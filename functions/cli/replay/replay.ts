@@ -24,7 +24,7 @@ import type { Logger } from "../../../shared/log.js";
 import { parseTrace, type Trace } from "../../../shared/trace.js";
 import { startFakeApiServer } from "../../local-apiserver/server.js";
 import { startFunction } from "../../runtime/registry.js";
-import { buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
+import { buildVirtualNamespace, buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
 
 /** The taint-eviction controller runs with the node controller's credentials. */
 const TAINT_MANAGER_USER = NODE_CONTROLLER_USER;
@@ -167,6 +167,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
       name: rootObject.metadata?.name ?? "",
       uid: rootObject.metadata?.uid ?? "",
     };
+    for (const namespace of namespaces) api.store.put(buildVirtualNamespace(namespace, root));
 
     const tracePath = path.join(dir, "trace.sktrace");
     await writeFile(tracePath, options.traceBytes);

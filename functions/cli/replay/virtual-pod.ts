@@ -12,6 +12,19 @@ export function virtualNamespace(prefix: string, originalNamespace: string): str
   return `${prefix}-${originalNamespace}`;
 }
 
+/** A virtual namespace as the driver creates it: owned by the SimulationRoot, labelled `simkube.io/virtual`. */
+export function buildVirtualNamespace(name: string, root: OwnerReference): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name,
+      labels: { "kubernetes.io/metadata.name": name, [VIRTUAL_LABEL_KEY]: "true" },
+      ownerReferences: [{ ...root }],
+    },
+  };
+}
+
 /**
  * The traced pod in its virtual namespace, owned by the SimulationRoot, labelled as virtual, remembering its
  * original namespace, without status and without container ports (the driver strips them before applying).

@@ -1,13 +1,13 @@
 // The OpenFaaS adapter: the node20/node22 template's `module.exports = async (event, context) => ...`
 // around one ReviewHandler. It translates and nothing else, like functions/runtime/http-server.ts does for Knative:
 //   - event.body arrives parsed (JSON content type), as text (text/*) or as a Buffer (RAW_BODY=true);
-//   - bad JSON -> 400 {message}; a review -> 200 with the handler's answer as application/json
+//   - bad JSON, or a review with no uid to answer -> 400 {message}; a review -> 200 with the handler's answer as application/json
 //     (without the content-type header the template sends a stringified object as text/html);
 //   - the handler is built once, on the first call, and built again on the next call if building failed;
 //   - it never throws: the template would answer 500 with err.toString() as plain text.
 // The bundle (npm run bundle:openfaas) makes each entry in this folder (mutate-create.ts, reschedule-delete.ts) a CommonJS handler.js.
 
-import type { ReviewHandler } from "../../../shared/admission.js";
+import { type ReviewHandler, UnanswerableReviewError } from "../../../shared/admission.js";
 import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config.js";
 import { errorMessage } from "../../../shared/json.js";
 import type { KubeApi } from "../../../shared/kube-api.js";
@@ -122,6 +122,10 @@ export function createOpenfaasHandler(
       try {
         review = await (await handler())(decoded.value);
       } catch (err) {
+        if (err instanceof UnanswerableReviewError) {
+          reply(context, 400, { message: err.message });
+          return;
+        }
         log().error({ err }, "review failed");
         // The API server treats a 500 as a failed call: mutate-create fails closed, reschedule-delete open.
         reply(context, 500, { message: `internal error: ${errorMessage(err)}` });

@@ -1,0 +1,93 @@
+// What the cluster must show before reschedule-delete creates anything, as pure functions over objects read
+// from the API. A review is a claim anyone who can reach the function's URL can make; triageDelete uses it
+// only to skip cheaply. Every fact a clone depends on is judged here, from the live objects:
+// - the SimulationRoot is the driver's root of this Simulation (`sk-<sim>-driver-root`, owned by it);
+// - the pod's namespace is one of that root's virtual namespaces (owned by the root, labelled
+//   `simkube.io/virtual: "true"`, as SimKube's driver creates them);
+// - the pod exists with the review's uid, in that namespace, and shows the interruption;
+// - the pod's only owner is that root: a bare pod of this simulation (the driver appends an ownerReference
+//   to the root on every object it applies, so a pod with no owners was not made by the simulation).
+
+import {
+  SIMKUBE_API_VERSION,
+  SIMULATION_KIND,
+  SIMULATION_ROOT_KIND,
+  VIRTUAL_LABEL_KEY,
+} from "../../shared/keys.js";
+import type { KubeObject } from "../../shared/kube-api.js";
+import {
+  isBarePod,
+  isOwnedBy,
+  type OwnerReference,
+  ownerReferencesOf,
+  refersTo,
+} from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
+import type { Simulation } from "../../shared/simulation.js";
+import { type Candidate, confirmsInterruption } from "./plan.js";
+
+/** The SimulationRoot as read from the API, reduced to what an ownerReference to it must match. */
+export type RootRef = Required<Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">>;
+
+export type LiveSkip =
+  | "root-gone"
+  | "not-in-simulation"
+  | "namespace-not-virtual"
+  | "pod-gone"
+  | "uid-mismatch"
+  | "live-pod-not-interrupted"
+  | "not-bare"
+  | "not-owned-by-root";
+
+/** The root read by its name is this Simulation's: owned by the Simulation, with its uid (a rerun gets a new one). */
+export function checkSimulationRoot(
+  root: KubeObject | undefined,
+  sim: Simulation,
+): { root: RootRef } | { skip: "root-gone" | "not-in-simulation" } {
+  const name = root?.metadata?.name;
+  const uid = root?.metadata?.uid;
+  if (!root || !name || !uid) return { skip: "root-gone" };
+  const simulation = {
+    apiVersion: SIMKUBE_API_VERSION,
+    kind: SIMULATION_KIND,
+    name: sim.metadata?.name ?? "",
+    uid: sim.metadata?.uid ?? "",
+  };
+  if (!isOwnedBy(root, simulation)) return { skip: "not-in-simulation" };
+  return { root: { apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_ROOT_KIND, name, uid } };
+}
+
+/** A virtual namespace of this simulation: owned by its root and labelled `simkube.io/virtual: "true"`. */
+export function checkVirtualNamespace(
+  namespace: KubeObject | undefined,
+  root: RootRef,
+): "namespace-not-virtual" | undefined {
+  if (namespace?.metadata?.labels?.[VIRTUAL_LABEL_KEY] !== "true") return "namespace-not-virtual";
+  return isOwnedBy(namespace, root) ? undefined : "namespace-not-virtual";
+}
+
+/** The pod the review named, as it is now: the same object (uid, namespace, name), still interrupted. */
+export function confirmLivePod(
+  live: Pod | undefined,
+  candidate: Candidate,
+): "pod-gone" | "uid-mismatch" | "live-pod-not-interrupted" | undefined {
+  if (!live) return "pod-gone";
+  const meta = live.metadata;
+  if (meta?.uid !== candidate.uid || meta.namespace !== candidate.namespace || meta.name !== candidate.name) {
+    return "uid-mismatch";
+  }
+  return confirmsInterruption(live, candidate.judgement) ? undefined : "live-pod-not-interrupted";
+}
+
+/** Owned by the root directly and by nothing else; the reference returned is the one the clone keeps. */
+export function checkOwnedByRoot(
+  live: Pod,
+  root: RootRef,
+): { owner: OwnerReference } | { skip: "not-bare" | "not-owned-by-root" } {
+  const refs = ownerReferencesOf(live);
+  if (refs.some((ref) => typeof ref !== "object" || ref === null)) return { skip: "not-owned-by-root" };
+  if (!isBarePod(live)) return { skip: "not-bare" };
+  const [only] = refs;
+  if (refs.length !== 1 || only === undefined || !refersTo(only, root)) return { skip: "not-owned-by-root" };
+  return { owner: only };
+}

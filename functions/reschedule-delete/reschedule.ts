@@ -1,0 +1,169 @@
+// reschedule-delete's steps for one interruption candidate, in SimKube's vocabulary: check the simulation,
+// find its root, check teardown, check the virtual namespace, confirm the live pod, check it is owned by the
+// root, create the clone once. Each step that reads the API goes through `call` (retries inside one
+// deadline); the judging is done by the pure functions of live-checks.ts and plan.ts.
+//
+// Cheapest and most shared first: the Simulation, the root and the namespace are cached reads that a whole
+// burst shares (and a teardown found here is remembered, so later reviews stop before any call); the pod
+// read and the create are per pod and come last.
+
+import type { CachedReads } from "../../shared/cached-reads.js";
+import { SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
+import { isAlreadyExists, isNotFound, type KubeApi, kubeErrorOf } from "../../shared/kube-api.js";
+import type { Pod } from "../../shared/pod.js";
+import {
+  driverRootName,
+  isSimulationOver,
+  type Simulation,
+  type SimulationSource,
+  wantsBarePodRescheduling,
+} from "../../shared/simulation.js";
+import type { TeardownGuard, TeardownReason, TeardownTarget } from "../../shared/teardown.js";
+import {
+  checkOwnedByRoot,
+  checkSimulationRoot,
+  checkVirtualNamespace,
+  confirmLivePod,
+  type LiveSkip,
+  type RootRef,
+} from "./live-checks.js";
+import { buildClone, type Candidate, type SkipReason } from "./plan.js";
+import type { RescheduleStats } from "./stats.js";
+
+/** Why a review ended without a clone, beyond the triage's reasons. */
+export type HandlerSkip =
+  | LiveSkip
+  | TeardownReason
+  | "already-handled"
+  | "rescheduling-off"
+  | "error"
+  | "answer-deadline";
+
+/** How a review ended: a skip reason, or "cloned" (created now, or found already created). */
+export type Decision =
+  | { reason: SkipReason | HandlerSkip; clone?: string }
+  | { reason: "cloned"; clone: string };
+
+/** One API step of a review (named for the logs), retried on transient errors inside the review's deadline. */
+export type StepCall = <T>(step: string, fn: () => Promise<T>) => Promise<T>;
+
+/** What the steps read and write through. */
+export interface RescheduleWorld {
+  kube: KubeApi;
+  simName: string;
+  simulation: SimulationSource;
+  teardown: TeardownGuard;
+  /** The cached reads the teardown guard also uses: the root and the namespace cost one call per burst. */
+  reads: CachedReads;
+  stats: RescheduleStats;
+}
+
+export function skip(reason: SkipReason | HandlerSkip): Decision {
+  return { reason };
+}
+
+/** Rescheduling wanted and the Simulation still running; an over Simulation is remembered for the fast path. */
+export async function checkSimulation(
+  w: RescheduleWorld,
+  candidate: Candidate,
+  call: StepCall,
+): Promise<{ sim: Simulation } | Decision> {
+  const sim = await call("simulation", () => w.simulation.get());
+  if (!wantsBarePodRescheduling(sim)) return skip("rescheduling-off");
+  if (isSimulationOver(sim)) {
+    if (candidate.directRoot) {
+      w.teardown.observeSimulation(sim, { namespace: candidate.namespace, root: candidate.directRoot });
+    }
+    return skip("simulation-over");
+  }
+  return { sim };
+}
+
+/** The driver's SimulationRoot of this Simulation, read by its name (never taken from the review). */
+export async function findSimulationRoot(
+  w: RescheduleWorld,
+  sim: Simulation,
+  call: StepCall,
+): Promise<{ root: RootRef } | Decision> {
+  const ref = {
+    apiVersion: SIMKUBE_API_VERSION,
+    kind: SIMULATION_ROOT_KIND,
+    name: driverRootName(w.simName),
+  };
+  const found = checkSimulationRoot(await call("root", () => w.reads.read(ref)), sim);
+  return "skip" in found ? skip(found.skip) : found;
+}
+
+/** The review's namespace must be one of the root's virtual namespaces; the pod is read there and nowhere else. */
+export async function checkNamespace(w: RescheduleWorld, namespace: string, root: RootRef, call: StepCall) {
+  const ref = { apiVersion: "v1", kind: "Namespace", name: namespace };
+  return checkVirtualNamespace(await call("namespace", () => w.reads.read(ref)), root);
+}
+
+/** The pod as it is now, or undefined when it is gone. */
+export async function readLivePod(w: RescheduleWorld, candidate: Candidate, call: StepCall) {
+  const ref = { apiVersion: "v1", kind: "Pod", name: candidate.name, namespace: candidate.namespace };
+  try {
+    return await call("read-pod", () => w.kube.read<Pod>(ref));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+function isNamespaceTerminatingError(err: unknown): boolean {
+  const e = kubeErrorOf(err);
+  return e !== undefined && e.status === 403 && /being terminated/.test(e.message);
+}
+
+/**
+ * The clone's name is a function of the pod's, so any number of reviews and replicas make one clone:
+ * AlreadyExists is success. A 403 because the namespace is terminating is a teardown, remembered.
+ */
+export async function createCloneOnce(
+  w: RescheduleWorld,
+  clone: Pod,
+  target: TeardownTarget,
+  call: StepCall,
+): Promise<Decision> {
+  const cloneName = clone.metadata?.name ?? "";
+  try {
+    await call("create", () => w.kube.create(clone));
+    w.stats.clone("created");
+  } catch (err) {
+    if (isAlreadyExists(err)) {
+      w.stats.clone("alreadyExisted");
+    } else if (isNamespaceTerminatingError(err)) {
+      w.teardown.markNamespaceTerminating(target);
+      return skip("namespace-terminating");
+    } else {
+      w.stats.clone("failed");
+      throw err;
+    }
+  }
+  return { reason: "cloned", clone: cloneName };
+}
+
+/** The steps in order; the first that finds a reason not to clone ends the review. */
+export async function reschedule(
+  w: RescheduleWorld,
+  candidate: Candidate,
+  call: StepCall,
+): Promise<Decision> {
+  const simulation = await checkSimulation(w, candidate, call);
+  if (!("sim" in simulation)) return simulation;
+  const found = await findSimulationRoot(w, simulation.sim, call);
+  if (!("root" in found)) return found;
+  const target: TeardownTarget = { namespace: candidate.namespace, root: found.root };
+  const torn = await call("teardown", () => w.teardown.check(target));
+  if (torn) return skip(torn);
+  const notVirtual = await checkNamespace(w, candidate.namespace, found.root, call);
+  if (notVirtual) return skip(notVirtual);
+  // During the final delete the pod still exists (admission runs before removal), so this read finds it.
+  const live = await readLivePod(w, candidate, call);
+  const unconfirmed = confirmLivePod(live, candidate);
+  if (unconfirmed || live === undefined) return skip(unconfirmed ?? "pod-gone");
+  const owned = checkOwnedByRoot(live, found.root);
+  if ("skip" in owned) return skip(owned.skip);
+  return createCloneOnce(w, buildClone(live, owned.owner), target, call);
+}
