@@ -539,6 +539,35 @@ function podCreateCauses(pod: KubeObject): Cause[] {
   return [];
 }
 
+// kubernetes/kubernetes pkg/apis/core/validation ValidateConfigMap: data and binaryData keys and values
+// together at most MaxSecretSize bytes (binaryData counted decoded); the error names the whole object ("[]").
+const CONFIGMAP_MAX_BYTES = 1024 * 1024;
+
+function configMapCauses(cm: KubeObject): Cause[] {
+  let size = 0;
+  for (const field of ["data", "binaryData"] as const) {
+    const entries = isRecord(cm[field]) ? Object.entries(cm[field] as Json) : [];
+    for (const [key, value] of entries) {
+      const text = typeof value === "string" ? value : "";
+      size += Buffer.byteLength(key);
+      size += field === "data" ? Buffer.byteLength(text) : Buffer.from(text, "base64").length;
+    }
+  }
+  if (size <= CONFIGMAP_MAX_BYTES) return [];
+  return [
+    {
+      reason: "FieldValueTooLong",
+      message: `Too long: must have at most ${CONFIGMAP_MAX_BYTES} bytes`,
+      field: "[]",
+    },
+  ];
+}
+
+/** Validation by kind on create and update (names are checked on create only). */
+function kindCauses(res: ResourceInfo, obj: KubeObject): Cause[] {
+  return res.plural === "configmaps" ? configMapCauses(obj) : [];
+}
+
 /** Pod spec is immutable except images, activeDeadlineSeconds, tolerations (additions) and a few more. */
 function podSpecUpdateCauses(oldPod: KubeObject, newPod: KubeObject): Cause[] {
   const strip = (spec: unknown): string => {
@@ -1021,7 +1050,11 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
         },
       ]);
     }
-    const causes = [...nameCauses(res, name), ...(res.plural === "pods" ? podCreateCauses(admitted) : [])];
+    const causes = [
+      ...nameCauses(res, name),
+      ...(res.plural === "pods" ? podCreateCauses(admitted) : []),
+      ...kindCauses(res, admitted),
+    ];
     if (causes.length > 0) throw invalid(res, name, causes);
 
     // System fields, as the registry's BeforeCreate sets them.
@@ -1239,6 +1272,8 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
       const causes = podSpecUpdateCauses(old, admitted);
       if (causes.length > 0) throw invalid(res, name, causes);
     }
+    const causes = kindCauses(res, admitted);
+    if (causes.length > 0) throw invalid(res, name, causes);
 
     // A no-op write does not bump the resourceVersion, as in etcd3's GuaranteedUpdate.
     if (JSON.stringify(admitted) === JSON.stringify(old)) return { status: 200, body: clone(old) };
