@@ -52,7 +52,6 @@ await build({
   legalComments: "linked",
   alias: {
     "whatwg-url": path.join(root, "scripts/whatwg-url.cjs"),
-    "msgpackr-extract": path.join(root, "scripts/msgpackr-extract.cjs"),
   },
 });
 // The example scenario `replay` runs when given no trace (functions/cli/trace/example.ts looks beside the bundle).

@@ -1,5 +1,9 @@
-// The default SequenceStore: counters shared by every replica of the function, kept in one ConfigMap per
-// simulation run and updated with optimistic concurrency (PUT with the resourceVersion last read).
+// The default SequenceStore: counters shared by every replica of the function, kept in ConfigMaps in the
+// cluster and updated with optimistic concurrency (PUT with the resourceVersion last read).
+//
+// Sharded so that no object grows with the trace: a simulation run has up to SEQUENCE_SHARD_COUNT
+// ConfigMaps, and a spec hash always lives in shard fnv1a(hash) % SEQUENCE_SHARD_COUNT. Each shard is an
+// independent counter below (its own cached object and resourceVersion, its own queue and writes).
 //
 // Data: { "<spec hash>": "<next free number>" }. A number is handed out only after the PUT (or POST) that
 // reserved it succeeded, so a failed write never hands out numbers. A write whose outcome is unknown
@@ -10,7 +14,7 @@
 //   - first use of a simulation in a process: GET (+ POST when nobody created the object yet), then the PUT;
 //   - afterwards, uncontended: one PUT, the object is cached from the previous answer;
 //   - after another replica wrote in between: PUT -> 409, GET, PUT.
-// Concurrent next() calls for one simulation in one process share a single read-modify-write: whoever
+// Concurrent next() calls for one shard in one process share a single read-modify-write: whoever
 // waits while a write is in flight joins the next one and all of them get consecutive numbers.
 
 import { createHash } from "node:crypto";
@@ -39,6 +43,20 @@ import {
 } from "./sequence-store.js";
 
 export const SEQUENCE_CONFIGMAP_PREFIX = "sk-fn-seq-";
+
+/**
+ * Shards per simulation run. A counter takes ~21 bytes of data (a u64 key of 19.4 digits on average and a
+ * short count), so 100,000 hashes make ~390 entries and ~8.5 KB per shard, under 1% of the 1 MiB a
+ * ConfigMap may hold; a shard fills at ~50,000 entries, i.e. ~12 million distinct hashes in one run. Every
+ * write sends and stores its whole shard, so the shard size is what a write costs: with 64 shards, 100,000
+ * hashes made writes ~20x slower than 1,000 against the API double. Changing the count moves hashes to
+ * other objects: only between simulation runs.
+ */
+export const SEQUENCE_SHARD_COUNT = 256;
+
+/** The API server refuses a ConfigMap whose data keys and values add up to more (kubernetes/kubernetes
+ * pkg/apis/core/validation: ValidateConfigMap, MaxSecretSize). */
+export const CONFIGMAP_DATA_LIMIT_BYTES = 1024 * 1024;
 
 export interface ClusterSequenceStoreOptions {
   /** Where the ConfigMaps live: the function's own namespace (its Role grants access there). */
@@ -76,7 +94,7 @@ interface Pending {
   reject(err: SequenceStoreError): void;
 }
 
-/** The state of one simulation run's ConfigMap in this process. */
+/** The state of one shard of a simulation run's counters (one ConfigMap) in this process. */
 interface Counter {
   ref: ObjectRef & { namespace: string };
   scope: SequenceScope;
@@ -107,8 +125,8 @@ export function createClusterSequenceStore(
   const now = options.now ?? (() => performance.now());
   const counters = new Map<string, Counter>();
 
-  function counterFor(scope: SequenceScope): Counter {
-    const name = sequenceConfigMapName(scope);
+  function counterFor(scope: SequenceScope, hash: string): Counter {
+    const name = sequenceConfigMapName(scope, sequenceShardOf(hash));
     let counter = counters.get(name);
     if (counter === undefined) {
       counter = {
@@ -174,6 +192,7 @@ export function createClusterSequenceStore(
           // Nobody has counted in this run yet: create the object already holding this batch's numbers.
           verb = "create";
           const { data, numbers } = reserve({}, batch);
+          checkShardSize(counter, data);
           try {
             counter.cached = await bounded(
               kube.create(buildSequenceConfigMap(counter.ref, counter.scope, data)),
@@ -188,6 +207,7 @@ export function createClusterSequenceStore(
       verb = "update";
       const base = counter.cached;
       const { data, numbers } = reserve(base.data ?? {}, batch);
+      checkShardSize(counter, data);
       counter.cached = await bounded(kube.replace<ConfigMap>({ ...base, data }));
       return { kind: "written", numbers };
     } catch (err) {
@@ -199,6 +219,17 @@ export function createClusterSequenceStore(
       if (isTransient(err)) return { kind: "retry", backoff: "transient", error: err };
       return { kind: "fail", error: refusal(counter, verb, err) };
     }
+  }
+
+  // Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
+  function checkShardSize(counter: Counter, data: Record<string, string>): void {
+    const size = configMapDataSize(data);
+    if (size <= CONFIGMAP_DATA_LIMIT_BYTES) return;
+    throw new SequenceStoreError(
+      `${where(counter)} is full: its ${Object.keys(data).length} counters would take ${size} bytes, ` +
+        `over the ${CONFIGMAP_DATA_LIMIT_BYTES} bytes a ConfigMap may hold (this run has too many distinct ` +
+        `spec hashes for ${SEQUENCE_SHARD_COUNT} shards)`,
+    );
   }
 
   function refusal(counter: Counter, verb: string, err: unknown): SequenceStoreError {
@@ -277,7 +308,7 @@ export function createClusterSequenceStore(
     next(hash, scope) {
       return new Promise<number>((resolve, reject) => {
         checkSequenceHash(hash);
-        const counter = counterFor(scope);
+        const counter = counterFor(scope, hash);
         // Answer by the deadline even while a write is in flight; drain() drops the settled entry later.
         const timer = setTimeout(
           () => fail(counter, pending, `${where(counter)} could not be updated within ${deadlineMs} ms`),
@@ -334,26 +365,48 @@ function shortHash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 10);
 }
 
+/** Which shard holds a hash's counter: FNV-1a (32-bit) of the hash string, modulo the shard count. */
+export function sequenceShardOf(hash: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < hash.length; i++) {
+    h ^= hash.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % SEQUENCE_SHARD_COUNT;
+}
+
 /**
- * `sk-fn-seq-<sim>-<hash of the owner uid>`: one object per run of a simulation, so a rerun under the
- * same name starts from 0 instead of racing the garbage collector for the previous run's object.
- * A sim name that is not a valid DNS name, or is too long, is cleaned up and tagged with its own hash
- * so that different names never share an object. Deterministic and at most 253 characters.
+ * Bytes the API server counts against a ConfigMap's limit: every data key and value. Keys are checked
+ * hashes and values are counts, all ASCII, so string length is byte length (a hand-edited non-ASCII value
+ * is undercounted and then refused by the API server with its own 422).
  */
-export function sequenceConfigMapName(scope: SequenceScope): string {
+export function configMapDataSize(data: Record<string, string>): number {
+  let size = 0;
+  for (const key in data) size += key.length + (data[key] as string).length;
+  return size;
+}
+
+/**
+ * `sk-fn-seq-<sim>-<hash of the owner uid>-<shard, 2 hex digits>`: per run of a simulation, so a rerun
+ * under the same name starts from 0 instead of racing the garbage collector for the previous run's
+ * objects. A sim name that is not a valid DNS name, or is too long, is cleaned up and tagged with its
+ * own hash so that different names never share an object. Deterministic and at most 253 characters.
+ */
+export function sequenceConfigMapName(scope: SequenceScope, shard: number): string {
   const sim = scope.simName;
   const ownerPart = scope.owner ? `-${shortHash(scope.owner.uid)}` : "";
+  const tail = `${ownerPart}-${shard.toString(16).padStart(2, "0")}`;
   const cleaned = sim
     .toLowerCase()
     .replace(/[^a-z0-9.-]+/g, "-")
     .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
-  const room = DNS_SUBDOMAIN_MAX - SEQUENCE_CONFIGMAP_PREFIX.length - ownerPart.length;
+  const room = DNS_SUBDOMAIN_MAX - SEQUENCE_CONFIGMAP_PREFIX.length - tail.length;
   if (cleaned === sim && cleaned.length > 0 && cleaned.length <= room) {
-    return `${SEQUENCE_CONFIGMAP_PREFIX}${cleaned}${ownerPart}`;
+    return `${SEQUENCE_CONFIGMAP_PREFIX}${cleaned}${tail}`;
   }
   const simPart = `-${shortHash(sim)}`;
   const head = cleaned.slice(0, room - simPart.length).replace(/[^a-z0-9]+$/, "");
-  return `${SEQUENCE_CONFIGMAP_PREFIX}${head || "sim"}${simPart}${ownerPart}`;
+  return `${SEQUENCE_CONFIGMAP_PREFIX}${head || "sim"}${simPart}${tail}`;
 }
 
 /** The ConfigMap as first created: labelled with the simulation, owned by its root so it goes with it. */

@@ -14,8 +14,8 @@
 // - JSON.parse cannot tell `1.0` from `1`: a JS number with an integral value hashes as an integer,
 //   where serde_json would hash the text `1.0` as an f64. Every number in a PodSpec is an integer
 //   field (i32/i64), and the API server never writes `1.0`, so pods are not affected.
-// - Integers beyond 2^53 lose precision in JSON.parse before we see them; a bigint (e.g. from
-//   msgpackr with int64AsType "bigint") is hashed exactly.
+// - Integers beyond 2^53 lose precision in JSON.parse before we see them; a bigint (e.g. a
+//   64-bit msgpack integer from shared/strict-msgpack.ts) is hashed exactly.
 // - NaN and ±Infinity are not JSON: hashJson throws on them.
 //
 // What SimKube's typed round trip (JSON -> k8s-openapi PodSpec -> serde_json::Value) does, and how

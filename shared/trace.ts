@@ -9,12 +9,14 @@
 // u64 hashes become decimal strings here (a JS number would lose precision above 2^53).
 //
 // parseTrace is pure; loadTrace is the one I/O edge (file path, file:// or http(s):// URL).
+// A trace is untrusted input: it is decoded by a strict msgpack reader with limits on depth, counts and
+// decoded size (shared/strict-msgpack.ts), and reading it is capped in bytes and, for downloads, in time.
 
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Unpackr } from "msgpackr";
 import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
+import { decodeMsgpack } from "./strict-msgpack.js";
 
 export const CURRENT_TRACE_FORMAT_VERSION = 2;
 
@@ -159,27 +161,38 @@ export function normalizeGvk(gvk: string): string {
 // ---------------------------------------------------------------------------------------------------------
 // Decoding
 
-// Maps stay Maps (pod_lifecycles has array keys), 64-bit integers come back as bigint.
-const unpackr = new Unpackr({ mapsAsObjects: false, int64AsType: "bigint", useRecords: false });
+// Real traces nest 12 to 15 levels (trace -> event -> object -> managedFields); 128 leaves room for deep
+// custom resources while keeping recursion far from the stack limit.
+export const TRACE_MAX_DEPTH = 128;
+// SimKube's example traces decode to 7.8x to 10.3x their size by the decoder's estimate (which runs ~25%
+// above the real heap); 32x leaves room for traces of small numbers and short keys but stops a file from
+// expanding beyond that (a file of empty maps would reach ~190x).
+export const TRACE_DECODED_SIZE_FACTOR = 32;
+const TRACE_DECODED_SIZE_FLOOR = 1024 * 1024;
 
 const U64_MAX = 2n ** 64n - 1n;
 
-/** Decodes and validates a version-2 trace. Throws TraceError naming the first problem found. */
+/**
+ * Decodes and validates a version-2 trace. Throws TraceError naming the first problem found. The bytes
+ * must be plain msgpack (no extension types, so no back-references), nested at most TRACE_MAX_DEPTH
+ * deep, and decode to at most 1 MiB + TRACE_DECODED_SIZE_FACTOR x their size.
+ */
 export function parseTrace(bytes: Uint8Array): Trace {
   if (bytes.length === 0) throw new TraceError("invalid trace: the file is empty");
   let raw: unknown;
   try {
-    raw = unpackr.unpack(bytes);
+    raw = decodeMsgpack(bytes, {
+      maxDepth: TRACE_MAX_DEPTH,
+      maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
+    });
   } catch (err) {
-    const truncated = (err as { incomplete?: boolean }).incomplete === true;
-    const why = truncated ? "the data ends early (truncated file?)" : errorMessage(err);
-    throw new TraceError(`invalid trace: not readable msgpack: ${why}`, { cause: err });
+    throw new TraceError(`invalid trace: not readable msgpack: ${errorMessage(err)}`, { cause: err });
   }
   try {
     return readTrace(raw);
   } catch (err) {
     if (err instanceof TraceError) throw err;
-    // A safety net (e.g. absurdly deep nesting): still a TraceError, never a bare crash.
+    // A safety net: still a TraceError, never a bare crash.
     throw new TraceError(`invalid trace: ${errorMessage(err)}`, { cause: err });
   }
 }
@@ -475,13 +488,20 @@ function describe(v: unknown): string {
 export interface LoadTraceOptions {
   /** For http(s) downloads: the whole request, body included. Default 30 s. */
   timeoutMs?: number;
+  /** Largest trace read from a file or downloaded; reading stops as soon as it is passed. Default 64 MiB. */
+  maxBytes?: number;
 }
 
 const DEFAULT_DOWNLOAD_TIMEOUT_MS = 30_000;
+/** Far above SimKube's example traces (at most 67 KB) and what a 512 MiB function can hold decoded. */
+export const DEFAULT_MAX_TRACE_BYTES = 64 * 1024 * 1024;
 
 /** Reads and parses a trace from a file path, a file:// URL or an http(s):// URL. */
 export async function loadTrace(location: string, options: LoadTraceOptions = {}): Promise<Trace> {
-  const bytes = await readTraceBytes(location, options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS);
+  const bytes = await readTraceBytes(location, {
+    timeoutMs: options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS,
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
+  });
   try {
     return parseTrace(bytes);
   } catch (err) {
@@ -492,12 +512,12 @@ export async function loadTrace(location: string, options: LoadTraceOptions = {}
   }
 }
 
-async function readTraceBytes(location: string, timeoutMs: number): Promise<Uint8Array> {
+async function readTraceBytes(location: string, limits: Required<LoadTraceOptions>): Promise<Uint8Array> {
   // "file:" URLs may omit the slashes (file:/tmp/t.sktrace); other schemes are recognised by "://".
   const scheme = /^file:/i.test(location)
     ? "file"
     : /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]?.toLowerCase();
-  if (scheme === "http" || scheme === "https") return download(location, timeoutMs);
+  if (scheme === "http" || scheme === "https") return download(location, limits);
   if (scheme !== undefined && scheme !== "file") {
     throw new TraceError(
       `unsupported trace location "${describeLocation(location)}": use a file path, a file:// URL or an ` +
@@ -512,33 +532,62 @@ async function readTraceBytes(location: string, timeoutMs: number): Promise<Uint
       throw new TraceError(`invalid file URL "${location}": ${errorMessage(err)}`, { cause: err });
     }
   }
+  const fail = (why: string, cause?: unknown) =>
+    new TraceError(`could not read trace file ${path}: ${why}`, { cause });
   try {
-    return await readFile(path);
+    // Streamed with a counter rather than stat + readFile: a FIFO or /dev/zero has no size to check.
+    return await readCapped(createReadStream(path), limits.maxBytes, fail);
   } catch (err) {
+    if (err instanceof TraceError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : errorMessage(err);
-    throw new TraceError(`could not read trace file ${path}: ${why}`, { cause: err });
+    throw fail(code === "ENOENT" ? "no such file" : errorMessage(err), err);
   }
 }
 
-async function download(url: string, timeoutMs: number): Promise<Uint8Array> {
+async function download(url: string, limits: Required<LoadTraceOptions>): Promise<Uint8Array> {
   const where = describeLocation(url);
+  const fail = (why: string, cause?: unknown) =>
+    new TraceError(`could not download trace from ${where}: ${why}`, { cause });
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok) {
+    // One deadline for the whole download: headers and every byte of the body.
+    const response = await fetch(url, { signal: AbortSignal.timeout(limits.timeoutMs) });
+    if (!response.ok || !response.body) {
       await response.body?.cancel();
-      throw new TraceError(
-        `could not download trace from ${where}: HTTP ${response.status} ${response.statusText}`.trimEnd(),
-      );
+      throw fail(`HTTP ${response.status} ${response.statusText}`.trimEnd());
     }
-    return new Uint8Array(await response.arrayBuffer());
+    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+    if (announced > limits.maxBytes) {
+      await response.body.cancel();
+      throw fail(`the server announced ${announced} bytes, over the limit of ${limits.maxBytes} bytes`);
+    }
+    // Counted after decompression, so a gzip bomb stops at the limit too.
+    return await readCapped(response.body, limits.maxBytes, fail);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     const name = (err as { name?: string }).name;
     const why =
-      name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : errorMessage((err as Error).cause ?? err);
-    throw new TraceError(`could not download trace from ${where}: ${why}`, { cause: err });
+      name === "TimeoutError"
+        ? `timed out after ${limits.timeoutMs} ms`
+        : errorMessage((err as Error).cause ?? err);
+    throw fail(why, err);
   }
+}
+
+/** Collects a byte stream, giving up (and closing the stream) as soon as it passes maxBytes. */
+async function readCapped(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  fail: (why: string) => TraceError,
+): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    total += chunk.byteLength;
+    // Leaving the loop cancels the web stream / destroys the file stream.
+    if (total > maxBytes) throw fail(`larger than the limit of ${maxBytes} bytes (stopped after ${total})`);
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts, total);
 }
 
 // Signed URLs carry credentials in the query string; keep them out of errors and logs.

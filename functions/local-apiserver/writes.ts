@@ -26,6 +26,7 @@ import {
 } from "./status.js";
 import { checkUnchanged, retryStale } from "./storage-retry.js";
 import type { Ctx, Reply, ResourceInfo, Target } from "./types.js";
+import { kindCauses } from "./validation.js";
 
 // ---- create ---------------------------------------------------------------------------------------------
 
@@ -109,7 +110,11 @@ export async function create(b: Backend, t: Target, ctx: Ctx): Promise<Reply> {
   if (res.namespaced) m.namespace = t.namespace;
   applyDefaults(res, admitted);
   const name = nameForCreate(res, m);
-  const causes = [...nameCauses(res, name), ...(res.plural === "pods" ? podCreateCauses(admitted) : [])];
+  const causes = [
+    ...nameCauses(res, name),
+    ...(res.plural === "pods" ? podCreateCauses(admitted) : []),
+    ...kindCauses(res, admitted),
+  ];
   if (causes.length > 0) throw invalid(res, name, causes);
   setCreateFields(b, res, admitted, name);
   if (b.store.get(res, t.namespace, name)) throw alreadyExists(res, name);
@@ -315,5 +320,7 @@ async function writeUpdate(b: Backend, u: UpdateArgs): Promise<Reply> {
     const causes = podSpecUpdateCauses(u.old, admitted);
     if (causes.length > 0) throw invalid(u.t.res, u.name, causes);
   }
+  const causes = kindCauses(u.t.res, admitted);
+  if (causes.length > 0) throw invalid(u.t.res, u.name, causes);
   return commitUpdate(b, u, admitted);
 }

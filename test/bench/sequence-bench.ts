@@ -2,9 +2,15 @@
 // talking real HTTP to the fake API server. Without added latency this measures our own and the client's
 // overhead per call; the "+5ms API" variants add a real API server's order of write latency. All variants
 // run in the same process (client and server share the CPU), one after the other, a fixed number of calls each.
+// The "distinct hashes" rows give every call a new spec hash, the case where the stored counters grow: they
+// report throughput and the largest shard (ConfigMap) at 1,000, 10,000 and 100,000 hashes (measureGrowth).
 
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
+import {
+  configMapDataSize,
+  createClusterSequenceStore,
+  sequenceConfigMapName,
+} from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import {
   createMemorySequenceStore,
@@ -15,6 +21,11 @@ import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 const NAMESPACE = "simkube-fn";
 const HASHES = ["1234567890123456789", "42", "18446744073709551615", "7"];
+const DISTINCT_HASH_COUNTS = [1_000, 10_000, 100_000];
+
+const cycleHashes = (i: number) => HASHES[i % HASHES.length] as string;
+/** The i-th of many distinct u64 decimal strings, spread like stable spec hashes. */
+const distinctHash = (i: number) => ((BigInt(i + 1) * 0x9e3779b97f4a7c15n) % 2n ** 64n).toString();
 
 interface Run {
   callsPerSec: number;
@@ -38,6 +49,7 @@ async function measure(
   concurrency: number,
   scope: SequenceScope,
   server?: FakeApiServer,
+  hashOf: (i: number) => string = cycleHashes,
 ): Promise<Run> {
   server?.resetLog();
   const latencies: number[] = [];
@@ -48,7 +60,7 @@ async function measure(
       while (next < total) {
         const i = next++;
         const t0 = performance.now();
-        await (stores[i % stores.length] as SequenceStore).next(HASHES[i % HASHES.length] as string, scope);
+        await (stores[i % stores.length] as SequenceStore).next(hashOf(i), scope);
         latencies.push(performance.now() - t0);
       }
     }),
@@ -62,6 +74,54 @@ async function measure(
     p99Ms: round(percentile(latencies, 0.99), 3),
     requestsPerCall: round(requests / total, 3),
   };
+}
+
+interface Shards {
+  objects: number;
+  largestDataBytes: number;
+  /** The whole object as JSON: what one PUT of the largest shard sends. */
+  largestObjectBytes: number;
+}
+
+/** The ConfigMaps of one simulation run on the server, and the largest of them. */
+function shardsOf(server: FakeApiServer, scope: SequenceScope): Shards {
+  const prefix = sequenceConfigMapName(scope, 0).slice(0, -2);
+  const shards = server.store
+    .list<{ metadata?: { name?: string }; data?: Record<string, string> }>("ConfigMap", NAMESPACE)
+    .filter((cm) => cm.metadata?.name?.startsWith(prefix));
+  return {
+    objects: shards.length,
+    largestDataBytes: Math.max(...shards.map((cm) => configMapDataSize(cm.data ?? {}))),
+    largestObjectBytes: Math.max(...shards.map((cm) => Buffer.byteLength(JSON.stringify(cm)))),
+  };
+}
+
+const MEASURED_NEW_HASHES = 1_000;
+
+/**
+ * One simulation run growing to 1,000, 10,000 and 100,000 distinct hashes. At each size: the throughput of
+ * the last MEASURED_NEW_HASHES calls (every one a new hash, so every write grows a shard), and the shards
+ * then. Most hashes are loaded with 512 calls in flight (batched writes) to keep the run short; one store
+ * instance throughout, with a long deadline so that a busy machine slows the figures instead of failing them.
+ */
+async function measureGrowth(
+  server: FakeApiServer,
+  kube: ReturnType<typeof createKubeApi>,
+  scope: SequenceScope,
+): Promise<Array<[number, Run, Shards]>> {
+  const store = createClusterSequenceStore(kube, { namespace: NAMESPACE, deadlineMs: 60_000 });
+  const rows: Array<[number, Run, Shards]> = [];
+  let loaded = 0;
+  for (const count of DISTINCT_HASH_COUNTS) {
+    const fill = count - MEASURED_NEW_HASHES - loaded;
+    const from = loaded;
+    await measure([store], fill, 512, scope, undefined, (i) => distinctHash(from + i));
+    const base = count - MEASURED_NEW_HASHES;
+    const run = await measure([store], MEASURED_NEW_HASHES, 32, scope, server, (i) => distinctHash(base + i));
+    loaded = count;
+    rows.push([count, run, shardsOf(server, scope)]);
+  }
+  return rows;
 }
 
 export async function benchSequence(): Promise<{ name: string; details: Record<string, number | string> }> {
@@ -98,6 +158,8 @@ export async function benchSequence(): Promise<{ name: string; details: Record<s
     const fourSlow = await measure(cluster(4), 1_000, 32, scope(), server);
     server.setLatency(0);
 
+    const distinct = await measureGrowth(server, createKubeApi({ kubeconfigPath: kubeconfig }), scope());
+
     const details: Record<string, number | string> = {};
     const put = (prefix: string, run: Run) => {
       details[`${prefix} calls/s`] = run.callsPerSec;
@@ -111,6 +173,13 @@ export async function benchSequence(): Promise<{ name: string; details: Record<s
     put("cluster 4 instances c32", fourInstances);
     put("cluster 1 instance c32 +5ms API", oneSlow);
     put("cluster 4 instances c32 +5ms API", fourSlow);
+    for (const [count, run, shards] of distinct) {
+      const prefix = `cluster 1 instance c32, new hashes at ${count} distinct hashes`;
+      put(prefix, run);
+      details[`${prefix}: ConfigMaps`] = shards.objects;
+      details[`${prefix}: largest shard data bytes`] = shards.largestDataBytes;
+      details[`${prefix}: largest shard object bytes`] = shards.largestObjectBytes;
+    }
     details["memory/cluster throughput (1 instance c32)"] = round(
       memory.callsPerSec / oneInstance.callsPerSec,
       1,

@@ -4,7 +4,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { createClusterSequenceStore, sequenceConfigMapName } from "../../shared/cluster-sequence-store.js";
+import {
+  createClusterSequenceStore,
+  sequenceConfigMapName,
+  sequenceShardOf,
+} from "../../shared/cluster-sequence-store.js";
 import { createKubeApi } from "../../shared/kube.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { seededRandom } from "../../shared/seeded-random.js";
@@ -94,16 +98,18 @@ describe("cluster sequence store over HTTP", () => {
     assert.ok(conflicts > 0, "the instances really contended");
     assert.ok(written < 1000, "batching: fewer successful writes than numbers");
 
-    const name = sequenceConfigMapName(SCOPE);
-    const stored = server.store.get<KubeObject & { data?: Record<string, string> }>({
-      kind: "ConfigMap",
-      namespace: NAMESPACE,
-      name,
-    });
-    assert.ok(stored, `ConfigMap ${name} exists`);
-    assert.deepEqual(stored.metadata?.ownerReferences, [SCOPE.owner]);
-    assert.equal(stored.metadata?.labels?.["simkube.io/simulation"], "test-sim");
-    for (const [hash, numbers] of first) assert.equal(stored.data?.[hash], String(numbers.length));
+    for (const [hash, numbers] of first) {
+      const name = sequenceConfigMapName(SCOPE, sequenceShardOf(hash));
+      const stored = server.store.get<KubeObject & { data?: Record<string, string> }>({
+        kind: "ConfigMap",
+        namespace: NAMESPACE,
+        name,
+      });
+      assert.ok(stored, `ConfigMap ${name} exists`);
+      assert.deepEqual(stored.metadata?.ownerReferences, [SCOPE.owner]);
+      assert.equal(stored.metadata?.labels?.["simkube.io/simulation"], "test-sim");
+      assert.equal(stored.data?.[hash], String(numbers.length));
+    }
 
     // Restart: new processes, new clients, nothing cached. Counting continues where it stopped.
     const second = await drive(instances(100), 200, 16, 8);

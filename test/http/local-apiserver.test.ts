@@ -209,6 +209,26 @@ describe("fake API server: writes", () => {
     assert.equal(res.body.message, 'pods "dup" already exists');
   });
 
+  test("a ConfigMap over 1 MiB of data is 422 on create and on update, as ValidateConfigMap answers", async () => {
+    const path = "/api/v1/namespaces/default/configmaps";
+    const big = (name: string, bytes: number) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name },
+      data: { k: "x".repeat(bytes - 1) }, // the key counts too
+    });
+    const tooBig = await call(server, "POST", path, big("too-big", 1024 * 1024 + 1));
+    assert.equal(tooBig.status, 422);
+    assert.equal(
+      tooBig.body.message,
+      'ConfigMap "too-big" is invalid: []: Too long: must have at most 1048576 bytes',
+    );
+    const full = await call(server, "POST", path, big("full", 1024 * 1024));
+    assert.equal(full.status, 201);
+    const grown = { ...full.body, data: { ...full.body.data, more: "" } };
+    assert.equal((await call(server, "PUT", `${path}/full`, grown)).status, 422);
+  });
+
   test("PUT checks resourceVersion; custom resources need one", async () => {
     const cm = await call(server, "POST", "/api/v1/namespaces/default/configmaps", {
       metadata: { name: "c" },

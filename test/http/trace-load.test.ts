@@ -1,13 +1,14 @@
 // loadTrace: reading a trace from a path, a file:// URL and http(s), against a real local HTTP server.
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { hasObject, loadTrace, TraceError } from "../../shared/trace.js";
+import { gzipSync } from "node:zlib";
+import { DEFAULT_MAX_TRACE_BYTES, hasObject, loadTrace, TraceError } from "../../shared/trace.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 
 describe("loadTrace", () => {
@@ -16,6 +17,9 @@ describe("loadTrace", () => {
   let base: string;
   const bytes = buildTraceBytes({ index: { "apps/v1.Deployment": ["ns/web"] } });
   const garbage = Buffer.from("<html>not a trace</html>");
+  const zeros = gzipSync(Buffer.alloc(8 * 1024 * 1024));
+  /** Paths whose response was closed by the client (an endless body must be cut off, not drained). */
+  const closedEarly = new Set<string>();
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "trace-test-"));
@@ -26,6 +30,16 @@ describe("loadTrace", () => {
       if (path === "/t.sktrace") return void res.end(bytes);
       if (path === "/garbage") return void res.end(garbage);
       if (path === "/hang") return; // never answers: the client's timeout must end it
+      if (path === "/endless") return void endless(res, () => closedEarly.add(path));
+      if (path === "/drip") return void drip(res);
+      if (path === "/announced") {
+        res.setHeader("content-length", String(10 * 1024 ** 3));
+        return void res.write(Buffer.alloc(1024));
+      }
+      if (path === "/gzip-bomb") {
+        res.setHeader("content-encoding", "gzip");
+        return void res.end(zeros);
+      }
       res.statusCode = 404;
       res.end("not found");
     });
@@ -105,4 +119,95 @@ describe("loadTrace", () => {
       return true;
     });
   });
+
+  it("cuts off an endless body at the cap, naming the URL without its query string", async () => {
+    await assert.rejects(
+      loadTrace(`${base}/endless?X-Amz-Signature=secret`, { maxBytes: 1024 * 1024 }),
+      (err: unknown) => {
+        assert.ok(err instanceof TraceError);
+        assert.match(
+          err.message,
+          /^could not download trace from http:\/\/127\.0\.0\.1:\d+\/endless: larger than the limit of 1048576 bytes \(stopped after \d+\)$/,
+        );
+        assert.doesNotMatch(err.message, /secret/);
+        return true;
+      },
+    );
+    await waitFor(() => closedEarly.has("/endless"));
+  });
+
+  it("caps downloads by default", async () => {
+    await assert.rejects(loadTrace(`${base}/endless`), (err: unknown) => {
+      assert.ok(err instanceof TraceError);
+      assert.match(
+        err.message,
+        new RegExp(`/endless: larger than the limit of ${DEFAULT_MAX_TRACE_BYTES} bytes`),
+      );
+      return true;
+    });
+  });
+
+  it("refuses a body whose announced length is over the cap before reading it", async () => {
+    await assert.rejects(loadTrace(`${base}/announced`, { maxBytes: 1024 * 1024 }), (err: unknown) => {
+      assert.ok(err instanceof TraceError);
+      assert.match(
+        err.message,
+        /\/announced: the server announced 10737418240 bytes, over the limit of 1048576 bytes/,
+      );
+      return true;
+    });
+  });
+
+  it("counts bytes after decompression, so a gzip bomb stops at the cap", async () => {
+    assert.ok(zeros.length < 64 * 1024, "the compressed body is small");
+    await assert.rejects(loadTrace(`${base}/gzip-bomb`, { maxBytes: 1024 * 1024 }), (err: unknown) => {
+      assert.ok(err instanceof TraceError);
+      assert.match(err.message, /\/gzip-bomb: larger than the limit of 1048576 bytes/);
+      return true;
+    });
+  });
+
+  it("gives up on a body that trickles in past the deadline", async () => {
+    await assert.rejects(loadTrace(`${base}/drip`, { timeoutMs: 300 }), (err: unknown) => {
+      assert.ok(err instanceof TraceError);
+      assert.match(err.message, /\/drip: timed out after 300 ms/);
+      return true;
+    });
+  });
+
+  it("caps files too", async () => {
+    const path = join(dir, "big.sktrace");
+    await writeFile(path, Buffer.alloc(5000));
+    await assert.rejects(loadTrace(path, { maxBytes: 1000 }), (err: unknown) => {
+      assert.ok(err instanceof TraceError);
+      assert.match(
+        err.message,
+        new RegExp(`^could not read trace file ${path}: larger than the limit of 1000 bytes`),
+      );
+      return true;
+    });
+  });
 });
+
+/** Writes 64 KiB chunks for as long as the client reads them. */
+function endless(res: ServerResponse, onClose: () => void): void {
+  const chunk = Buffer.alloc(64 * 1024, 0x90);
+  res.on("close", onClose);
+  const pump = () => {
+    while (!res.destroyed && res.write(chunk)) {}
+    if (!res.destroyed) res.once("drain", pump);
+  };
+  pump();
+}
+
+/** Headers at once, then a byte every 50 ms, forever. */
+function drip(res: ServerResponse): void {
+  res.writeHead(200);
+  const timer = setInterval(() => res.write(Buffer.from([0x90])), 50);
+  res.on("close", () => clearInterval(timer));
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((ok) => setTimeout(ok, 20));
+  assert.ok(condition(), "condition not met within 2 s");
+}

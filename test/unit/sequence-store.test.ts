@@ -2,10 +2,14 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   buildSequenceConfigMap,
+  CONFIGMAP_DATA_LIMIT_BYTES,
+  configMapDataSize,
   createClusterSequenceStore,
   reserve,
   SEQUENCE_CONFIGMAP_PREFIX,
+  SEQUENCE_SHARD_COUNT,
   sequenceConfigMapName,
+  sequenceShardOf,
 } from "../../shared/cluster-sequence-store.js";
 import { SIMULATION_LABEL_KEY } from "../../shared/keys.js";
 import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
@@ -28,13 +32,17 @@ const ROOT = {
 };
 const SCOPE: SequenceScope = { simName: "test-sim", owner: ROOT };
 const HASHES = ["1234567890123456789", "42", "18446744073709551615", "7"];
+// "42" and "453" share a shard (0x83); "7" is in another (0xf6).
+const SAME_SHARD = ["42", "453"] as const;
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
 }
 
-function cmRef(scope: SequenceScope = SCOPE): ObjectRef {
-  return { apiVersion: "v1", kind: "ConfigMap", namespace: NAMESPACE, name: sequenceConfigMapName(scope) };
+/** The ConfigMap (shard) that holds this hash's counter. */
+function cmRef(scope: SequenceScope = SCOPE, hash = "42"): ObjectRef {
+  const name = sequenceConfigMapName(scope, sequenceShardOf(hash));
+  return { apiVersion: "v1", kind: "ConfigMap", namespace: NAMESPACE, name };
 }
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -87,12 +95,13 @@ describe("memory sequence store", () => {
 describe("sequenceConfigMapName", () => {
   const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
-  test("the sim name, then a short hash of the owner uid", () => {
-    const name = sequenceConfigMapName(SCOPE);
-    assert.match(name, /^sk-fn-seq-test-sim-[0-9a-f]{10}$/);
-    assert.equal(sequenceConfigMapName({ simName: "test-sim" }), "sk-fn-seq-test-sim");
-    assert.equal(sequenceConfigMapName({ ...SCOPE }), name, "deterministic");
-    assert.notEqual(sequenceConfigMapName({ simName: "test-sim", owner: { ...ROOT, uid: "x" } }), name);
+  test("the sim name, a short hash of the owner uid, then the shard in two hex digits", () => {
+    const name = sequenceConfigMapName(SCOPE, 0);
+    assert.match(name, /^sk-fn-seq-test-sim-[0-9a-f]{10}-00$/);
+    assert.equal(sequenceConfigMapName({ simName: "test-sim" }, 0xff), "sk-fn-seq-test-sim-ff");
+    assert.equal(sequenceConfigMapName({ ...SCOPE }, 0), name, "deterministic");
+    assert.notEqual(sequenceConfigMapName({ simName: "test-sim", owner: { ...ROOT, uid: "x" } }, 0), name);
+    assert.notEqual(sequenceConfigMapName(SCOPE, 1), name);
   });
 
   const cases: Array<[string, string]> = [
@@ -105,19 +114,19 @@ describe("sequenceConfigMapName", () => {
   for (const [label, simName] of cases) {
     test(`valid and distinct: ${label}`, () => {
       for (const scope of [{ simName }, { simName, owner: ROOT }]) {
-        const name = sequenceConfigMapName(scope);
+        const name = sequenceConfigMapName(scope, SEQUENCE_SHARD_COUNT - 1);
         assert.ok(name.length <= 253, `${name.length} chars`);
         assert.match(name, DNS_SUBDOMAIN);
         assert.ok(name.startsWith(SEQUENCE_CONFIGMAP_PREFIX));
-        assert.notEqual(name, sequenceConfigMapName({ simName: `${simName}x` }));
+        assert.notEqual(name, sequenceConfigMapName({ simName: `${simName}x` }, SEQUENCE_SHARD_COUNT - 1));
       }
     });
   }
 
   test("names that clean up alike stay apart", () => {
     assert.notEqual(
-      sequenceConfigMapName({ simName: "My_Sim" }),
-      sequenceConfigMapName({ simName: "my-sim" }),
+      sequenceConfigMapName({ simName: "My_Sim" }, 0),
+      sequenceConfigMapName({ simName: "my-sim" }, 0),
     );
   });
 });
@@ -142,10 +151,11 @@ describe("reserve", () => {
 });
 
 describe("cluster sequence store", () => {
-  test("first use creates the ConfigMap, owned by the SimulationRoot and labelled; later uses are one PUT", async () => {
+  test("first use creates the shard's ConfigMap, owned by the SimulationRoot and labelled; later uses are one PUT", async () => {
+    const [a, b] = SAME_SHARD;
     const kube = createMemoryKube();
     const { store } = clusterStore(kube);
-    assert.equal(await store.next(HASHES[0] as string, SCOPE), 0);
+    assert.equal(await store.next(a, SCOPE), 0);
     assert.deepEqual(
       kube.calls.map((c) => [c.verb, c.status]),
       [
@@ -157,10 +167,10 @@ describe("cluster sequence store", () => {
     assert.ok(cm);
     assert.deepEqual(cm.metadata?.ownerReferences, [ROOT]);
     assert.equal(cm.metadata?.labels?.[SIMULATION_LABEL_KEY], "test-sim");
-    assert.deepEqual(cm.data, { [HASHES[0] as string]: "1" });
+    assert.deepEqual(cm.data, { [a]: "1" });
 
-    assert.equal(await store.next(HASHES[0] as string, SCOPE), 1);
-    assert.equal(await store.next(HASHES[1] as string, SCOPE), 0);
+    assert.equal(await store.next(a, SCOPE), 1);
+    assert.equal(await store.next(b, SCOPE), 0);
     assert.deepEqual(
       kube.calls.slice(2).map((c) => [c.verb, c.status]),
       [
@@ -168,10 +178,7 @@ describe("cluster sequence store", () => {
         ["replace", 200],
       ],
     );
-    assert.deepEqual(kube.get<ConfigMap>(cmRef())?.data, {
-      [HASHES[0] as string]: "2",
-      [HASHES[1] as string]: "1",
-    });
+    assert.deepEqual(kube.get<ConfigMap>(cmRef())?.data, { [a]: "2", [b]: "1" });
   });
 
   test("without an owner the object has no ownerReferences; a long sim name gets no label", () => {
@@ -230,7 +237,7 @@ describe("cluster sequence store", () => {
     assert.deepEqual(sleeps, [2], "half of the first 5 ms step");
   });
 
-  test("concurrent calls in one instance share one write and get consecutive numbers", async () => {
+  test("concurrent calls for one shard in one instance share one write and get consecutive numbers", async () => {
     const kube = createMemoryKube();
     const { store } = clusterStore(kube);
     const first = await Promise.all(Array.from({ length: 10 }, () => store.next("42", SCOPE)));
@@ -242,12 +249,27 @@ describe("cluster sequence store", () => {
 
     const mixed = await Promise.all([
       store.next("42", SCOPE),
-      store.next("7", SCOPE),
+      store.next("453", SCOPE),
       store.next("42", SCOPE),
-      store.next("7", SCOPE),
+      store.next("453", SCOPE),
     ]);
     assert.deepEqual(mixed, [10, 0, 11, 1]);
     assert.equal(kube.countCalls("replace"), 1);
+
+    // Another shard is another object: its own read and create, in parallel with this shard's write.
+    const before = kube.calls.length;
+    assert.deepEqual(await Promise.all([store.next("42", SCOPE), store.next("7", SCOPE)]), [12, 0]);
+    assert.deepEqual(
+      kube.calls
+        .slice(before)
+        .map((c) => [c.verb, c.ref.name.slice(-2)])
+        .sort(),
+      [
+        ["create", "f6"],
+        ["read", "f6"],
+        ["replace", "83"],
+      ],
+    );
   });
 
   test("calls arriving while a write is in flight join the next write", async () => {
@@ -310,8 +332,8 @@ describe("cluster sequence store", () => {
         `hash ${hash} after restart`,
       );
     }
-    const data = kube.get<ConfigMap>(cmRef())?.data ?? {};
     for (const hash of HASHES) {
+      const data = kube.get<ConfigMap>(cmRef(SCOPE, hash))?.data ?? {};
       const total = (first.get(hash)?.length ?? 0) + (second.get(hash)?.length ?? 0);
       assert.equal(data[hash], total === 0 ? undefined : String(total), `stored counter of ${hash}`);
     }
@@ -410,7 +432,7 @@ describe("cluster sequence store", () => {
     assert.match(err.message, /spec hash 42 of simulation test-sim/);
     assert.match(
       err.message,
-      /ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]+ could not be updated within 1000 ms/,
+      /ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]{10}-83 could not be updated within 1000 ms/,
     );
     assert.match(err.message, /last error: 409 Conflict/);
     assert.ok(
@@ -453,7 +475,7 @@ describe("cluster sequence store", () => {
       assert.ok(err instanceof SequenceStoreError);
       assert.match(
         err.message,
-        /could not read ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]+: 403 Forbidden/,
+        /could not read ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]{10}-83: 403 Forbidden/,
       );
       assert.match(err.message, /needs get, create and update on configmaps in namespace simkube-fn/);
       return true;
@@ -522,7 +544,7 @@ describe("cluster sequence store", () => {
     assert.equal(await store.next("42", SCOPE), 1);
     assert.equal(await store.next("42", rerun), 0);
     assert.equal(await store.next("42", { simName: "other" }), 0);
-    assert.notEqual(sequenceConfigMapName(rerun), sequenceConfigMapName(SCOPE));
+    assert.notEqual(sequenceConfigMapName(rerun, 0x83), sequenceConfigMapName(SCOPE, 0x83));
     assert.deepEqual(kube.get<ConfigMap>(cmRef(rerun))?.metadata?.ownerReferences, [rerun.owner]);
   });
 
@@ -542,5 +564,73 @@ describe("cluster sequence store", () => {
     const { store } = clusterStore(kube);
     await assert.rejects(store.next("a b", SCOPE), SequenceStoreError);
     assert.equal(kube.calls.length, 0);
+  });
+});
+
+describe("cluster sequence store: sharding", () => {
+  /** `n` distinct decimal u64 strings, like stable spec hashes. */
+  function specHashes(n: number, seed: number): string[] {
+    const random = seededRandom(seed);
+    const word = () => BigInt(Math.floor(random() * 2 ** 32));
+    const out = new Set<string>();
+    while (out.size < n) out.add(((word() << 32n) | word()).toString());
+    return [...out];
+  }
+
+  test("a hash always lands in the same shard: the mapping is part of the storage format", () => {
+    assert.deepEqual(
+      ["42", "453", "7", "1234567890123456789", "18446744073709551615"].map(sequenceShardOf),
+      [0x83, 0x83, 0xf6, 0xff, 0xf4],
+    );
+    for (const hash of specHashes(1000, 1)) {
+      const shard = sequenceShardOf(hash);
+      assert.ok(Number.isInteger(shard) && shard >= 0 && shard < SEQUENCE_SHARD_COUNT, hash);
+    }
+  });
+
+  test("20,000 distinct hashes: every one gets 0, and no object holds more than 4 KiB of counters", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    const hashes = specHashes(20_000, 2);
+    const numbers = await Promise.all(hashes.map((hash) => store.next(hash, SCOPE)));
+    assert.ok(numbers.every((n) => n === 0));
+
+    const sizes: number[] = [];
+    let entries = 0;
+    for (let shard = 0; shard < SEQUENCE_SHARD_COUNT; shard++) {
+      const ref = { ...cmRef(), name: sequenceConfigMapName(SCOPE, shard) };
+      const data = kube.get<ConfigMap>(ref)?.data ?? {};
+      sizes.push(configMapDataSize(data));
+      entries += Object.keys(data).length;
+      for (const hash of Object.keys(data)) assert.equal(sequenceShardOf(hash), shard, hash);
+    }
+    assert.equal(entries, 20_000);
+    // ~20,000 x 21 bytes over 256 shards is ~1.6 KB each; 4 KiB leaves room for an unlucky shard.
+    assert.ok(Math.max(...sizes) < 4 * 1024, `largest shard ${Math.max(...sizes)} bytes`);
+    assert.ok(Math.min(...sizes) > 0, "every shard is used");
+  });
+
+  test("a full shard denies its hashes with a SequenceStoreError and hands out nothing; other shards go on", async () => {
+    const kube = createMemoryKube();
+    // Shard 0x83 is exactly at the API server's limit; counting "453" from 9 to 10 takes one more byte.
+    const filler = "9".repeat(CONFIGMAP_DATA_LIMIT_BYTES - "453".length - 1 - "42".length);
+    kube.seed(
+      buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, {
+        "453": "9",
+        "42": filler,
+      }),
+    );
+    const { store } = clusterStore(kube);
+    await assert.rejects(store.next("453", SCOPE), (err: unknown) => {
+      assert.ok(err instanceof SequenceStoreError);
+      assert.match(
+        err.message,
+        /ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]{10}-83 is full: its 2 counters would take 1048577 bytes, over the 1048576 bytes a ConfigMap may hold/,
+      );
+      return true;
+    });
+    assert.equal(kube.countCalls("replace"), 0, "no write was attempted");
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["453"], "9");
+    assert.equal(await store.next("7", SCOPE), 0);
   });
 });
