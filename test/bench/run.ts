@@ -26,13 +26,12 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkAnswer, fetchStats, type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { clonesIn } from "../../functions/cli/loadtest/report.js";
 import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
-import type { RequestCount } from "./api-double-main.js";
 import {
   BENCH_ROOT_NAME,
   BENCH_ROOT_UID,
@@ -42,24 +41,13 @@ import {
   BENCH_VIRTUAL_NAMESPACES,
 } from "./bench-world.js";
 import { buildCreateRequests } from "./create-reviews.js";
-import {
-  type Child,
-  cpuSecondsOf,
-  freePort,
-  isTimedOut,
-  pinTo,
-  rssOf,
-  startChild,
-  waitUntil,
-  within,
-} from "./processes.js";
+import { REPO, startApiDouble, startNode } from "./node-children.js";
+import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO = resolve(HERE, "../../..");
 const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
 const BARE_SERVER = join(HERE, "bare-server.js");
-const API_DOUBLE = join(HERE, "api-double-main.js");
 const RESULTS_FILE = join(REPO, "dist/bench-results.json");
 
 function envInt(name: string, fallback: number): number {
@@ -142,13 +130,6 @@ function getStatus(url: URL, timeoutMs: number): Promise<number> {
     req.on("timeout", () => req.destroy());
     req.on("error", () => resolveStatus(0));
   });
-}
-
-/** A Node child pinned like every other (this Node, no NODE_OPTIONS: the same flags for all servers). */
-function startNode(args: string[], env: NodeJS.ProcessEnv, pin: string[], ipc = false): Child {
-  const { NODE_OPTIONS: _ignored, ...clean } = env;
-  const [command, ...rest] = [...pin, process.execPath, ...args] as [string, ...string[]];
-  return startChild(command, rest, { env: clean, cwd: REPO, ipc });
 }
 
 async function startServer(spec: ServerSpec): Promise<RunningServer> {
@@ -263,49 +244,6 @@ async function coldStart(spec: ServerSpec, request: LoadRequest, allowPatch: boo
   } finally {
     await child.stop();
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The API double
-
-interface ApiDouble {
-  child: Child;
-  url: string;
-  requests(): Promise<RequestCount>;
-}
-
-async function startApiDouble(): Promise<ApiDouble> {
-  const child = startNode([API_DOUBLE], process.env, LOAD_PIN, true);
-  let url = "";
-  const ready = await waitUntil(
-    async () => {
-      const line = child.output().split("\n")[0] ?? "";
-      if (!line.startsWith("{")) return false;
-      url = (JSON.parse(line) as { url: string }).url;
-      return true;
-    },
-    START_TIMEOUT_MS,
-    10,
-  );
-  if (!ready) {
-    await child.stop();
-    throw new Error(`the API double did not start:\n${child.output()}`);
-  }
-  const requests = async (): Promise<RequestCount> => {
-    const answer = new Promise<RequestCount>((resolveCount) => {
-      const onMessage = (message: RequestCount) => {
-        if (message?.type !== "requests") return;
-        child.process.off("message", onMessage);
-        resolveCount(message);
-      };
-      child.process.on("message", onMessage);
-      child.process.send({ type: "requests" });
-    });
-    const count = await within(answer, 5_000);
-    if (isTimedOut(count)) throw new Error("the API double did not report its request count");
-    return count;
-  };
-  return { child, url, requests };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -583,7 +521,7 @@ async function main(): Promise<number> {
   const workspace = createWrkWorkspace();
   let kubeconfig: string | undefined;
   try {
-    const api = await startApiDouble();
+    const api = await startApiDouble(LOAD_PIN);
     running.push(api.child);
     kubeconfig = await writeKubeconfig(api.url);
     const createRequestsFor = (seed: number) =>

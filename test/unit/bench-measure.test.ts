@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { cpuTicksFromStat } from "../bench/processes.js";
+import { type CpuProfile, formatProfile, groupOf, summarizeProfile } from "../bench/profile-summary.js";
 import { parseWrkReport, wrkErrors } from "../bench/wrk.js";
 
 const REPORT =
@@ -41,5 +42,58 @@ describe("cpuTicksFromStat", () => {
 
   it("is undefined for a truncated line", () => {
     assert.equal(cpuTicksFromStat("4242 (node) S 1 2"), undefined);
+  });
+});
+
+describe("summarizeProfile", () => {
+  const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 9 });
+  const profile: CpuProfile = {
+    nodes: [
+      { id: 1, callFrame: frame("(idle)", "") },
+      { id: 2, callFrame: frame("_deepClone", "file:///r/node_modules/fast-json-patch/commonjs/helpers.js") },
+      { id: 3, callFrame: frame("write", "file:///r/node_modules/pino/lib/proto.js") },
+      { id: 4, callFrame: frame("writev", "") },
+      { id: 5, callFrame: frame("loadModule", "node:internal/modules/cjs/loader") },
+    ],
+    // The first sample (module loading, 1000 µs) is start-up, before the window.
+    samples: [5, 2, 3, 1, 2, 4],
+    timeDeltas: [1000, 10, 20, 30, 40, 50],
+  };
+
+  it("sums self time per function and per group within the window, idle apart", () => {
+    const summary = summarizeProfile(profile, "/r", 149);
+    assert.equal(summary.idleUs, 30);
+    assert.equal(summary.busyUs, 120);
+    assert.deepEqual(summary.groups, [
+      { name: "patch building (fast-json-patch, plans)", us: 50 },
+      { name: "Node HTTP, streams, sockets (node:*)", us: 50 },
+      { name: "logging (pino, shared/log)", us: 20 },
+    ]);
+    assert.equal(summary.top[0]?.name, "_deepClone fast-json-patch/commonjs/helpers.js:10");
+  });
+
+  it("counts the whole profile without a window", () => {
+    assert.equal(summarizeProfile(profile, "/r").busyUs, 1120);
+  });
+
+  it("reports µs per review", () => {
+    const text = formatProfile(summarizeProfile(profile, "/r", 149), 10);
+    assert.match(text, /busy\s+12\.0 µs\/review/);
+    assert.match(text, /5\.0\s+41\.7%\s+patch building/);
+  });
+});
+
+describe("groupOf", () => {
+  it("files JSON builtins, counters and the adapter apart", () => {
+    assert.equal(groupOf("parse", ""), "JSON parse/serialise");
+    assert.equal(
+      groupOf("increment", "file:///r/dist/shared/counters.js"),
+      "counters (shared/counters, stats)",
+    );
+    assert.equal(
+      groupOf("sendJson", "file:///r/dist/functions/runtime/http-server.js"),
+      "HTTP adapter (runtime/http-server)",
+    );
+    assert.equal(groupOf("mystery", ""), "native (V8 builtins, other)");
   });
 });
