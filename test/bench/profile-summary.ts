@@ -86,7 +86,10 @@ export function summarizeProfile(
 ): ProfileSummary {
   const times: number[] = [];
   let t = 0;
-  for (const delta of profile.timeDeltas) times.push((t += delta));
+  for (const delta of profile.timeDeltas) {
+    t += delta;
+    times.push(t);
+  }
   const from = t - windowUs;
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => {

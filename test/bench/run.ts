@@ -21,7 +21,9 @@
 //
 // Results: a table on stdout and dist/bench-results.json. Environment knobs: BENCH_ROUNDS (default 3),
 // BENCH_SECONDS (5 per burst), BENCH_REVIEWS (5000 distinct reviews, cycled), BENCH_CONCURRENCY (64
-// connections), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none). Needs wrk (`apt-get install -y wrk`).
+// connections), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none), BENCH_NODE (path of the Node that runs the
+// servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks).
+// Needs wrk (`apt-get install -y wrk`).
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -41,12 +43,13 @@ import {
   BENCH_VIRTUAL_NAMESPACES,
 } from "./bench-world.js";
 import { buildCreateRequests } from "./create-reviews.js";
-import { REPO, startApiDouble, startNode } from "./node-children.js";
+import { bundleFor, nodeVersion, REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
 import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
+// Set in main(): dist/bundle's entry, or a copy with a code cache for BENCH_NODE.
+let BUNDLE = "";
 const BARE_SERVER = join(HERE, "bare-server.js");
 const RESULTS_FILE = join(REPO, "dist/bench-results.json");
 
@@ -58,6 +61,8 @@ function envInt(name: string, fallback: number): number {
 const ROUNDS = envInt("BENCH_ROUNDS", 3);
 const REVIEWS = envInt("BENCH_REVIEWS", 5000);
 const SECONDS = envInt("BENCH_SECONDS", 5);
+// Only the cold starts (e.g. with BENCH_NODE, to compare Node majors without a whole run).
+const COLD_START_ONLY = process.env.BENCH_COLD_START_ONLY === "1";
 const CONCURRENCY = envInt("BENCH_CONCURRENCY", 64);
 const COLD_STARTS = envInt("BENCH_COLD_STARTS", 5);
 const WARMUP_REVIEWS = 1000;
@@ -134,7 +139,7 @@ function getStatus(url: URL, timeoutMs: number): Promise<number> {
 
 async function startServer(spec: ServerSpec): Promise<RunningServer> {
   const port = await freePort();
-  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN);
+  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, [], SERVER_NODE);
   const url = new URL(`http://127.0.0.1:${port}/`);
   let exited = false;
   void child.exited.then(() => {
@@ -220,7 +225,7 @@ async function coldStart(spec: ServerSpec, request: LoadRequest, allowPatch: boo
   const port = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/`);
   const started = performance.now();
-  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN);
+  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, [], SERVER_NODE);
   try {
     let last = "";
     let firstReviewMs = 0;
@@ -259,6 +264,11 @@ interface Burst {
   serverCores?: number;
   /** wrk's CPU seconds per wall second: well below 1.0 means the generator was not the limit. */
   generatorCores: number;
+  /**
+   * The server's CPU microseconds per review: what a review costs, whatever share of its core the machine's
+   * other work left the server (throughput is that share over this cost).
+   */
+  serverUsPerReview?: number;
 }
 
 interface BurstTarget {
@@ -295,6 +305,7 @@ async function burst(workspace: WrkWorkspace, target: BurstTarget, seconds: numb
   if (cpuBefore !== undefined && cpuAfter !== undefined) {
     // wrk's wall time includes its start (reading the bodies); the server idles then, so this is a floor.
     result.serverCores = (cpuAfter - cpuBefore) / wallSeconds;
+    result.serverUsPerReview = ((cpuAfter - cpuBefore) * 1e6) / Math.max(1, report.requests);
   }
   return result;
 }
@@ -335,6 +346,7 @@ interface Summary {
   /** Wrong or failed answers: the checked warm-up's plus every wrk round's. */
   errors: number;
   medianServerCores?: number;
+  medianServerUsPerReview?: number;
   maxGeneratorCores: number;
 }
 
@@ -352,6 +364,8 @@ function summarize(label: string, rounds: Burst[], warmupErrors: number): Summar
     maxGeneratorCores: Math.max(...rounds.map((r) => r.generatorCores)),
   };
   if (serverCores.length > 0) summary.medianServerCores = median(serverCores);
+  const perReview = rounds.flatMap((r) => (r.serverUsPerReview === undefined ? [] : [r.serverUsPerReview]));
+  if (perReview.length > 0) summary.medianServerUsPerReview = median(perReview);
   return summary;
 }
 
@@ -392,7 +406,7 @@ async function compare(
 function roundLine(round: number, label: string, b: Burst): string {
   return (
     `round ${round + 1} ${label.padEnd(30)} ${fmt(b.throughput, 0).padStart(6)} rev/s  p99 ${fmt(b.p99Ms, 1).padStart(5)} ms` +
-    `  server ${fmt(b.serverCores)} core  wrk ${fmt(b.generatorCores)} core  errors ${b.errors}`
+    `  server ${fmt(b.serverCores)} core ${fmt(b.serverUsPerReview, 1).padStart(5)} µs/rev  wrk ${fmt(b.generatorCores)} core  errors ${b.errors}`
   );
 }
 
@@ -424,7 +438,17 @@ function printGoals(goals: Goal[]): void {
 
 function printSummaries(title: string, summaries: Summary[]): void {
   process.stdout.write(`\n${title}\n`);
-  const head = ["best rev/s", "median", "best p99", "median p99", "med p50", "errors", "server", "max wrk"];
+  const head = [
+    "best rev/s",
+    "median",
+    "best p99",
+    "median p99",
+    "med p50",
+    "errors",
+    "server",
+    "µs/rev",
+    "max wrk",
+  ];
   process.stdout.write(`  ${"server".padEnd(30)}${head.map((h) => h.padStart(11)).join("")}\n`);
   for (const s of summaries) {
     const cells = [
@@ -435,6 +459,7 @@ function printSummaries(title: string, summaries: Summary[]): void {
       `${fmt(s.medianP50Ms, 1)} ms`,
       String(s.errors),
       `${fmt(s.medianServerCores)} c`,
+      fmt(s.medianServerUsPerReview, 1),
       `${fmt(s.maxGeneratorCores)} c`,
     ];
     process.stdout.write(`  ${s.label.padEnd(30)}${cells.map((c) => c.padStart(11)).join("")}\n`);
@@ -480,6 +505,20 @@ function saturationEvidence(summaries: Summary[]): { text: string; goal: Goal } 
   };
 }
 
+/**
+ * bare's server CPU per review over the function's: the throughput ratio the function would reach if both
+ * had a whole core, read from CPU time, which other work on the machine disturbs far less than the rate.
+ */
+function cpuRatioGoal(name: string, bare: Summary, fn: Summary): Goal {
+  const ratio = (bare.medianServerUsPerReview ?? Number.NaN) / (fn.medianServerUsPerReview ?? Number.NaN);
+  return {
+    name,
+    value: `${fmt(ratio)} (${fmt(bare.medianServerUsPerReview, 1)}/${fmt(fn.medianServerUsPerReview, 1)} µs)`,
+    goal: "(reported)",
+    met: "n/a",
+  };
+}
+
 function pinText(pin: string[]): string {
   return pin.length > 0 ? pin.join(" ") : "unpinned";
 }
@@ -496,11 +535,12 @@ async function main(): Promise<number> {
   process.stdout.write(
     `simkube-fn bench: node ${process.version}, ${os.cpus().length} cores, load average ${load.join(" ")}\n` +
       `  load: wrk, 1 thread, ${CONCURRENCY} connections, ${SECONDS} s per burst x ${ROUNDS} rounds, cycling ${REVIEWS} reviews (${pinText(LOAD_PIN)})\n` +
-      `  servers: ${pinText(SERVER_PIN)} ${process.execPath}, no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL}\n`,
+      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL}\n`,
   );
   const results: Record<string, unknown> = {
     meta: {
       node: process.version,
+      serverNode: nodeVersion(SERVER_NODE),
       cpus: os.cpus().length,
       loadAverage: os.loadavg(),
       generator: "wrk -t1",
@@ -519,6 +559,8 @@ async function main(): Promise<number> {
   const running: Child[] = [];
   const everySummary: Summary[] = [];
   const workspace = createWrkWorkspace();
+  const bundle = bundleFor(SERVER_NODE);
+  BUNDLE = bundle.entry;
   let kubeconfig: string | undefined;
   try {
     const api = await startApiDouble(LOAD_PIN);
@@ -546,7 +588,7 @@ async function main(): Promise<number> {
       teardownFor(seed).reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
 
     // --- issue 2 and 4: CREATE throughput (memory and cluster sequence store) vs bare ----------------------
-    {
+    if (!COLD_START_ONLY) {
       const bare = await startServer(bareSpec());
       running.push(bare.child);
       const memory = await startServer(
@@ -591,6 +633,7 @@ async function main(): Promise<number> {
         goal: "<= 2 (issue 11)",
         met: p99Ratio <= 2,
       });
+      goals.push(cpuRatioGoal("issue 11: CREATE CPU per review, bare/fn", sBare, sMemory));
       goals.push({
         name: "issue 4: cluster vs memory store throughput",
         value: `${fmt(clusterRatio)} (${fmt(sCluster.throughput, 0)}/${fmt(sMemory.throughput, 0)})`,
@@ -668,7 +711,7 @@ async function main(): Promise<number> {
     }
 
     // --- issue 3: teardown burst ----------------------------------------------------------------------------
-    {
+    if (!COLD_START_ONLY) {
       const bare = await startServer(bareSpec());
       running.push(bare.child);
       const fn = await startServer(functionSpec("reschedule-delete", kubeconfig));
@@ -736,6 +779,7 @@ async function main(): Promise<number> {
         goal: "<= 2",
         met: p99Ratio <= 2,
       });
+      goals.push(cpuRatioGoal("issue 11: teardown CPU per review, bare/fn", sBare, sFn));
       const teardown = teardownFor(1);
       results.issue3 = {
         bare: sBare,
@@ -755,15 +799,22 @@ async function main(): Promise<number> {
     for (const child of running) await child.stop();
     if (kubeconfig) await removeKubeconfig(kubeconfig);
     workspace.remove();
+    bundle.remove();
   }
-  const evidence = saturationEvidence(everySummary);
-  process.stdout.write(`\n${evidence.text}\n`);
-  goals.unshift(evidence.goal);
-  results.saturation = evidence.goal;
+  if (everySummary.length > 0) {
+    const evidence = saturationEvidence(everySummary);
+    process.stdout.write(`\n${evidence.text}\n`);
+    goals.unshift(evidence.goal);
+    results.saturation = evidence.goal;
+  }
 
   // --- in-process micro-benchmarks of other modules ---------------------------------------------------------
-  results.sequence = await optionalBench("./sequence-bench.js", "benchSequence");
-  results.hash = await optionalBench("./hash-bench.js", "benchHash");
+  results.sequence = COLD_START_ONLY
+    ? { skipped: "BENCH_COLD_START_ONLY" }
+    : await optionalBench("./sequence-bench.js", "benchSequence");
+  results.hash = COLD_START_ONLY
+    ? { skipped: "BENCH_COLD_START_ONLY" }
+    : await optionalBench("./hash-bench.js", "benchHash");
   const hash = results.hash as { ratio?: number; name?: string; baselineName?: string };
   if (typeof hash.ratio === "number") {
     goals.push({
