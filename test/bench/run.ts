@@ -614,7 +614,9 @@ async function main(): Promise<number> {
       everySummary.push(sBare, sMemory, sCluster);
       printSummaries("CREATE reviews (mutate-create), per server", [sBare, sMemory, sCluster]);
       const createRss = rssOf(memory.child.pid);
-      process.stdout.write(`  mutate-create (memory store) RSS after the bursts: ${mib(createRss)}\n`);
+      process.stdout.write(
+        `  RSS after the bursts: mutate-create (memory store) ${mib(createRss)}, bare ${mib(rssOf(bare.child.pid))}\n`,
+      );
       for (const s of [bare, memory, cluster]) await s.child.stop();
 
       const throughputRatio = sMemory.throughput / sBare.throughput;
@@ -747,8 +749,9 @@ async function main(): Promise<number> {
       const after = clonesIn(statsAfter);
       const clones = before !== undefined && after !== undefined ? after - before : undefined;
       const rss = rssOf(fn.child.pid);
+      const bareRss = rssOf(bare.child.pid);
       process.stdout.write(
-        `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rss)}\n`,
+        `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rss)} (bare ${mib(bareRss)})\n`,
       );
       for (const s of [bare, fn]) await s.child.stop();
 
