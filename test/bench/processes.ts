@@ -2,9 +2,10 @@
 // (a full pipe would stall the child), stopped by pid with SIGTERM then SIGKILL, each wait bounded.
 // Every child is remembered so that a crashing bench still kills what it started.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 
 const TAIL_BYTES = 16 * 1024;
 const started = new Set<number>();
@@ -140,4 +141,47 @@ export function rssOf(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Pure: user + system CPU ticks from the text of /proc/<pid>/stat. The command name (field 2) may hold spaces
+ * and parentheses, so fields are counted from its closing parenthesis: utime and stime are fields 14 and 15.
+ */
+export function cpuTicksFromStat(stat: string): number | undefined {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state), so field n is fields[n - 3].
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime) && fields.length > 12 ? utime + stime : undefined;
+}
+
+let clockTicks: number | undefined;
+
+/** CPU seconds (user + system) a live process has used, from /proc (Linux); undefined elsewhere. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const ticks = cpuTicksFromStat(stat);
+  if (ticks === undefined) return undefined;
+  if (clockTicks === undefined) {
+    const out = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
+    clockTicks = Number(out.stdout) > 0 ? Number(out.stdout) : 100;
+  }
+  return ticks / clockTicks;
+}
+
+/**
+ * The command prefix that pins a process to one core (`taskset -c <core>`), or nothing where taskset is
+ * missing or the core does not exist. Servers go on one core and the load generator on another, so that
+ * neither steals the other's CPU.
+ */
+export function pinTo(core: number): string[] {
+  if (os.cpus().length <= core) return [];
+  return spawnSync("taskset", ["--version"], { stdio: "ignore" }).error === undefined
+    ? ["taskset", "-c", String(core)]
+    : [];
 }

@@ -1,0 +1,104 @@
+// Node children of the benchmarks, started alike: this Node, no NODE_OPTIONS (so every server runs with the
+// same flags unless a caller adds some), optionally pinned to a core, cwd at the repository. And the API
+// double, a child of its own.
+
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RequestCount } from "./api-double-main.js";
+import { type Child, isTimedOut, startChild, waitUntil, within } from "./processes.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const REPO = resolve(HERE, "../../..");
+const API_DOUBLE = join(HERE, "api-double-main.js");
+const START_TIMEOUT_MS = 20_000;
+
+/** The Node that runs the servers: BENCH_NODE (a path, e.g. another major) or this one. */
+export const SERVER_NODE = process.env.BENCH_NODE || process.execPath;
+
+/** node [...nodeFlags] ...args, behind the pin prefix (e.g. taskset -c 1). */
+export function startNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  pin: string[],
+  ipc = false,
+  nodeFlags: string[] = [],
+  node = process.execPath,
+): Child {
+  const { NODE_OPTIONS: _ignored, ...clean } = env;
+  const [command, ...rest] = [...pin, node, ...nodeFlags, ...args] as [string, ...string[]];
+  return startChild(command, rest, { env: clean, cwd: REPO, ipc });
+}
+
+// The API double
+
+export interface ApiDouble {
+  child: Child;
+  url: string;
+  requests(): Promise<RequestCount>;
+}
+
+export async function startApiDouble(pin: string[]): Promise<ApiDouble> {
+  const child = startNode([API_DOUBLE], process.env, pin, true);
+  let url = "";
+  const ready = await waitUntil(
+    async () => {
+      const line = child.output().split("\n")[0] ?? "";
+      if (!line.startsWith("{")) return false;
+      url = (JSON.parse(line) as { url: string }).url;
+      return true;
+    },
+    START_TIMEOUT_MS,
+    10,
+  );
+  if (!ready) {
+    await child.stop();
+    throw new Error(`the API double did not start:\n${child.output()}`);
+  }
+  const requests = async (): Promise<RequestCount> => {
+    const answer = new Promise<RequestCount>((resolveCount) => {
+      const onMessage = (message: RequestCount) => {
+        if (message?.type !== "requests") return;
+        child.process.off("message", onMessage);
+        resolveCount(message);
+      };
+      child.process.on("message", onMessage);
+      child.process.send({ type: "requests" });
+    });
+    const count = await within(answer, 5_000);
+    if (isTimedOut(count)) throw new Error("the API double did not report its request count");
+    return count;
+  };
+  return { child, url, requests };
+}
+
+/**
+ * The bundle entry the servers run. The bundle's V8 code cache only counts for the Node that wrote it, so for
+ * another Node (BENCH_NODE) the bundle is copied to a temporary folder and its cache written there by that
+ * Node, as the image build does (see the Dockerfile); dist/bundle/ stays as the build left it.
+ */
+export function bundleFor(node: string): { entry: string; remove(): void } {
+  const built = join(REPO, "dist/bundle");
+  if (node === process.execPath) return { entry: join(built, "simkube-fn.mjs"), remove: () => {} };
+  const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-bundle-"));
+  cpSync(built, dir, { recursive: true });
+  const entry = join(dir, "simkube-fn.mjs");
+  for (const fn of ["mutate-create", "reschedule-delete"]) {
+    const env = {
+      ...process.env,
+      SIM_NAME: "code-cache",
+      SIMKUBE_FN_WRITE_CODE_CACHE: "1",
+      LOG_LEVEL: "error",
+    };
+    const run = spawnSync(node, [entry, "serve", fn, "--check", "--port", "0"], { env, encoding: "utf8" });
+    if (run.status !== 0) throw new Error(`${node} could not write the code cache: ${run.stderr}`);
+  }
+  return { entry, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `node --version` of a Node binary. */
+export function nodeVersion(node: string): string {
+  return spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim() || "unknown";
+}

@@ -1,0 +1,149 @@
+// `npm run bench:profile -- <create|teardown> [seconds]`: where a function's time goes per review, under the
+// bench's load. Starts the API double, then the function from the compiled modules (dist/functions/cli/main.js,
+// not the bundle: every profile entry then names its source file, which is what groups it) with
+// `node --cpu-prof`, pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
+// with wrk for `seconds` (default 10), stops it, and reads the profile V8 wrote at exit.
+// Prints self time per group (µs per review) and the top self-time functions; writes the .cpuprofile under
+// dist/profiles/ (open it in Chrome DevTools or VS Code for the call tree).
+
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
+import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
+import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
+import {
+  BENCH_ROOT_NAME,
+  BENCH_ROOT_UID,
+  BENCH_SIM_NAME,
+  BENCH_STORE_NAMESPACE,
+  BENCH_TRACED_NAMESPACES,
+  BENCH_VIRTUAL_NAMESPACES,
+} from "./bench-world.js";
+import { buildCreateRequests } from "./create-reviews.js";
+import { REPO, startApiDouble, startNode } from "./node-children.js";
+import { freePort, pinTo, waitUntil } from "./processes.js";
+import { type CpuProfile, formatProfile, summarizeProfile } from "./profile-summary.js";
+import { createWrkWorkspace, runWrk, wrkErrors, wrkInstalled } from "./wrk.js";
+
+type Path = "create" | "teardown";
+const FUNCTION_OF: Record<Path, string> = { create: "mutate-create", teardown: "reschedule-delete" };
+const REVIEWS = 5000;
+const CHECKED_REVIEWS = 1000;
+
+function reviewsFor(path: Path): LoadRequest[] {
+  if (path === "create") {
+    return buildCreateRequests({
+      count: REVIEWS,
+      rootName: BENCH_ROOT_NAME,
+      rootUid: BENCH_ROOT_UID,
+      namespaces: BENCH_VIRTUAL_NAMESPACES,
+      seed: 1,
+    });
+  }
+  const teardown = buildTeardownReviews({
+    count: REVIEWS,
+    simName: BENCH_SIM_NAME,
+    rootName: BENCH_ROOT_NAME,
+    rootUid: BENCH_ROOT_UID,
+    namespaces: BENCH_TRACED_NAMESPACES,
+    seed: 1,
+    now: new Date(),
+  });
+  return teardown.reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
+}
+
+async function profile(path: Path, seconds: number): Promise<number> {
+  const fn = FUNCTION_OF[path];
+  const dir = join(REPO, "dist/profiles", `${path}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  const api = await startApiDouble(pinTo(0));
+  const kubeconfig = await writeKubeconfig(api.url);
+  const workspace = createWrkWorkspace();
+  try {
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      SIM_NAME: BENCH_SIM_NAME,
+      KUBECONFIG: kubeconfig,
+      LOG_LEVEL: "warn",
+      SEQUENCE_STORE: "memory",
+      SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
+    };
+    const main = join(REPO, "dist/functions/cli/main.js");
+    const server = startNode([main, "serve", fn], env, pinTo(1), false, [
+      "--cpu-prof",
+      `--cpu-prof-dir=${dir}`,
+    ]);
+    const url = new URL(`http://127.0.0.1:${port}/`);
+    const ready = await waitUntil(
+      async () => (await fetch(new URL("/healthz", url)).catch(() => null))?.ok ?? false,
+      20_000,
+      20,
+    );
+    if (!ready) throw new Error(`${fn} did not start:\n${server.output()}`);
+    const requests = reviewsFor(path);
+    const checked = await runLoad({
+      target: url,
+      requests: requests.slice(0, CHECKED_REVIEWS),
+      concurrency: 64,
+      timeoutMs: 30_000,
+      check: { allowPatch: path === "create" },
+    });
+    const report = await runWrk({
+      url,
+      script: workspace.script,
+      bodies: workspace.writeBodies(path, requests),
+      seconds,
+      connections: 64,
+      noPatch: path === "teardown",
+      pin: pinTo(0),
+    });
+    await server.stop();
+    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    if (!file) throw new Error(`${fn} wrote no profile in ${dir}:\n${server.output()}`);
+    const cpu = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
+    // Only the wrk run counts: start-up and the checked warm-up come before it.
+    const reviews = report.requests;
+    process.stdout.write(
+      `${fn} (${path}): ${reviews} reviews in the last ${seconds} s profiled (errors: ${checked.errors} checked, ${wrkErrors(report)} wrk), ` +
+        `${(report.requests / (report.durationUs / 1e6)).toFixed(0)} rev/s under --cpu-prof\n` +
+        `${formatProfile(summarizeProfile(cpu, REPO, report.durationUs), reviews)}\nprofile: ${join(dir, file)}\n`,
+    );
+    return 0;
+  } finally {
+    workspace.remove();
+    await api.child.stop();
+    await removeKubeconfig(kubeconfig);
+  }
+}
+
+async function cli(args: string[]): Promise<number> {
+  const [path, secondsText] = args;
+  if (path !== "create" && path !== "teardown") {
+    process.stderr.write("usage: npm run bench:profile -- <create|teardown> [seconds]\n");
+    return 2;
+  }
+  if (!wrkInstalled()) {
+    process.stderr.write("bench:profile needs wrk, the load generator: apt-get install -y wrk\n");
+    return 2;
+  }
+  const seconds = Number(secondsText ?? 10);
+  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10);
+}
+
+// `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:
+// under the test runner (NODE_TEST_CONTEXT set) it does nothing.
+if (!process.env.NODE_TEST_CONTEXT) {
+  cli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(
+        `bench:profile failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}
