@@ -5,7 +5,6 @@
 // module (the Kubernetes client has ~700), which measured ~13 ms slower. `replay` shares them, so it is static
 // too. The load test, the manifest builders and hash-pod (and YAML) are imported when their command runs.
 
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../shared/config.js";
@@ -35,12 +34,10 @@ const USAGE = `Usage:
       Version, time span, tracked kinds, index, owners with lifecycles. --json: one JSON object.
   simkube-fn trace lookup FILE --owner KIND/NS/NAME [--hash H] [--seq N]
       The lifecycle mutate-create would give a pod of that owner, and why.
-  simkube-fn manifests --sim-name NAME [--target knative|openfaas|openfaas-stack] [--namespace NS]
-                       [--image IMG] [--webhook-url-base https://...] [--reschedule] [--trace-path URL]
-                       [--min-scale N] [--webhook-mode url|service] [--virtual-ns-prefix PREFIX]
-                       [--path-secret SECRET]
-      --path-secret: the secret path segment of the webhook URLs (default: 32 random bytes per run).
-      Print the deployment (RBAC, Knative Services or OpenFaaS, MutatingWebhookConfiguration) as YAML.
+  simkube-fn manifests --sim-name NAME --platform kind|k3s|managed|openfaas [...]
+  simkube-fn manifests webhook --sim-name NAME --path-secret S [...]
+      Print the deployment (or the per-simulation webhook stock SimKube adopts) as YAML.
+      Every option: simkube-fn manifests --help.
   simkube-fn hash-pod <FILE|->
       Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
   simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
@@ -114,55 +111,18 @@ async function serve(args: string[]): Promise<number> {
   return -1; // keep running
 }
 
+/** Its own parser and usage (manifests/args.ts); a usage error there shows the manifests usage. */
 async function manifests(args: string[]): Promise<number> {
-  const [{ DEPLOYMENT_TARGETS }, { renderDeployment }] = await Promise.all([
-    import("../../knative/deployment-options.js"),
-    import("../../knative/manifests.js"),
-  ]);
-  const { values } = parseArgs({
-    args,
-    options: {
-      target: { type: "string" },
-      "sim-name": { type: "string" },
-      namespace: { type: "string" },
-      image: { type: "string" },
-      "webhook-url-base": { type: "string" },
-      "webhook-mode": { type: "string" },
-      "trace-path": { type: "string" },
-      "min-scale": { type: "string" },
-      "virtual-ns-prefix": { type: "string" },
-      "path-secret": { type: "string" },
-      reschedule: { type: "boolean" },
-    },
-  });
-  const target = values.target ?? "knative";
-  if (!(DEPLOYMENT_TARGETS as readonly string[]).includes(target)) {
-    throw new UsageError(`--target must be one of ${DEPLOYMENT_TARGETS.join(", ")}`);
-  }
-  const mode = values["webhook-mode"];
-  if (mode !== undefined && mode !== "url" && mode !== "service")
-    throw new UsageError("--webhook-mode must be url or service");
-  const minScale = values["min-scale"] === undefined ? undefined : Number(values["min-scale"]);
-  if (minScale !== undefined && !(Number.isInteger(minScale) && minScale >= 0)) {
-    throw new UsageError("--min-scale must be a whole number >= 0");
-  }
-  process.stdout.write(
-    renderDeployment({
-      target: target as (typeof DEPLOYMENT_TARGETS)[number],
-      simName: values["sim-name"] ?? "",
-      rescheduleInterruptedBarePods: values.reschedule ?? false,
-      ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
-      ...(values.image !== undefined ? { image: values.image } : {}),
-      ...(values["webhook-url-base"] !== undefined ? { webhookUrlBase: values["webhook-url-base"] } : {}),
-      ...(mode !== undefined ? { webhookMode: mode } : {}),
-      ...(values["trace-path"] !== undefined ? { tracePath: values["trace-path"] } : {}),
-      ...(minScale !== undefined ? { minScale } : {}),
-      ...(values["virtual-ns-prefix"] !== undefined ? { virtualNsPrefix: values["virtual-ns-prefix"] } : {}),
-      // A fresh secret per rendering: re-rendering rotates it (Secret and webhook URLs change together).
-      pathSecret: values["path-secret"] ?? randomBytes(32).toString("base64url"),
-    }),
+  const { runManifestsCommand, ManifestsUsageError, MANIFESTS_USAGE } = await import(
+    "./manifests/command.js"
   );
-  return 0;
+  try {
+    return await runManifestsCommand(args, (text) => process.stdout.write(text));
+  } catch (err) {
+    if (!(err instanceof ManifestsUsageError)) throw err;
+    process.stderr.write(`simkube-fn: ${err.message}\n\n${MANIFESTS_USAGE}`);
+    return 2;
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
