@@ -21,11 +21,12 @@ import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 
 type Validator = (object: unknown) => void;
-// biome-ignore lint/suspicious/noExplicitAny: each model takes its own data type; the schema is the check.
+// Each model's constructor takes its own data type; the schema, not the type, is the check here.
+type Model = new (data: never) => { validate(): void };
 const model =
-  (Model: new (data: any) => { validate(): void }): Validator =>
+  (M: Model): Validator =>
   (o) =>
-    new Model(o).validate();
+    new M(o as never).validate();
 
 const VALIDATORS: Record<string, Validator> = {
   "v1/ServiceAccount": model(ServiceAccount),

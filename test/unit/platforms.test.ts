@@ -141,11 +141,14 @@ describe("--platform kind and k3s: gateway Service, DomainMapping and certificat
     const issuer = only(docs, "ClusterIssuer", name);
     assert.deepEqual(issuer.spec, { ca: { secretName: ca.spec?.secretName } });
     const leaf = only(docs, "Certificate", "simkube-fn-mutate-create-tls");
-    assert.equal((leaf.spec?.issuerRef as { name: string }).name, name);
+    assert.equal((leaf.spec?.issuerRef as { name?: string } | undefined)?.name, name);
 
     const own = render(["--platform", "k3s", "--sim-name", "s1", "--issuer", "corp-ca"]);
     assert.equal(own.filter((d) => d.kind === "ClusterIssuer").length, 0, "no CA of our own");
-    assert.equal((only(own, "Certificate").spec?.issuerRef as { name: string }).name, "corp-ca");
+    assert.equal(
+      (only(own, "Certificate").spec?.issuerRef as { name?: string } | undefined)?.name,
+      "corp-ca",
+    );
     assert.equal(
       only(own, "MutatingWebhookConfiguration").metadata.annotations?.["cert-manager.io/inject-ca-from"],
       "simkube-fn/simkube-fn-mutate-create-tls",
