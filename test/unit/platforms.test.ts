@@ -421,6 +421,17 @@ describe("manifests webhook: the per-simulation configuration stock SimKube adop
     );
   });
 
+  it("its header says to create it before skctl run, with create, and how to remove it; never apply", () => {
+    const text = renderSimulationWebhook({
+      clusterPlatform: "kind",
+      simName: "sim-a",
+      pathSecret: SECRET,
+    });
+    assert.match(text, /Create it BEFORE `skctl run sim-a`, with kubectl create \(not apply\)/);
+    assert.match(text, /kubectl delete mutatingwebhookconfiguration sk-sim-a-mutatepods/);
+    assert.doesNotMatch(text, /kubectl apply/);
+  });
+
   it("the deployment can leave its own configuration out (--without-webhook), so pods are not mutated twice", () => {
     const docs = render(["--platform", "kind", "--sim-name", "s1", "--without-webhook"]);
     assert.equal(docs.filter((d) => d.kind === "MutatingWebhookConfiguration").length, 0);
