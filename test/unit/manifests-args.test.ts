@@ -2,9 +2,17 @@
 // reach the rendered objects (scaling and timeout knobs per function, resources, owner kinds, service mode).
 
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
 import { MANIFESTS_USAGE, OPTION_FLAGS, parseManifestsArgs } from "../../functions/cli/manifests/args.js";
-import { caBundleFromPem, ManifestsUsageError } from "../../functions/cli/manifests/command.js";
+import {
+  caBundleFromPem,
+  ManifestsUsageError,
+  runManifestsCommand,
+} from "../../functions/cli/manifests/command.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests } from "../../knative/manifests.js";
 import { DEFAULT_TUNING } from "../../knative/tuning.js";
@@ -173,5 +181,65 @@ describe("manifests flags", () => {
     const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
     assert.equal(Buffer.from(caBundleFromPem("ca.pem", pem), "base64").toString(), `${pem}\n`);
     assert.throws(() => caBundleFromPem("ca.pem", "not a cert"), /no PEM certificate/);
+  });
+});
+
+describe("runManifestsCommand", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "simkube-fn-ca-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const caFile = path.join(dir, "ca.pem");
+  writeFileSync(caFile, pem);
+
+  async function run(args: string[]): Promise<string> {
+    let text = "";
+    assert.equal(await runManifestsCommand(args, (t) => (text += t)), 0);
+    return text;
+  }
+
+  it("prints the deployment with a fresh path secret per run, the same in the Secret and the webhook", async () => {
+    const args = ["--platform", "kind", "--sim-name", "s"];
+    const secretOf = (text: string) => {
+      const docs = parseAllDocuments(text).map((d) => d.toJSON());
+      const secret = docs.find((d) => d.kind === "Secret").stringData["path-secret"] as string;
+      const path = docs.find((d) => d.kind === "MutatingWebhookConfiguration").webhooks[0].clientConfig
+        .service.path;
+      assert.equal(path, `/${secret}`);
+      return secret;
+    };
+    assert.notEqual(secretOf(await run(args)), secretOf(await run(args)));
+  });
+
+  it("reads --ca-bundle's PEM file into every webhook's caBundle", async () => {
+    const text = await run([
+      "webhook",
+      "--platform",
+      "managed",
+      "--domain",
+      "fn.example.com",
+      "--sim-name",
+      "s",
+      "--path-secret",
+      "0123456789abcdef01234567",
+      "--ca-bundle",
+      caFile,
+    ]);
+    const config = parseAllDocuments(text)[0]?.toJSON();
+    assert.equal(Buffer.from(config.webhooks[0].clientConfig.caBundle, "base64").toString(), pem);
+  });
+
+  it("--help prints the usage; the per-simulation webhook needs the deployment's path secret; an unreadable CA file is named", async () => {
+    assert.match(await run(["--help"]), /--platform kind\|k3s\|managed\|openfaas/);
+    await assert.rejects(
+      runManifestsCommand(["webhook", "--platform", "kind", "--sim-name", "s"], () => {}),
+      /needs the deployment's --path-secret/,
+    );
+    await assert.rejects(
+      runManifestsCommand(
+        ["--platform", "kind", "--sim-name", "s", "--ca-bundle", path.join(dir, "absent.pem")],
+        () => {},
+      ),
+      (err: unknown) => err instanceof ManifestsUsageError && /cannot read .*absent\.pem/.test(err.message),
+    );
   });
 });
