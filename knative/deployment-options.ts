@@ -2,7 +2,8 @@
 // their defaults, and the few derived values both platforms share (names, environment, webhook endpoints).
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
-import { DEFAULT_DRIVER_USERS } from "../shared/keys.js";
+import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
+import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
 import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
 import {
   applyClusterPlatform,
@@ -13,9 +14,9 @@ import {
 } from "./platforms.js";
 import { type FunctionTuning, type ResolvedTuning, resolveTuning, TuningError } from "./tuning.js";
 
-/** The functions, as `simkube-fn serve <name>` knows them (kept here so the builders stay import-light). */
-export const DEPLOYED_FUNCTIONS = ["mutate-create", "reschedule-delete"] as const;
-export type DeployedFunction = (typeof DEPLOYED_FUNCTIONS)[number];
+/** The functions deployed, by the names the builders use; the list is shared/function-names.ts. */
+export const DEPLOYED_FUNCTIONS = FUNCTION_NAMES;
+export type DeployedFunction = FunctionName;
 
 /**
  * knative: RBAC + Knative Services + webhook configuration (kubectl apply -f).
@@ -204,7 +205,7 @@ export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
   // The cluster sequence store batches concurrent reservations inside one process; every extra replica
   // adds optimistic-concurrency conflicts on the same ConfigMap, so few, busy replicas are better.
   "mutate-create": 3,
-  // Teardown bursts: every pod delete is >= 3 DELETE reviews (KUBERNETES-FACTS item 1).
+  // Teardown bursts: every pod delete is >= 3 DELETE reviews (k8s.io/apiserver pkg/registry/rest/delete.go).
   "reschedule-delete": 10,
 };
 /** The API server caps a request object at about 3 MiB; the server and the OpenFaaS template must accept it. */

@@ -108,7 +108,8 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
   const name = functionResourceName(o.name, fn);
   const labels = commonLabels(o, fn);
   // Cluster-local keeps the Service off the external gateway; url mode needs it there, because the API
-  // server cannot resolve cluster DNS (KUBERNETES-FACTS item 13) and so calls an external https URL.
+  // server cannot resolve cluster DNS (kubernetes/api admissionregistration/v1/types.go,
+  // WebhookClientConfig.url) and so calls an external https URL.
   const serviceLabels = o.clusterLocal
     ? { ...labels, "networking.knative.dev/visibility": "cluster-local" }
     : labels;
@@ -185,7 +186,7 @@ export function matchConditionsFor(
       { name: "virtual-namespaces-only", expression: `object.metadata.namespace.startsWith(${prefix})` },
     ];
   }
-  // DELETE: `object` is null and `oldObject` is the pod (KUBERNETES-FACTS item 8).
+  // DELETE: `object` is null and `oldObject` is the pod (kubernetes/api admissionregistration/v1/types.go).
   const conditions = [
     { name: "virtual-namespaces-only", expression: `oldObject.metadata.namespace.startsWith(${prefix})` },
   ];

@@ -2,6 +2,7 @@
 // Pure: no I/O, no clock.
 
 import type { Operation } from "fast-json-patch";
+import { isRecord } from "./json.js";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 
@@ -54,10 +55,6 @@ export interface AdmissionReview {
 export type ParsedReview =
   | { ok: true; request: AdmissionRequest }
   | { ok: false; uid: string; message: string };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Validates the parts of a review this project relies on. A review that fails here is answered with

@@ -7,9 +7,10 @@
 // can push the clone past that, so the create would fail. We shorten the base and add a hash of the full
 // base, so two long names sharing a prefix still get different clones, and keep the `-clone-N` suffix.
 //
-// Not handled, as in SimKube: the kubelet truncates a pod's hostname to 63 characters (KUBERNETES-FACTS
-// item 11), so clones of a pod whose name is 55+ characters share a hostname with each other and the
-// original (the API server only warns). Under KWOK there is no real hostname; on real nodes it could matter.
+// Not handled, as in SimKube: the kubelet truncates a pod's hostname to 63 characters (kubernetes/kubernetes
+// pkg/kubelet/kubelet_pods.go truncatePodHostnameIfNeeded), so clones of a pod whose name is 55+ characters
+// share a hostname with each other and the original (the API server only warns). Under KWOK there is no
+// real hostname; on real nodes it could matter.
 
 import { createHash } from "node:crypto";
 

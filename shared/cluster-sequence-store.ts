@@ -15,6 +15,7 @@
 
 import { createHash } from "node:crypto";
 import type { V1ConfigMap } from "@kubernetes/client-node";
+import { errorMessage } from "./json.js";
 import { SIMULATION_LABEL_KEY } from "./keys.js";
 import {
   isAlreadyExists,
@@ -382,5 +383,5 @@ function ownerReference(owner: SequenceOwner) {
 function describeError(err: unknown): string {
   const e = kubeErrorOf(err);
   if (e) return `${e.status} ${e.reason}: ${e.message}`;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

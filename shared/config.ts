@@ -1,6 +1,6 @@
 // Function configuration from environment and flags. Pure: the CLI is the only reader of process.env.
 
-import { DEFAULT_DRIVER_USERS } from "./keys.js";
+import { DEFAULT_DRIVER_USERS } from "./identities.js";
 import { isLogLevel, type LogLevel } from "./log.js";
 
 export type SequenceStoreKind = "cluster" | "memory";

@@ -28,6 +28,3 @@ export const DEPL_REVISION_LABEL_KEY = "deployment.kubernetes.io/revision";
 export const VIRTUAL_NODE_TOLERATION_KEY = "kwok-provider";
 export const VIRTUAL_NODE_SELECTOR_KEY = "type";
 export const VIRTUAL_NODE_SELECTOR_VALUE = "virtual";
-
-// The service account SimKube's controller runs the driver job as (k8s/kustomize/sim/sk-ctrl.yml).
-export const DEFAULT_DRIVER_USERS = ["system:serviceaccount:simkube:sk-ctrl-sa"];

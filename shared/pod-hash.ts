@@ -30,6 +30,7 @@
 //   pod-level `resources`, `hostnameOverride`) hashes differently here than in SimKube, because
 //   SimKube drops that field and we keep it.
 
+import { isRecord, type JsonObject } from "./json.js";
 import { SipHasher13 } from "./siphash.js";
 
 /** Volumes (and their mounts) with this name prefix are the injected service-account token. */
@@ -46,12 +47,6 @@ const f64Scratch = new Float64Array(1);
 const f64Words = new Uint32Array(f64Scratch.buffer);
 const F64_LO = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
 
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
@@ -63,7 +58,7 @@ function describe(value: unknown): string {
 
 /** A stable spec that still shares untouched subtrees (and their null members) with the input. */
 function buildStableSpec(spec: unknown): JsonObject {
-  if (!isObject(spec)) throw new Error(`pod spec must be an object, got ${describe(spec)}`);
+  if (!isRecord(spec)) throw new Error(`pod spec must be an object, got ${describe(spec)}`);
   const out: JsonObject = {};
   for (const key of Object.keys(spec)) {
     const value = spec[key];
@@ -85,7 +80,7 @@ function stableContainers(containers: unknown, field: string, dropPorts: boolean
   if (!Array.isArray(containers))
     throw new Error(`spec.${field} must be an array, got ${describe(containers)}`);
   return containers.map((container: unknown, i) => {
-    if (!isObject(container))
+    if (!isRecord(container))
       throw new Error(`spec.${field}[${i}] must be an object, got ${describe(container)}`);
     const out: JsonObject = {};
     for (const key of Object.keys(container)) {
@@ -107,14 +102,14 @@ function withoutKubeApiAccess(entries: unknown, field: string): unknown[] {
   if (entries === undefined || entries === null) return [];
   if (!Array.isArray(entries)) throw new Error(`spec.${field} must be an array, got ${describe(entries)}`);
   return entries.filter((entry: unknown) => {
-    const name = isObject(entry) ? entry.name : undefined;
+    const name = isRecord(entry) ? entry.name : undefined;
     return !(typeof name === "string" && name.startsWith(KUBE_SVC_ACCOUNT_VOLUME_NAME_PREFIX));
   });
 }
 
 function withoutNullMembers(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNullMembers);
-  if (!isObject(value)) return value;
+  if (!isRecord(value)) return value;
   const out: JsonObject = {};
   for (const key of Object.keys(value)) {
     const member = value[key];

@@ -13,6 +13,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Unpackr } from "msgpackr";
+import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
 
 export const CURRENT_TRACE_FORMAT_VERSION = 2;
@@ -466,10 +467,6 @@ function describe(v: unknown): string {
   if (v instanceof Date) return "a msgpack timestamp";
   const type = (v as { constructor?: { name?: string } }).constructor?.name ?? typeof v;
   return `an unsupported msgpack value (${type})`;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 // ---------------------------------------------------------------------------------------------------------

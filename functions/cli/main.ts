@@ -1,4 +1,6 @@
 // simkube-fn: the command line. The only reader of argv and process.env; everything else gets plain values.
+// args.ts turns argv into a Command; this file runs it and maps failures to exit codes (2: usage or
+// configuration, 1: anything else).
 
 // `serve` is the command whose start matters (a function's cold start). Its modules are imported statically:
 // the bundle then evaluates them up front, where anything reachable from an import() gets a lazy initialiser per
@@ -6,47 +8,17 @@
 // too. The load test, the manifest builders and hash-pod (and YAML) are imported when their command runs.
 
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../shared/config.js";
+import { errorMessage } from "../../shared/json.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger } from "../../shared/log.js";
 import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
-import { FUNCTION_NAMES, type FunctionName, isFunctionName, startFunction } from "../runtime/registry.js";
+import { startFunction } from "../runtime/registry.js";
+import { type Command, parseCommandLine, UsageError, usage } from "./args.js";
+import { type ManifestsRequest, ManifestsUsageError } from "./manifests/args.js";
 import { runReplayCommand } from "./replay/command.js";
-
-const USAGE = `Usage:
-  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE] [--check]
-      Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
-      --tls-cert/--tls-key: serve https with this PEM certificate and key.
-      --check: start as usual (configuration, trace, listening), then stop with status 0.
-      Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
-      SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
-      WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
-      CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
-  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
-      The main job without a cluster: replay a trace's bare pods through both functions against the
-      embedded local API double (default: the example scenario examples/scenario.yaml, built in memory;
-      TRACE_PATH also names a trace). --json: the last line is one JSON object of counts.
-  simkube-fn trace build SCENARIO -o FILE.sktrace
-      Write a SimKube trace (format 2) from a scenario file (YAML or JSON; see examples/scenario.yaml).
-  simkube-fn trace inspect FILE [--json]
-      Version, time span, tracked kinds, index, owners with lifecycles. --json: one JSON object.
-  simkube-fn trace lookup FILE --owner KIND/NS/NAME [--hash H] [--seq N]
-      The lifecycle mutate-create would give a pod of that owner, and why.
-  simkube-fn manifests --sim-name NAME --platform kind|k3s|managed|openfaas [...]
-  simkube-fn manifests webhook --sim-name NAME --path-secret S [...]
-      Print the deployment (or the per-simulation webhook stock SimKube adopts) as YAML.
-      Every option: simkube-fn manifests --help.
-  simkube-fn hash-pod <FILE|->
-      Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
-  simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
-      Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
-      throughput, p50/p95/p99 latency, errors, clones created and server RSS.
-  simkube-fn help
-`;
-
-class UsageError extends Error {}
+import { VERSION } from "./version.js";
 
 function readInput(file: string): string {
   return readFileSync(file === "-" ? 0 : file, "utf8");
@@ -63,33 +35,18 @@ function serviceAccountNamespace(): string | undefined {
   }
 }
 
-async function serve(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      port: { type: "string" },
-      "tls-cert": { type: "string" },
-      "tls-key": { type: "string" },
-      check: { type: "boolean" },
-    },
-    allowPositionals: true,
-  });
-  const name = positionals[0];
-  if (!name || !isFunctionName(name) || positionals.length > 1) {
-    throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`);
-  }
+async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<number> {
+  const { name } = cmd;
   const saNamespace = serviceAccountNamespace();
   const config = loadConfig(withPathSecretFile(process.env), {
-    ...(values.port !== undefined ? { port: values.port } : {}),
-    ...(values["tls-cert"] !== undefined ? { tlsCert: values["tls-cert"] } : {}),
-    ...(values["tls-key"] !== undefined ? { tlsKey: values["tls-key"] } : {}),
+    ...cmd.flags,
     ...(saNamespace !== undefined ? { serviceAccountNamespace: saNamespace } : {}),
   });
-  const log = createLogger(config.logLevel).child({ function: name as FunctionName });
+  const log = createLogger(config.logLevel).child({ function: name });
   // reschedule-delete retries inside a 3 s deadline: shorter calls leave room for a second attempt.
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);
-  if (values.check) {
+  if (cmd.check) {
     running.server.close();
     return 0;
   }
@@ -111,46 +68,43 @@ async function serve(args: string[]): Promise<number> {
   return -1; // keep running
 }
 
-/** Its own parser and usage (manifests/args.ts); a usage error there shows the manifests usage. */
-async function manifests(args: string[]): Promise<number> {
-  const { runManifestsCommand, ManifestsUsageError, MANIFESTS_USAGE } = await import(
-    "./manifests/command.js"
-  );
+/** manifests/command.ts reads --ca-bundle's file and makes the path secret; its usage errors are ours. */
+async function manifests(request: ManifestsRequest): Promise<number> {
+  const { runManifests } = await import("./manifests/command.js");
   try {
-    return await runManifestsCommand(args, (text) => process.stdout.write(text));
+    return await runManifests(request, (text) => process.stdout.write(text));
   } catch (err) {
-    if (!(err instanceof ManifestsUsageError)) throw err;
-    process.stderr.write(`simkube-fn: ${err.message}\n\n${MANIFESTS_USAGE}`);
-    return 2;
+    if (err instanceof ManifestsUsageError) throw new UsageError(err.message, "manifests");
+    throw err;
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
+async function hashPod(file: string): Promise<number> {
+  const { hashPodText } = await import("./hash-pod.js");
+  process.stdout.write(`${hashPodText(readInput(file))}\n`);
+  return 0;
+}
+
+async function run(cmd: Command): Promise<number> {
+  switch (cmd.command) {
     case "serve":
-      return serve(rest);
+      return serve(cmd);
     case "manifests":
-      return manifests(rest);
+      return manifests(cmd.request);
     case "replay":
-      return runReplayCommand(rest);
-    case "hash-pod": {
-      if (rest.length !== 1) throw new UsageError("hash-pod takes one argument: a file, or - for stdin");
-      const { hashPodText } = await import("./hash-pod.js");
-      process.stdout.write(`${hashPodText(readInput(rest[0] as string))}\n`);
-      return 0;
-    }
+      return runReplayCommand(cmd, process.env.TRACE_PATH);
+    case "hash-pod":
+      return hashPod(cmd.file);
     case "loadtest":
-      return (await import("./loadtest/command.js")).runLoadtestCommand(rest);
+      return (await import("./loadtest/command.js")).runLoadtestCommand(cmd.args);
     case "trace":
-      return (await import("./trace/command.js")).runTraceCommand(rest);
+      return (await import("./trace/command.js")).runTraceCommand(cmd.args);
     case "help":
-    case "--help":
-    case "-h":
-      process.stdout.write(USAGE);
+      process.stdout.write(usage(cmd.topic));
       return 0;
-    default:
-      throw new UsageError(command ? `unknown command "${command}"` : "no command given");
+    case "version":
+      process.stdout.write(`simkube-fn ${VERSION}\n`);
+      return 0;
   }
 }
 
@@ -161,23 +115,23 @@ async function asOptionsError(err: unknown): Promise<Error | undefined> {
   return err instanceof DeploymentOptionsError ? err : undefined;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
+async function exitCodeOf(err: unknown): Promise<number> {
+  if (err instanceof UsageError) {
+    process.stderr.write(`simkube-fn: ${err.message}\n\n${usage(err.command)}`);
+    return 2;
+  }
+  const optionsError = await asOptionsError(err);
+  process.stderr.write(`simkube-fn: ${errorMessage(optionsError ?? err)}\n`);
+  return optionsError ? 2 : 1;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    const code = await run(parseCommandLine(argv));
     if (code >= 0) process.exitCode = code;
-  },
-  async (err: unknown) => {
-    if (err instanceof UsageError) {
-      process.stderr.write(`simkube-fn: ${err.message}\n\n${USAGE}`);
-      process.exitCode = 2;
-      return;
-    }
-    const optionsError = await asOptionsError(err);
-    if (optionsError) {
-      process.stderr.write(`simkube-fn: ${optionsError.message}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`simkube-fn: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    }
-  },
-);
+  } catch (err) {
+    process.exitCode = await exitCodeOf(err);
+  }
+}
+
+void main(process.argv.slice(2));

@@ -22,14 +22,9 @@ import {
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../shared/keys.js";
-import type { KubeObject } from "../../shared/kube-api.js";
 import type { OwnerReference } from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
 import { delayAnnotationValue, type LifecycleParams } from "../../shared/simulation.js";
-
-export type Pod = KubeObject & {
-  spec?: Record<string, unknown>;
-  status?: { phase?: string; [field: string]: unknown };
-};
 
 const U64_MAX = 18446744073709551615n;
 

@@ -11,7 +11,7 @@
 import type { AdmissionRequest } from "../../shared/admission.js";
 import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
 import { type OwnerLink, type OwnerReference, simulationRootOf } from "../../shared/owners.js";
-import type { Pod } from "./plan.js";
+import type { Pod } from "../../shared/pod.js";
 
 export type SkipReason =
   | "not-create-or-update"

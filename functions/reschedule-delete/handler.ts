@@ -1,13 +1,15 @@
 // reschedule-delete's handler: for a DELETE review of an interrupted bare simulation pod, create its clone.
 // The answer is always "allowed" and never carries a patch (a non-empty patch on DELETE makes the API server
-// fail the delete with a 500, KUBERNETES-FACTS item 9); every failure is logged and the delete goes ahead.
+// fail the delete with a 500: k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go); every
+// failure is logged and the delete goes ahead.
 //
 // Checks run cheapest first: the pure triage (operation, dry run, oldObject, bare, interruption), what is
 // already known in this process (uids handled, a teardown seen), then the API: the Simulation (cached), the
 // owner chain (cached), the teardown guard (cached), the live pod, the create. During a teardown most
 // reviews stop before any API call.
 //
-// One clone per deletion, whatever the number of reviews (FACTS item 1) and of replicas: the clone's name is
+// One clone per deletion, whatever the number of reviews (admission runs inside the storage layer's retry
+// loops, k8s.io/apiserver pkg/registry/generic/registry/store.go) and of replicas: the clone's name is
 // a function of the pod's name, so a second create gets AlreadyExists, which counts as success. A memo of
 // uids already handled saves the API calls in-process. The one gap: if a late review of a deletion arrives
 // at a replica that has not seen it, after the clone was itself interrupted and deleted, while the original
@@ -33,6 +35,7 @@ import {
 } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { createOwnerResolver, isBarePod, type OwnerResolver, simulationRootOf } from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
 import { withRetry } from "../../shared/retry.js";
 import {
   createSimulationSource,
@@ -41,14 +44,7 @@ import {
   wantsBarePodRescheduling,
 } from "../../shared/simulation.js";
 import { createTeardownGuard, type TeardownGuard, type TeardownTarget } from "../../shared/teardown.js";
-import {
-  buildClone,
-  type Candidate,
-  confirmsInterruption,
-  type Pod,
-  type SkipReason,
-  triageDelete,
-} from "./plan.js";
+import { buildClone, type Candidate, confirmsInterruption, type SkipReason, triageDelete } from "./plan.js";
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
 
 export interface RetrySettings {

@@ -2,7 +2,9 @@
 // simulation pod, and what clone replaces it. SimKube's semantics (sk-driver/src/mutation.rs
 // reschedule_interrupted_pod): a bare pod interrupted while Running is recreated as `<name>-clone-N`.
 //
-// Where we differ from SimKube, and why (KUBERNETES-FACTS items 1-5): SimKube clones a Running bare pod on
+// Where we differ from SimKube, and why (k8s.io/apiserver pkg/registry/rest/delete.go; kubernetes/kubernetes
+// pkg/registry/core/pod/storage/eviction.go, pkg/controller/podgc/gc_controller.go and
+// pkg/controller/tainteviction/taint_eviction.go): SimKube clones a Running bare pod on
 // every DELETE review. In a cluster one deletion sends several reviews (the actor's graceful delete, then
 // the final delete from KWOK or the kubelet, each possibly twice); an eviction never shows its own delete,
 // only the final one; podgc marks a pod Failed before deleting it; and the driver deleting a pod because
@@ -16,30 +18,16 @@
 
 import type { AdmissionRequest } from "../../shared/admission.js";
 import { buildCloneName } from "../../shared/clone-name.js";
+import {
+  CONTROLLER_MANAGER_USER,
+  GARBAGE_COLLECTOR_USER,
+  NAMESPACE_CONTROLLER_USER,
+} from "../../shared/identities.js";
+import { isRecord } from "../../shared/json.js";
 import { ORIG_OWNER_ANNOTATION_KEY, SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
-import type { KubeObject } from "../../shared/kube-api.js";
 import { isBarePod, type OwnerReference, ownerReferencesOf } from "../../shared/owners.js";
+import type { Pod, PodCondition } from "../../shared/pod.js";
 import { sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
-
-export interface PodCondition {
-  type?: string;
-  status?: string;
-  reason?: string;
-  [field: string]: unknown;
-}
-
-export type Pod = KubeObject & {
-  spec?: Record<string, unknown>;
-  status?: { phase?: string; conditions?: PodCondition[]; [field: string]: unknown };
-};
-
-// kube-controller-manager's controllers with --use-service-account-credentials (kubeadm, kind): FACTS 2-3.
-export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
-export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
-// Without service-account credentials every controller is this one identity. Its deletes of simulation
-// pods are the garbage collector's and the namespace controller's (teardown); its other pod deletes, by
-// the taint manager and podgc, always carry DisruptionTarget, and that condition is checked first for it.
-export const CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
 
 const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
   GARBAGE_COLLECTOR_USER,
@@ -67,10 +55,6 @@ export type SkipReason =
 export type Judgement =
   | { interrupted: true; cause: InterruptionCause; detail: string }
   | { interrupted: false; reason: SkipReason };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export function podPhase(pod: Pod): string | undefined {
   const phase = pod.status?.phase;
@@ -153,7 +137,9 @@ export type Triage = { candidate: Candidate } | { skip: SkipReason };
 
 /**
  * The checks that need no API call, cheapest first: operation, dry run, oldObject, bare, interruption.
- * Names come from oldObject: reviews from namespace deletion carry an empty request.name (FACTS item 2).
+ * Names come from oldObject: reviews from namespace deletion carry an empty request.name
+ * (the namespace controller deletes through DeleteCollection: kubernetes/kubernetes
+ * pkg/controller/namespace/deletion/namespaced_resources_deleter.go).
  */
 export function triageDelete(request: AdmissionRequest, driverUsers: readonly string[]): Triage {
   if (request.operation !== "DELETE") return { skip: "not-delete" };

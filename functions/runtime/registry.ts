@@ -3,19 +3,13 @@
 import type { Server } from "node:http";
 import type { ReviewHandler } from "../../shared/admission.js";
 import type { FunctionConfig } from "../../shared/config.js";
+import type { FunctionName } from "../../shared/function-names.js";
 import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
 import { type AppOptions, createApp, listen, readTlsMaterial } from "./http-server.js";
 import { countingApiErrors, createFunctionMetrics } from "./metrics.js";
-
-export const FUNCTION_NAMES = ["mutate-create", "reschedule-delete"] as const;
-export type FunctionName = (typeof FUNCTION_NAMES)[number];
-
-export function isFunctionName(name: string): name is FunctionName {
-  return (FUNCTION_NAMES as readonly string[]).includes(name);
-}
 
 export interface BuiltFunction {
   handle: ReviewHandler;

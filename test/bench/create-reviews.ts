@@ -4,8 +4,9 @@
 // the sequence store sees a handful of hashes, as a trace with a few workloads does.
 
 import type { LoadRequest } from "../../functions/cli/loadtest/load.js";
+import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import { seededRandom } from "../../shared/seeded-random.js";
-import { buildCreateReview, buildPod, DRIVER_USER, rootOwnerRef } from "../support/builders.js";
+import { buildCreateReview, buildPod, rootOwnerRef } from "../support/builders.js";
 
 export interface CreateReviewOptions {
   count: number;
@@ -77,7 +78,7 @@ export function buildCreateRequests(options: CreateReviewOptions): LoadRequest[]
     delete pod.metadata?.creationTimestamp;
     delete pod.status;
     const uid = `bench-create-${options.seed ?? 1}-${i}`;
-    const review = buildCreateReview({ pod, user: DRIVER_USER, uid });
+    const review = buildCreateReview({ pod, user: SIMKUBE_DRIVER_USER, uid });
     requests.push({ uid, body: Buffer.from(JSON.stringify(review)) });
   }
   return requests;

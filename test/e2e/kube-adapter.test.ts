@@ -48,6 +48,9 @@ describe("createKubeApi against the fake API server", () => {
     server = await startFakeApiServer({ namespaces: ["default", "test-namespace"] });
     kubeconfig = await writeKubeconfig(server.url);
     kube = createKubeApi({ kubeconfigPath: kubeconfig, timeoutMs: 5000 });
+    // What the read-only tests read, so each test can run alone: no test relies on another's writes.
+    server.store.put(configMap("seeded", { a: "1" }));
+    server.store.put({ apiVersion: "simkube.io/v1", kind: "Simulation", metadata: { name: "seeded-sim" } });
   });
 
   after(async () => {
@@ -185,9 +188,9 @@ describe("createKubeApi against the fake API server", () => {
   });
 
   test("an injected 503 is transient and carries the server's reason", async () => {
-    server.failNext({ method: "GET", path: /\/configmaps\/settings$/, status: 503 });
+    server.failNext({ method: "GET", path: /\/configmaps\/seeded$/, status: 503 });
     const err = await rejection(
-      kube.read({ apiVersion: "v1", kind: "ConfigMap", name: "settings", namespace: "default" }),
+      kube.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" }),
     );
     assert.equal(err.status, 503);
     assert.equal(err.reason, "ServiceUnavailable");
@@ -196,16 +199,16 @@ describe("createKubeApi against the fake API server", () => {
     const ok = await kube.read({
       apiVersion: "v1",
       kind: "ConfigMap",
-      name: "settings",
+      name: "seeded",
       namespace: "default",
     });
-    assert.equal(ok.metadata?.name, "settings");
+    assert.equal(ok.metadata?.name, "seeded");
   });
 
   test("a reset connection is KubeError(0, ConnectionError)", async () => {
-    server.failNext({ path: /\/configmaps\/settings$/, action: "reset" });
+    server.failNext({ path: /\/configmaps\/seeded$/, action: "reset" });
     const err = await rejection(
-      kube.read({ apiVersion: "v1", kind: "ConfigMap", name: "settings", namespace: "default" }),
+      kube.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" }),
     );
     assert.equal(err.status, 0);
     assert.equal(err.reason, "ConnectionError");
@@ -215,10 +218,10 @@ describe("createKubeApi against the fake API server", () => {
   test("a hung call times out as KubeError(0, ConnectionError)", async () => {
     const quick = createKubeApi({ kubeconfigPath: kubeconfig, timeoutMs: 300 });
     // Warm the discovery cache so the hang hits the call itself.
-    await quick.read({ apiVersion: "v1", kind: "ConfigMap", name: "settings", namespace: "default" });
-    server.failNext({ path: /\/configmaps\/settings$/, action: "hang" });
+    await quick.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" });
+    server.failNext({ path: /\/configmaps\/seeded$/, action: "hang" });
     const err = await rejection(
-      quick.read({ apiVersion: "v1", kind: "ConfigMap", name: "settings", namespace: "default" }),
+      quick.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" }),
     );
     assert.equal(err.status, 0);
     assert.equal(err.reason, "ConnectionError");
@@ -269,20 +272,20 @@ describe("createKubeApi against the fake API server", () => {
     const fresh = createKubeApi({ kubeconfigPath: kubeconfig });
     server.resetLog();
     for (let i = 0; i < 5; i++) {
-      await fresh.read({ apiVersion: "v1", kind: "ConfigMap", name: "settings", namespace: "default" });
-      await fresh.read({ apiVersion: "simkube.io/v1", kind: "Simulation", name: "test-sim" });
+      await fresh.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" });
+      await fresh.read({ apiVersion: "simkube.io/v1", kind: "Simulation", name: "seeded-sim" });
     }
     await fresh.create(configMap(`cached-${Date.now()}`));
     assert.equal(server.count("GET", /^\/api\/v1$/), 1);
     assert.equal(server.count("GET", /^\/apis\/simkube\.io\/v1$/), 1);
-    assert.equal(server.count("GET", /^\/api\/v1\/namespaces\/default\/configmaps\/settings$/), 5);
+    assert.equal(server.count("GET", /^\/api\/v1\/namespaces\/default\/configmaps\/seeded$/), 5);
   });
 
   test("connections are reused (keep-alive)", async () => {
     const fresh = createKubeApi({ kubeconfigPath: kubeconfig });
     const before = server.connections;
     for (let i = 0; i < 20; i++) {
-      await fresh.read({ apiVersion: "v1", kind: "ConfigMap", name: "settings", namespace: "default" });
+      await fresh.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" });
     }
     // 21 sequential requests (discovery + 20 reads) over one or two sockets, not 21.
     assert.ok(server.connections - before <= 2, `opened ${server.connections - before} connections`);

@@ -111,8 +111,12 @@ async function sendCreates(urls: string[], total: number, concurrency: number, o
 
 describe("cluster-wide sequence numbers across four mutate-create instances", { timeout: 120_000 }, () => {
   let api: FakeApiServer;
+  // Every instance started, closed in after() too: a failed assertion must not leave servers holding the
+  // test process open.
+  const started: Server[] = [];
 
   after(async () => {
+    await closeAll(started.filter((s) => s.listening));
     await api?.close();
     await removeAllKubeconfigs();
   });
@@ -124,6 +128,7 @@ describe("cluster-wide sequence numbers across four mutate-create instances", { 
     api.store.put(buildNamespace({ name: "simkube" }));
 
     const first = await startInstances(api, 4);
+    started.push(...first.servers);
     const seen = await sendCreates(first.urls, 1000, 48, 0);
     await closeAll(first.servers);
 
@@ -140,6 +145,7 @@ describe("cluster-wide sequence numbers across four mutate-create instances", { 
 
     // Scale to zero and back: fresh processes know nothing but what the cluster kept.
     const second = await startInstances(api, 4);
+    started.push(...second.servers);
     const more = await sendCreates(second.urls, 200, 16, 1000);
     await closeAll(second.servers);
     for (const [hash, seqs] of more) {

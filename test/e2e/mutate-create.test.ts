@@ -10,6 +10,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
+import { KWOK_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import {
   buildNamespace,
@@ -147,13 +148,13 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
     const created = await api.request<KubeObject & { spec: Record<string, unknown> }>(
       "POST",
       `/api/v1/namespaces/${VNS}/pods`,
-      barePod("bare-1"),
+      barePod("pinned-1"),
     );
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const stored = api.store.get<KubeObject & { spec: Record<string, unknown> }>({
       kind: "Pod",
       namespace: VNS,
-      name: "bare-1",
+      name: "pinned-1",
     });
     assert.deepEqual(stored?.spec.nodeSelector, { type: "virtual" });
     assert.deepEqual(stored?.spec.tolerations, [
@@ -171,6 +172,9 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
   });
 
   it("gives the pod its production completion time when KWOK marks it Running", async () => {
+    // bare-1 is the pod the trace knows (testing/bare-1); this test makes its own.
+    const created = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, barePod("bare-1"));
+    assert.equal(created.status, 201, JSON.stringify(created.body));
     const before = Date.now();
     const res = await api.request(
       "PATCH",
@@ -178,7 +182,7 @@ describe("mutate-create served by the CLI against the API double", { timeout: 90
       { status: { phase: "Running" } },
       {
         contentType: "application/merge-patch+json",
-        user: "system:serviceaccount:kube-system:kwok-controller",
+        user: KWOK_USER,
       },
     );
     assert.equal(res.status, 200, JSON.stringify(res.body));

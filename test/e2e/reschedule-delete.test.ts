@@ -18,21 +18,24 @@ import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/
 import { createApp, listen } from "../../functions/runtime/http-server.js";
 import type { AdmissionReview } from "../../shared/admission.js";
 import { loadConfig } from "../../shared/config.js";
+import {
+  ADMIN_USER,
+  CONTROLLER_MANAGER_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+  POD_GC_USER,
+  SIMKUBE_DRIVER_USER,
+} from "../../shared/identities.js";
 import { createKubeApi } from "../../shared/kube.js";
 import type { KubeApi, KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import {
-  ADMIN_USER,
   buildDeleteReview,
   buildNamespace,
   buildPod,
   buildSimulation,
   buildSimulationRoot,
-  DRIVER_USER,
   disruptionTarget,
-  KWOK_USER,
-  NAMESPACE_CONTROLLER_USER,
-  POD_GC_USER,
   type PodOptions,
   replicaSetOwnerRef,
   rootOwnerRef,
@@ -270,7 +273,7 @@ describe("reschedule-delete against the fake API server", () => {
   const noClone: Array<[string, PodOptions, string]> = [
     ["a pod that is not Running", { phase: "Succeeded" }, ADMIN_USER],
     ["a pod owned by a ReplicaSet", { ownerReferences: [rootOwnerRef(), replicaSetOwnerRef()] }, ADMIN_USER],
-    ["the driver's delete (production deleted it)", {}, DRIVER_USER],
+    ["the driver's delete (production deleted it)", {}, SIMKUBE_DRIVER_USER],
   ];
   for (const [name, pod, user] of noClone) {
     test(`no clone for ${name}, and no API call for it`, async () => {
@@ -479,7 +482,7 @@ describe("reschedule-delete against the fake API server", () => {
     const env = await startEnv();
     for (let i = 0; i < 50; i++) env.putPod({ name: `pod-${i}`, uid: `uid-${i}` });
     env.api.resetLog();
-    await env.api.terminateNamespace(TEST_NAMESPACE, { controllerUser: "system:kube-controller-manager" });
+    await env.api.terminateNamespace(TEST_NAMESPACE, { controllerUser: CONTROLLER_MANAGER_USER });
     const finished = await env.api.finishPodTerminations({ namespace: TEST_NAMESPACE, user: KWOK_USER });
     assert.equal(finished, 50);
     assert.ok(env.api.admissions.length >= 150, `reviews: ${env.api.admissions.length}`);

@@ -52,6 +52,18 @@ function pod(name: string, extra: Json = {}): Json {
 
 const PODS = "/api/v1/namespaces/default/pods";
 
+/** Creates a Simulation through the API and returns it as stored. */
+async function createSimulation(server: FakeApiServer, name: string, speed: number): Promise<Json> {
+  const sim = await call(server, "POST", "/apis/simkube.io/v1/simulations", {
+    apiVersion: "simkube.io/v1",
+    kind: "Simulation",
+    metadata: { name },
+    spec: { speed },
+  });
+  assert.equal(sim.status, 201, JSON.stringify(sim.body));
+  return sim.body;
+}
+
 describe("fake API server: discovery and reads", () => {
   let server: FakeApiServer;
   before(async () => {
@@ -190,10 +202,11 @@ describe("fake API server: writes", () => {
   });
 
   test("duplicates are 409 AlreadyExists", async () => {
-    const res = await call(server, "POST", PODS, pod("p1"));
+    assert.equal((await call(server, "POST", PODS, pod("dup"))).status, 201);
+    const res = await call(server, "POST", PODS, pod("dup"));
     assert.equal(res.status, 409);
     assert.equal(res.body.reason, "AlreadyExists");
-    assert.equal(res.body.message, 'pods "p1" already exists');
+    assert.equal(res.body.message, 'pods "dup" already exists');
   });
 
   test("PUT checks resourceVersion; custom resources need one", async () => {
@@ -235,25 +248,25 @@ describe("fake API server: writes", () => {
   });
 
   test("no-op updates keep the resourceVersion; spec changes bump generation", async () => {
-    const sim = await call(server, "GET", "/apis/simkube.io/v1/simulations/s");
-    const same = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s", sim.body);
-    assert.equal(same.body.metadata.resourceVersion, sim.body.metadata.resourceVersion);
-    const changed = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s", {
-      ...sim.body,
+    const sim = await createSimulation(server, "s-noop", 1);
+    const same = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s-noop", sim);
+    assert.equal(same.body.metadata.resourceVersion, sim.metadata.resourceVersion);
+    const changed = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s-noop", {
+      ...sim,
       spec: { speed: 2 },
     });
     assert.equal(changed.body.metadata.generation, 2);
   });
 
   test("the status subresource writes status only; the main resource keeps it", async () => {
-    const sim = await call(server, "GET", "/apis/simkube.io/v1/simulations/s");
-    const st = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s/status", {
-      ...sim.body,
+    const sim = await createSimulation(server, "s-status", 2);
+    const st = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s-status/status", {
+      ...sim,
       spec: { speed: 99 },
       status: { state: "Running" },
     });
     assert.deepEqual([st.body.spec.speed, st.body.status.state], [2, "Running"]);
-    const main = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s", {
+    const main = await call(server, "PUT", "/apis/simkube.io/v1/simulations/s-status", {
       ...st.body,
       status: { state: "Finished" },
     });
@@ -261,10 +274,11 @@ describe("fake API server: writes", () => {
   });
 
   test("PATCH: merge patch and JSON patch; a failed test op is 422", async () => {
+    assert.equal((await call(server, "POST", PODS, pod("patched"))).status, 201);
     const merge = await call(
       server,
       "PATCH",
-      `${PODS}/p1`,
+      `${PODS}/patched`,
       { metadata: { labels: { app: null, tier: "x" } } },
       { "content-type": "application/merge-patch+json" },
     );
@@ -272,7 +286,7 @@ describe("fake API server: writes", () => {
     const json = await call(
       server,
       "PATCH",
-      `${PODS}/p1`,
+      `${PODS}/patched`,
       [{ op: "add", path: "/metadata/annotations", value: { a: "b" } }],
       { "content-type": "application/json-patch+json" },
     );
@@ -280,7 +294,7 @@ describe("fake API server: writes", () => {
     const failed = await call(
       server,
       "PATCH",
-      `${PODS}/p1`,
+      `${PODS}/patched`,
       [{ op: "test", path: "/metadata/name", value: "zz" }],
       {
         "content-type": "application/json-patch+json",
@@ -290,7 +304,7 @@ describe("fake API server: writes", () => {
     const spec = await call(
       server,
       "PATCH",
-      `${PODS}/p1`,
+      `${PODS}/patched`,
       { spec: { restartPolicy: "Never" } },
       { "content-type": "application/merge-patch+json" },
     );
@@ -298,14 +312,15 @@ describe("fake API server: writes", () => {
   });
 
   test("failNext injects Status errors a given number of times", async () => {
-    server.failNext({ method: "GET", path: /\/pods\/p1$/, status: 429, times: 2 });
-    const first = await call(server, "GET", `${PODS}/p1`);
-    const second = await call(server, "GET", `${PODS}/p1`);
-    const third = await call(server, "GET", `${PODS}/p1`);
+    assert.equal((await call(server, "POST", PODS, pod("limited"))).status, 201);
+    server.failNext({ method: "GET", path: /\/pods\/limited$/, status: 429, times: 2 });
+    const first = await call(server, "GET", `${PODS}/limited`);
+    const second = await call(server, "GET", `${PODS}/limited`);
+    const third = await call(server, "GET", `${PODS}/limited`);
     assert.deepEqual([first.status, second.status, third.status], [429, 429, 200]);
     assert.equal(first.body.reason, "TooManyRequests");
     assert.equal(first.headers.get("retry-after"), "1");
-    assert.equal(server.count("GET", /\/pods\/p1$/), 3);
+    assert.equal(server.count("GET", /\/pods\/limited$/), 3);
   });
 });
 

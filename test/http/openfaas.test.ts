@@ -1,5 +1,6 @@
 // The OpenFaaS adapter: driven with fake event/context objects, through an express app that follows the
-// node20/node22 template contract (KUBERNETES-FACTS item 14), and as the bundled CommonJS handler.js that
+// node20/node22 template contract (openfaas/templates template/node22/index.js), and as the bundled CommonJS
+// handler.js that
 // the template require()s, against the fake API server.
 
 import assert from "node:assert/strict";
@@ -23,6 +24,7 @@ import {
 } from "../../functions/runtime/openfaas/adapter.js";
 import { buildStack } from "../../knative/openfaas-stack.js";
 import { type AdmissionReview, allow, decodePatch, type ReviewHandler } from "../../shared/admission.js";
+import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import {
@@ -31,7 +33,6 @@ import {
   buildPod,
   buildSimulation,
   buildSimulationRoot,
-  DRIVER_USER,
   TEST_NAMESPACE,
 } from "../support/builders.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
@@ -385,7 +386,7 @@ describe("bundled CommonJS handler.js (npm run bundle:openfaas)", () => {
 
   it("reschedule-delete: the driver's own delete is allowed, with no patch", async () => {
     const handler = bundled["reschedule-delete"] as OpenfaasHandler;
-    const review = buildDeleteReview({ pod: buildPod(), user: DRIVER_USER, uid: "d-1" });
+    const review = buildDeleteReview({ pod: buildPod(), user: SIMKUBE_DRIVER_USER, uid: "d-1" });
     const sent = await call(handler, { method: "POST", body: review });
     assert.equal(sent.status, 200);
     const answer = sent.value as AdmissionReview;

@@ -3,13 +3,10 @@
 
 import type { AdmissionReview, UserInfo } from "../../shared/admission.js";
 import { ADMISSION_API_VERSION } from "../../shared/admission.js";
-import {
-  DEFAULT_DRIVER_USERS,
-  SIMKUBE_API_VERSION,
-  SIMULATION_KIND,
-  SIMULATION_ROOT_KIND,
-} from "../../shared/keys.js";
+import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
+import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
 import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
+import type { Pod, PodCondition } from "../../shared/pod.js";
 import type { Simulation, SimulationSpec } from "../../shared/simulation.js";
 
 export const TEST_POD = "the-pod";
@@ -22,30 +19,6 @@ export const TEST_ROOT_UID = "qwerty-5678";
 export const TEST_REPLICASET = "the-replicaset";
 export const TEST_DEPLOYMENT = "the-deployment";
 export const TEST_POD_UID = "asdf1234";
-
-// Who sends DELETEs in a cluster (see /work/shared/KUBERNETES-FACTS.md items 1-5).
-export const DRIVER_USER = DEFAULT_DRIVER_USERS[0] ?? "system:serviceaccount:simkube:sk-ctrl-sa";
-export const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
-export const GC_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
-export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
-export const POD_GC_USER = "system:serviceaccount:kube-system:pod-garbage-collector";
-export const NODE_CONTROLLER_USER = "system:serviceaccount:kube-system:node-controller";
-export const CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
-export const ADMIN_USER = "kubernetes-admin";
-
-/** A pod as plain JSON (timestamps are RFC 3339 strings, as on the wire). */
-export type TestPod = KubeObject & {
-  spec?: Record<string, unknown>;
-  status?: { phase?: string; conditions?: PodCondition[]; [field: string]: unknown };
-};
-
-export interface PodCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
 
 export function rootOwnerRef(name = TEST_DRIVER_ROOT_NAME, uid = TEST_ROOT_UID): OwnerReference {
   return { apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_ROOT_KIND, name, uid };
@@ -96,7 +69,8 @@ export interface PodOptions {
   spec?: Record<string, unknown>;
 }
 
-export function buildPod(options: PodOptions = {}): TestPod {
+/** A pod as plain JSON (timestamps are RFC 3339 strings, as on the wire). */
+export function buildPod(options: PodOptions = {}): Pod {
   const metadata: Record<string, unknown> = {
     name: options.name ?? TEST_POD,
     namespace: options.namespace ?? TEST_NAMESPACE,
@@ -120,7 +94,7 @@ export function buildPod(options: PodOptions = {}): TestPod {
   const phase = options.phase === undefined ? "Running" : options.phase;
   if (phase !== null) status.phase = phase;
   if (options.conditions) status.conditions = structuredClone(options.conditions);
-  return { apiVersion: "v1", kind: "Pod", metadata, spec, status } as TestPod;
+  return { apiVersion: "v1", kind: "Pod", metadata, spec, status } as Pod;
 }
 
 export interface SimulationOptions {
@@ -251,7 +225,7 @@ export interface DeleteReviewOptions {
   /** userInfo.username (or a whole UserInfo); an admin user by default. */
   user?: string | UserInfo;
   dryRun?: boolean;
-  /** request.name; the pod's name by default. "" is what namespace deletion sends (FACTS item 2). */
+  /** request.name; the pod's name by default. "" is what namespace deletion sends (DeleteCollection). */
   name?: string;
   /** request.uid; a fresh one per review by default. */
   uid?: string;
@@ -259,7 +233,7 @@ export interface DeleteReviewOptions {
   options?: Record<string, unknown>;
 }
 
-/** A DELETE review: object null, oldObject the pod (FACTS item 1). */
+/** A DELETE review: object null, oldObject the pod (k8s.io/apiserver pkg/registry/rest/delete.go). */
 export function buildDeleteReview(options: DeleteReviewOptions): AdmissionReview {
   const pod = options.pod;
   return {
@@ -310,7 +284,7 @@ export function buildCreateReview(options: CreateReviewOptions): AdmissionReview
     name: options.name ?? pod.metadata?.name ?? "",
     namespace: pod.metadata?.namespace ?? TEST_NAMESPACE,
     operation,
-    userInfo: userInfoOf(options.user, DRIVER_USER),
+    userInfo: userInfoOf(options.user, SIMKUBE_DRIVER_USER),
     object: structuredClone(pod),
     oldObject: operation === "UPDATE" ? structuredClone(options.oldObject ?? pod) : null,
     dryRun: options.dryRun ?? false,

@@ -173,8 +173,8 @@ function lifecycleValue(l: PodLifecycle): unknown {
 }
 
 /**
- * Path of one of SimKube's example traces in /work/shared/data/simkube-traces (outside the repo: never
- * copied in), or undefined when absent, so tests can `t.skip(...)`.
+ * Path of one of SimKube's example traces in ../shared/data/simkube-traces beside the clone (outside the
+ * repo: never copied in), or undefined when absent, so tests can `t.skip(...)`.
  */
 export function findSharedTrace(name: string): string | undefined {
   const here = dirname(fileURLToPath(import.meta.url));

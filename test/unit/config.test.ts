@@ -1,8 +1,129 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConfigError, loadConfig } from "../../shared/config.js";
+import { ConfigError, type Env, loadConfig } from "../../shared/config.js";
+import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
 
-const SIM = { SIM_NAME: "s" };
+const BASE: Env = { SIM_NAME: "sim-a" };
+
+function configError(env: Env, flags: { port?: string } = {}): string {
+  try {
+    loadConfig(env, flags);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    assert.equal(err.name, "ConfigError");
+    return err.message;
+  }
+  assert.fail("expected a ConfigError");
+}
+
+describe("loadConfig (shared/config.ts)", () => {
+  it("defaults every optional setting", () => {
+    assert.deepEqual(loadConfig(BASE), {
+      simName: "sim-a",
+      port: 8080,
+      logLevel: "info",
+      driverUsers: [...DEFAULT_DRIVER_USERS],
+      sequenceStore: "cluster",
+      storeNamespace: "default",
+    });
+  });
+
+  it("reads every setting from the environment, trimmed", () => {
+    const config = loadConfig({
+      SIM_NAME: " sim-b ",
+      TRACE_PATH: " https://traces.example/t.sktrace ",
+      PORT: "9090",
+      LOG_LEVEL: " debug ",
+      DRIVER_USERS: " alice , ,bob ",
+      SEQUENCE_STORE: "memory",
+      SEQUENCE_NAMESPACE: " seq-ns ",
+      POD_NAMESPACE: "pod-ns",
+    });
+    assert.deepEqual(config, {
+      simName: "sim-b",
+      tracePath: "https://traces.example/t.sktrace",
+      port: 9090,
+      logLevel: "debug",
+      driverUsers: ["alice", "bob"],
+      sequenceStore: "memory",
+      storeNamespace: "seq-ns",
+    });
+  });
+
+  it("port: the flag beats PORT, and PORT beats the default", () => {
+    assert.equal(loadConfig({ ...BASE, PORT: "9090" }, { port: "7070" }).port, 7070);
+    assert.equal(loadConfig({ ...BASE, PORT: "9090" }).port, 9090);
+    assert.equal(loadConfig(BASE).port, 8080);
+    // An empty PORT is unset; port 0 (any free port) is allowed.
+    assert.equal(loadConfig({ ...BASE, PORT: "" }).port, 8080);
+    assert.equal(loadConfig(BASE, { port: "0" }).port, 0);
+    assert.equal(loadConfig(BASE, { port: "65535" }).port, 65535);
+  });
+
+  it("a blank SEQUENCE_NAMESPACE falls back to POD_NAMESPACE", () => {
+    assert.equal(loadConfig({ ...BASE, POD_NAMESPACE: "fn-ns" }).storeNamespace, "fn-ns");
+    assert.equal(
+      loadConfig({ ...BASE, SEQUENCE_NAMESPACE: " ", POD_NAMESPACE: "fn-ns" }).storeNamespace,
+      "fn-ns",
+    );
+  });
+
+  it("blank optional settings mean their default", () => {
+    const config = loadConfig({
+      ...BASE,
+      TRACE_PATH: "  ",
+      LOG_LEVEL: " ",
+      DRIVER_USERS: " ",
+      SEQUENCE_STORE: "",
+    });
+    assert.equal(config.tracePath, undefined);
+    assert.equal(config.logLevel, "info");
+    assert.deepEqual(config.driverUsers, [...DEFAULT_DRIVER_USERS]);
+    assert.equal(config.sequenceStore, "cluster");
+  });
+
+  it("SIM_NAME missing or blank is a ConfigError", () => {
+    for (const env of [{}, { SIM_NAME: "" }, { SIM_NAME: "   " }]) {
+      assert.match(configError(env), /^SIM_NAME is required/);
+    }
+  });
+
+  it("a bad --port is a ConfigError naming the flag, even when PORT is fine", () => {
+    for (const port of ["", "-1", "65536", "80.5", "eighty", "1e3", " 80"]) {
+      assert.equal(
+        configError({ ...BASE, PORT: "8080" }, { port }),
+        `--port must be a port number from 0 to 65535, got "${port}"`,
+      );
+    }
+  });
+
+  it("a bad PORT is a ConfigError naming the variable", () => {
+    assert.equal(
+      configError({ ...BASE, PORT: "http" }),
+      'PORT must be a port number from 0 to 65535, got "http"',
+    );
+    assert.equal(
+      configError({ ...BASE, PORT: "70000" }),
+      'PORT must be a port number from 0 to 65535, got "70000"',
+    );
+  });
+
+  it("an unknown LOG_LEVEL is a ConfigError listing the levels", () => {
+    assert.equal(
+      configError({ ...BASE, LOG_LEVEL: "verbose" }),
+      'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "verbose"',
+    );
+  });
+
+  it("an unknown SEQUENCE_STORE is a ConfigError", () => {
+    assert.equal(
+      configError({ ...BASE, SEQUENCE_STORE: "etcd" }),
+      'SEQUENCE_STORE must be "cluster" or "memory", got "etcd"',
+    );
+  });
+});
+
+const SIM: Env = { SIM_NAME: "s" };
 const SECRET = "abcdefghijklmnopqrstuvwx_-0123";
 
 describe("loadConfig: the sequence store's namespace is the function's own", () => {

@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  ADMIN_USER,
   buildTeardownReviews,
-  GARBAGE_COLLECTOR_USER,
   type GeneratedReview,
-  KWOK_USER,
-  NAMESPACE_CONTROLLER_USER,
-  NODE_CONTROLLER_USER,
   type TeardownOptions,
 } from "../../functions/cli/loadtest/reviews.js";
 import type { AdmissionRequest } from "../../shared/admission.js";
+import {
+  ADMIN_USER,
+  GARBAGE_COLLECTOR_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+  NODE_CONTROLLER_USER,
+} from "../../shared/identities.js";
 
 const NOW = new Date("2025-03-01T12:00:00Z");
 const BASE: TeardownOptions = {
@@ -21,7 +23,8 @@ const BASE: TeardownOptions = {
   now: NOW,
 };
 
-interface Pod {
+/** The generated oldObject, with the fields these tests read made required. */
+interface GeneratedPod {
   metadata: {
     name: string;
     namespace: string;
@@ -38,18 +41,18 @@ function requestOf(review: GeneratedReview): AdmissionRequest {
   return review.review.request as AdmissionRequest;
 }
 
-function podOf(review: GeneratedReview): Pod {
-  return requestOf(review).oldObject as Pod;
+function podOf(review: GeneratedReview): GeneratedPod {
+  return requestOf(review).oldObject as GeneratedPod;
 }
 
-function isBare(pod: Pod): boolean {
+function isBare(pod: GeneratedPod): boolean {
   return pod.metadata.ownerReferences.every((ref) => ref.apiVersion.startsWith("simkube.io"));
 }
 
 const TEARDOWN_USERS = new Set([NAMESPACE_CONTROLLER_USER, GARBAGE_COLLECTOR_USER, KWOK_USER]);
 
 /**
- * An independent statement of what an interruption is, from KUBERNETES-FACTS items 1-5: the first-phase delete
+ * An independent statement of what an interruption is (README "reschedule-delete"): the first-phase delete
  * (no deletionTimestamp yet) of a Running bare pod by someone who is not tearing the simulation down.
  */
 function looksLikeInterruption(review: GeneratedReview): boolean {

@@ -11,12 +11,12 @@ import {
   lifecycleCandidates,
   mutationPatch,
   needsLifecycle,
-  type Pod,
   planMutation,
   recordedHash,
   recordedSequence,
   specOf,
 } from "../../functions/mutate-create/plan.js";
+import type { Pod } from "../../shared/pod.js";
 import { buildPod, replicaSetOwnerRef, TEST_SIM_NAME } from "../support/builders.js";
 
 const HASH = "2151974655102796215";

@@ -12,17 +12,18 @@ import type { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1
 import type { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import type { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import type { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
-import { buildFunction, type FunctionName } from "../../functions/runtime/registry.js";
+import { buildFunction } from "../../functions/runtime/registry.js";
 import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../knative/manifests.js";
 import { OWNER_KINDS, serviceAccountName } from "../../knative/rbac.js";
 import type { AdmissionReview } from "../../shared/admission.js";
 import { type Env, loadConfig } from "../../shared/config.js";
+import type { FunctionName } from "../../shared/function-names.js";
+import { ADMIN_USER } from "../../shared/identities.js";
 import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import {
-  ADMIN_USER,
   buildCreateReview,
   buildDeleteReview,
   buildNamespace,

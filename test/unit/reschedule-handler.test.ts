@@ -7,21 +7,19 @@ import {
 } from "../../functions/reschedule-delete/handler.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
 import type { AdmissionReview } from "../../shared/admission.js";
+import { ADMIN_USER, KWOK_USER, POD_GC_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import { createTeardownGuard } from "../../shared/teardown.js";
 import {
-  ADMIN_USER,
   buildDeleteReview,
   buildNamespace,
   buildPod,
   buildSimulation,
   buildSimulationRoot,
-  DRIVER_USER,
   disruptionTarget,
-  KWOK_USER,
   type PodOptions,
   replicaSetOwnerRef,
   rootOwnerRef,
@@ -80,7 +78,7 @@ function world(options: WorldOptions = {}) {
   const deps: RescheduleDeleteDeps = {
     kube,
     simName: TEST_SIM_NAME,
-    driverUsers: [DRIVER_USER],
+    driverUsers: [SIMKUBE_DRIVER_USER],
     log,
     simulation: createSimulationSource(kube, TEST_SIM_NAME),
     owners: createOwnerResolver(kube, log),
@@ -161,7 +159,7 @@ describe("reschedule-delete handler", () => {
   const fastSkips: Array<[string, AdmissionReview, string]> = [
     ["not bare", deleteOf({ ownerReferences: [rootOwnerRef(), replicaSetOwnerRef()] }), "not-bare"],
     ["dry run", deleteOf({}, ADMIN_USER, { dryRun: true }), "dry-run"],
-    ["the driver's delete", deleteOf({}, DRIVER_USER), "driver-delete"],
+    ["the driver's delete", deleteOf({}, SIMKUBE_DRIVER_USER), "driver-delete"],
     ["not running", deleteOf({ phase: "Pending" }), "not-running"],
     [
       "final phase without DisruptionTarget",
@@ -370,10 +368,7 @@ describe("reschedule-delete handler", () => {
   it("counts clones from a DisruptionTarget by the condition's reason", async () => {
     const w = world({ live: { phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] } });
     await w.handle(
-      deleteOf(
-        { phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] },
-        "system:serviceaccount:kube-system:pod-garbage-collector",
-      ),
+      deleteOf({ phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] }, POD_GC_USER),
     );
     assert.ok(w.mem.get(CLONE_REF));
     assert.deepEqual(w.stats.snapshot().interruptions, { DeletionByPodGC: 1 });

@@ -2,32 +2,34 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   buildClone,
-  CONTROLLER_MANAGER_USER,
   type Judgement,
   judgeDeletion,
-  type Pod,
   triageDelete,
 } from "../../functions/reschedule-delete/plan.js";
 import type { AdmissionRequest } from "../../shared/admission.js";
 import {
   ADMIN_USER,
-  buildCreateReview,
-  buildDeleteReview,
-  buildPod,
-  DRIVER_USER,
-  disruptionTarget,
-  GC_USER,
+  CONTROLLER_MANAGER_USER,
+  GARBAGE_COLLECTOR_USER,
   KWOK_USER,
   NAMESPACE_CONTROLLER_USER,
   NODE_CONTROLLER_USER,
   POD_GC_USER,
+  SIMKUBE_DRIVER_USER,
+} from "../../shared/identities.js";
+import type { Pod } from "../../shared/pod.js";
+import {
+  buildCreateReview,
+  buildDeleteReview,
+  buildPod,
+  disruptionTarget,
   type PodOptions,
   replicaSetOwnerRef,
   rootOwnerRef,
   TEST_DRIVER_ROOT_NAME,
 } from "../support/builders.js";
 
-const DRIVER_USERS = [DRIVER_USER];
+const DRIVER_USERS = [SIMKUBE_DRIVER_USER];
 const TERMINATING = { deletionTimestamp: "2024-01-01T00:05:00Z", deletionGracePeriodSeconds: 30 };
 
 function judge(options: PodOptions, username: string | undefined): Judgement {
@@ -41,8 +43,8 @@ function outcome(j: Judgement): string {
 describe("judgeDeletion", () => {
   const cases: Array<[string, PodOptions, string | undefined, string]> = [
     ["a user deletes a Running pod", {}, ADMIN_USER, `interrupted:deleted-by-user:${ADMIN_USER}`],
-    ["the driver replays production's delete", {}, DRIVER_USER, "skip:driver-delete"],
-    ["the garbage collector cascades a teardown", {}, GC_USER, "skip:teardown-controller"],
+    ["the driver replays production's delete", {}, SIMKUBE_DRIVER_USER, "skip:driver-delete"],
+    ["the garbage collector cascades a teardown", {}, GARBAGE_COLLECTOR_USER, "skip:teardown-controller"],
     ["namespace deletion", {}, NAMESPACE_CONTROLLER_USER, "skip:teardown-controller"],
     [
       "controller-manager without SA credentials, no condition",
@@ -98,7 +100,7 @@ describe("judgeDeletion", () => {
     [
       "the driver's delete outranks a condition",
       { conditions: [disruptionTarget("TerminationByKubelet")] },
-      DRIVER_USER,
+      SIMKUBE_DRIVER_USER,
       "skip:driver-delete",
     ],
     ["no user at all", {}, undefined, "skip:no-user"],
@@ -109,7 +111,10 @@ describe("judgeDeletion", () => {
 
   it("judges the final phase by the condition alone, whoever sends it", () => {
     const pod = { ...TERMINATING, conditions: [disruptionTarget("DeletionByTaintManager")] };
-    assert.equal(outcome(judge(pod, DRIVER_USER)), "interrupted:disruption-target:DeletionByTaintManager");
+    assert.equal(
+      outcome(judge(pod, SIMKUBE_DRIVER_USER)),
+      "interrupted:disruption-target:DeletionByTaintManager",
+    );
   });
 });
 
@@ -149,7 +154,7 @@ describe("triageDelete", () => {
     ["not Running", request(buildDeleteReview({ pod: buildPod({ phase: "Succeeded" }) })), "succeeded"],
     [
       "the driver's delete",
-      request(buildDeleteReview({ pod: buildPod(), user: DRIVER_USER })),
+      request(buildDeleteReview({ pod: buildPod(), user: SIMKUBE_DRIVER_USER })),
       "driver-delete",
     ],
     [

@@ -5,6 +5,7 @@
 import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
+import { isRecord } from "../../../shared/json.js";
 
 /** Why one review counts as an error (see checkAnswer). */
 export type ErrorKind =
@@ -33,10 +34,6 @@ export interface AnswerCheckOptions {
 export interface CheckedAnswer {
   error?: ErrorKind;
   detail?: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Pure: does this HTTP answer admit the review the way the API server needs it to? */

@@ -1,7 +1,9 @@
 // Realistic pod DELETE reviews for a simulation teardown, as the API server sends them to reschedule-delete.
 // Pure and deterministic: a seed and a clock value in, the same reviews out. No I/O, no Date.now().
 //
-// What a teardown looks like (KUBERNETES-FACTS items 1-5):
+// What a teardown looks like (kubernetes/kubernetes pkg/controller/namespace/deletion/
+// namespaced_resources_deleter.go, pkg/controller/garbagecollector/operations.go, pkg/registry/core/pod/
+// strategy.go CheckGracefulDelete; kubernetes-sigs/kwok pkg/kwok/controllers/pod_controller.go):
 // - The namespace controller deletes every pod of a deleted virtual namespace through DeleteCollection: one
 //   review per pod, request.name "" (read the pod from oldObject), graceful, no deletionTimestamp yet.
 // - The garbage collector deletes each dependent of a deleted owner (bare pods of the SimulationRoot, pods of
@@ -17,6 +19,13 @@
 
 import { ADMISSION_API_VERSION, type AdmissionReview, type UserInfo } from "../../../shared/admission.js";
 import {
+  ADMIN_USER,
+  GARBAGE_COLLECTOR_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+  NODE_CONTROLLER_USER,
+} from "../../../shared/identities.js";
+import {
   KWOK_STAGE_COMPLETE_KEY,
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
   ORIG_NAMESPACE_ANNOTATION_KEY,
@@ -30,12 +39,6 @@ import {
   VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../../shared/keys.js";
 import { seededRandom } from "../../../shared/seeded-random.js";
-
-export const NAMESPACE_CONTROLLER_USER = "system:serviceaccount:kube-system:namespace-controller";
-export const GARBAGE_COLLECTOR_USER = "system:serviceaccount:kube-system:generic-garbage-collector";
-export const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
-export const NODE_CONTROLLER_USER = "system:serviceaccount:kube-system:node-controller";
-export const ADMIN_USER = "kubernetes-admin";
 
 const SERVICE_ACCOUNT_GROUPS = [
   "system:serviceaccounts",

@@ -84,8 +84,8 @@ function flagSpec(): Spec {
   return spec;
 }
 
-export const MANIFESTS_USAGE = `Usage:
-  simkube-fn manifests --sim-name NAME --platform kind|k3s|managed|openfaas [options]
+/** This command's lines of the usage (args.ts shows them for `help manifests` and usage errors). */
+export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests --sim-name NAME --platform kind|k3s|managed|openfaas [options]
   simkube-fn manifests webhook --sim-name NAME --path-secret S [the same platform options]
       Print the deployment as YAML for kubectl (or stack.yml with --target openfaas-stack). "webhook" prints
       only the per-simulation MutatingWebhookConfiguration sk-NAME-mutatepods that stock SimKube adopts.
@@ -114,9 +114,15 @@ export const MANIFESTS_USAGE = `Usage:
   OpenFaaS stack.yml: --openfaas-lang (node22)  --openfaas-handler-dir DIR  --scale-to-zero-duration D (Pro)
 `;
 
-export type ManifestsCommand =
-  | { kind: "help" }
-  | { kind: "deployment" | "webhook"; options: DeploymentOptions; caBundleFile?: string };
+export const MANIFESTS_USAGE = `Usage:\n${MANIFESTS_COMMAND_USAGE}`;
+
+/** What to render: the deployment, or the per-simulation webhook; --ca-bundle's file is read when run. */
+export type ManifestsRequest = {
+  kind: "deployment" | "webhook";
+  options: DeploymentOptions;
+  caBundleFile?: string;
+};
+export type ManifestsCommand = { kind: "help" } | ManifestsRequest;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 

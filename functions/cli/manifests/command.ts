@@ -3,7 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { MANIFESTS_USAGE, ManifestsUsageError, parseManifestsArgs } from "./args.js";
+import { MANIFESTS_USAGE, type ManifestsRequest, ManifestsUsageError, parseManifestsArgs } from "./args.js";
 
 /** A PEM file's certificates as the caBundle field wants them: base64 of the PEM text. */
 export function caBundleFromPem(file: string, text: string): string {
@@ -25,13 +25,18 @@ function readCaBundle(file: string): string {
   return caBundleFromPem(file, text);
 }
 
-/** Prints to `out`; returns the exit status. Usage errors throw ManifestsUsageError (exit 2 with usage). */
+/** Parses and runs; returns the exit status. Usage errors throw ManifestsUsageError (exit 2 with usage). */
 export async function runManifestsCommand(args: string[], out: (text: string) => void): Promise<number> {
   const command = parseManifestsArgs(args);
   if (command.kind === "help") {
     out(MANIFESTS_USAGE);
     return 0;
   }
+  return runManifests(command, out);
+}
+
+/** Renders a parsed request to `out`. */
+export async function runManifests(command: ManifestsRequest, out: (text: string) => void): Promise<number> {
   const { renderDeployment, renderSimulationWebhook } = await import("../../../knative/manifests.js");
   const options = { ...command.options };
   if (command.caBundleFile !== undefined) options.caBundle = readCaBundle(command.caBundleFile);

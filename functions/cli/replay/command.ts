@@ -1,8 +1,7 @@
-// `simkube-fn replay`: argument handling for the local replay.
+// `simkube-fn replay`: runs the local replay with the parsed flags (functions/cli/args.ts).
 
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { createLogger } from "../../../shared/log.js";
 import { exampleTrace } from "../trace/example.js";
 import { type ReplayResult, replayLocally } from "./replay.js";
@@ -40,22 +39,19 @@ export function replayOk(result: ReplayResult): boolean {
   return result.mutated === result.pods && result.clonesOnTeardown === 0 && result.errors === 0;
 }
 
-export async function runReplayCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      trace: { type: "string" },
-      "sim-name": { type: "string" },
-      speed: { type: "string" },
-      json: { type: "boolean" },
-    },
-  });
-  const speed = Number(values.speed ?? "1");
-  if (!Number.isFinite(speed) || speed <= 0)
-    throw new Error(`--speed must be a positive number, got ${values.speed}`);
-  const trace = await chooseTrace(values.trace, process.env.TRACE_PATH);
+export interface ReplayArgs {
+  trace?: string;
+  simName: string;
+  speed: number;
+  json: boolean;
+}
+
+/** traceEnv: TRACE_PATH, used when --trace is not given. */
+export async function runReplayCommand(args: ReplayArgs, traceEnv: string | undefined): Promise<number> {
+  const { simName, speed } = args;
+  const trace = await chooseTrace(args.trace, traceEnv);
   const result = await replayLocally({
-    simName: values["sim-name"] ?? "local-sim",
+    simName,
     traceBytes: trace.bytes,
     traceLabel: trace.label,
     speed,
@@ -67,6 +63,6 @@ export async function runReplayCommand(args: string[]): Promise<number> {
     `\n${result.pods} pod(s) replayed, ${result.mutated} pinned to virtual nodes, ${result.completed} with a completion time, ` +
       `${result.clonesOnInterruption} clone(s) after the interruption, ${result.clonesOnTeardown} during teardown: ${ok ? "OK" : "UNEXPECTED"}\n`,
   );
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...replayCounts(result), ok })}\n`);
+  if (args.json) process.stdout.write(`${JSON.stringify({ ...replayCounts(result), ok })}\n`);
   return ok ? 0 : 1;
 }

@@ -8,6 +8,8 @@ import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { FunctionConfig } from "../../../shared/config.js";
+import type { FunctionName } from "../../../shared/function-names.js";
+import { KWOK_USER, NODE_CONTROLLER_USER, SIMKUBE_DRIVER_USER } from "../../../shared/identities.js";
 import {
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
   POD_SEQUENCE_NUMBER_KEY,
@@ -21,11 +23,11 @@ import type { KubeObject, OwnerReference } from "../../../shared/kube-api.js";
 import type { Logger } from "../../../shared/log.js";
 import { parseTrace, type Trace } from "../../../shared/trace.js";
 import { startFakeApiServer } from "../../local-apiserver/server.js";
-import { type FunctionName, startFunction } from "../../runtime/registry.js";
+import { startFunction } from "../../runtime/registry.js";
 import { buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
 
-const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
-const TAINT_MANAGER_USER = "system:serviceaccount:kube-system:node-controller";
+/** The taint-eviction controller runs with the node controller's credentials. */
+const TAINT_MANAGER_USER = NODE_CONTROLLER_USER;
 const VIRTUAL_PREFIX = "virtual";
 const FUNCTION_NAMESPACE = "simkube";
 
@@ -185,7 +187,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
       tracePath,
       port: 0,
       logLevel: "warn",
-      driverUsers: ["system:serviceaccount:simkube:sk-ctrl-sa"],
+      driverUsers: [SIMKUBE_DRIVER_USER],
       sequenceStore: "cluster",
       storeNamespace: FUNCTION_NAMESPACE,
     };
@@ -236,7 +238,7 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
       const virtual = buildVirtualPod(pod, simName, root, VIRTUAL_PREFIX);
       const namespace = virtual.metadata?.namespace ?? "";
       const res = await api.request("POST", `/api/v1/namespaces/${namespace}/pods`, virtual, {
-        user: "system:serviceaccount:simkube:sk-ctrl-sa",
+        user: SIMKUBE_DRIVER_USER,
       });
       if (res.status !== 201)
         throw new Error(

@@ -9,6 +9,7 @@
 
 import type { ReviewHandler } from "../../../shared/admission.js";
 import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config.js";
+import { errorMessage } from "../../../shared/json.js";
 import type { KubeApi } from "../../../shared/kube-api.js";
 import { createLogger, type Logger } from "../../../shared/log.js";
 import { reviewPathCheck, withPathSecretFile } from "../path-secret.js";
@@ -60,10 +61,6 @@ export function decodeBody(body: unknown): DecodedBody {
   } catch (err) {
     return { ok: false, message: `request body is not valid JSON: ${(err as Error).message}` };
   }
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export function createOpenfaasHandler(

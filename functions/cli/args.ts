@@ -1,0 +1,201 @@
+// The command line, parsed: argv in, a Command out, nothing read or run. main.ts wires each Command to the
+// code that runs it. Bad arguments throw a UsageError naming the command, so its usage can be shown.
+
+import { parseArgs } from "node:util";
+import type { ConfigFlags } from "../../shared/config.js";
+import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/function-names.js";
+import {
+  MANIFESTS_COMMAND_USAGE,
+  type ManifestsRequest,
+  ManifestsUsageError,
+  parseManifestsArgs,
+} from "./manifests/args.js";
+
+export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest"] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+const COMMAND_USAGE: Record<CommandName, string> = {
+  serve: `  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE] [--check]
+      Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
+      --tls-cert/--tls-key: serve https with this PEM certificate and key.
+      --check: start as usual (configuration, trace, listening), then stop with status 0.
+      Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
+      SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
+      WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
+      CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
+`,
+  replay: `  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
+      The main job without a cluster: replay a trace's bare pods through both functions against the
+      embedded local API double (default: the example scenario examples/scenario.yaml, built in memory;
+      TRACE_PATH also names a trace). --json: the last line is one JSON object of counts.
+`,
+  trace: `  simkube-fn trace build SCENARIO -o FILE.sktrace
+      Write a SimKube trace (format 2) from a scenario file (YAML or JSON; see examples/scenario.yaml).
+  simkube-fn trace inspect FILE [--json]
+      Version, time span, tracked kinds, index, owners with lifecycles. --json: one JSON object.
+  simkube-fn trace lookup FILE --owner KIND/NS/NAME [--hash H] [--seq N]
+      The lifecycle mutate-create would give a pod of that owner, and why.
+`,
+  manifests: MANIFESTS_COMMAND_USAGE,
+  "hash-pod": `  simkube-fn hash-pod <FILE|->
+      Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
+`,
+  loadtest: `  simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
+      Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
+      throughput, p50/p95/p99 latency, errors, clones created and server RSS.
+`,
+};
+
+/** The whole usage, or one command's. */
+export function usage(command?: CommandName): string {
+  if (command) return `Usage:\n${COMMAND_USAGE[command]}`;
+  const all = COMMANDS.map((c) => COMMAND_USAGE[c]).join("");
+  return `Usage:\n${all}  simkube-fn help [COMMAND]\n  simkube-fn --version\n`;
+}
+
+/** Bad arguments: exit 2 and the usage of `command` (or the whole usage). */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command?: CommandName,
+  ) {
+    super(message);
+  }
+}
+
+export type Command =
+  | { command: "help"; topic?: CommandName }
+  | { command: "version" }
+  | { command: "serve"; name: FunctionName; flags: ConfigFlags; check: boolean }
+  | { command: "replay"; trace?: string; simName: string; speed: number; json: boolean }
+  /** Every deployment option has a flag: manifests/args.ts parses them. */
+  | { command: "manifests"; request: ManifestsRequest }
+  | { command: "hash-pod"; file: string }
+  /** The load tester parses (and explains) its own flags: loadtest/command.ts. */
+  | { command: "loadtest"; args: string[] }
+  /** `trace build|inspect|lookup` parse their own flags: trace/command.ts. */
+  | { command: "trace"; args: string[] };
+
+type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
+
+/** node:util parseArgs with --help/-h on every command; its errors become UsageErrors. */
+function parseFlags<O extends Options>(command: CommandName, args: string[], options: O) {
+  try {
+    return parseArgs({
+      args,
+      options: { ...options, help: { type: "boolean", short: "h" } } as O & {
+        help: { type: "boolean"; short: "h" };
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message, command);
+  }
+}
+
+function noPositionals(command: CommandName, positionals: string[]): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, command);
+}
+
+function parseServe(args: string[]): Command {
+  const { values, positionals } = parseFlags("serve", args, {
+    port: { type: "string" },
+    "tls-cert": { type: "string" },
+    "tls-key": { type: "string" },
+    check: { type: "boolean" },
+  });
+  if (values.help) return { command: "help", topic: "serve" };
+  const name = positionals[0];
+  if (!name || !isFunctionName(name) || positionals.length > 1) {
+    throw new UsageError(`serve takes one function name: ${FUNCTION_NAMES.join(" or ")}`, "serve");
+  }
+  const flags: ConfigFlags = {
+    ...(values.port !== undefined ? { port: values.port } : {}),
+    ...(values["tls-cert"] !== undefined ? { tlsCert: values["tls-cert"] } : {}),
+    ...(values["tls-key"] !== undefined ? { tlsKey: values["tls-key"] } : {}),
+  };
+  return { command: "serve", name, flags, check: values.check === true };
+}
+
+function parseReplay(args: string[]): Command {
+  const { values, positionals } = parseFlags("replay", args, {
+    trace: { type: "string" },
+    "sim-name": { type: "string" },
+    speed: { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (values.help) return { command: "help", topic: "replay" };
+  noPositionals("replay", positionals);
+  const speed = Number(values.speed ?? "1");
+  if (!Number.isFinite(speed) || speed <= 0) {
+    throw new UsageError(`--speed must be a positive number, got ${values.speed}`, "replay");
+  }
+  const simName = values["sim-name"] ?? "local-sim";
+  return {
+    command: "replay",
+    simName,
+    speed,
+    json: values.json === true,
+    ...(values.trace !== undefined ? { trace: values.trace } : {}),
+  };
+}
+
+function parseManifests(args: string[]): Command {
+  try {
+    const request = parseManifestsArgs(args);
+    return request.kind === "help"
+      ? { command: "help", topic: "manifests" }
+      : { command: "manifests", request };
+  } catch (err) {
+    if (err instanceof ManifestsUsageError) throw new UsageError(err.message, "manifests");
+    throw err;
+  }
+}
+
+function parseHashPod(args: string[]): Command {
+  // Not parseArgs: "-" (stdin) is the usual argument, and a file name is taken as it is.
+  if (args.includes("--help") || args.includes("-h")) return { command: "help", topic: "hash-pod" };
+  const [file] = args;
+  if (args.length !== 1 || file === undefined) {
+    throw new UsageError("hash-pod takes one argument: a file, or - for stdin", "hash-pod");
+  }
+  return { command: "hash-pod", file };
+}
+
+function parseHelp(args: string[]): Command {
+  const [topic] = args;
+  if (topic === undefined) return { command: "help" };
+  if (!(COMMANDS as readonly string[]).includes(topic)) throw new UsageError(`no help for "${topic}"`);
+  return { command: "help", topic: topic as CommandName };
+}
+
+/** argv without node and the script: `serve mutate-create --port 8080`. */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      return parseServe(rest);
+    case "replay":
+      return parseReplay(rest);
+    case "manifests":
+      return parseManifests(rest);
+    case "hash-pod":
+      return parseHashPod(rest);
+    case "loadtest":
+      return { command: "loadtest", args: rest };
+    case "trace":
+      return rest.length === 0 || rest[0] === "--help" || rest[0] === "-h"
+        ? { command: "help", topic: "trace" }
+        : { command: "trace", args: rest };
+    case "help":
+      return parseHelp(rest);
+    case "--help":
+    case "-h":
+      return { command: "help" };
+    case "--version":
+      return { command: "version" };
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : "no command given");
+  }
+}

@@ -1,0 +1,149 @@
+// The CLI as a process (dist/functions/cli/main.js, the module the bundle is built from): what each command
+// prints and the exit codes main.ts maps failures to. Argument parsing itself is unit-tested in cli-args.
+
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { hashPodText } from "../../functions/cli/hash-pod.js";
+import { buildPod } from "../support/builders.js";
+import { buildTraceBytes, finished } from "../support/trace-builder.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const MAIN = path.resolve(HERE, "../../functions/cli/main.js");
+const PACKAGE_JSON = path.resolve(HERE, "../../../package.json");
+
+/** Only PATH (and c8's coverage directory, when set): no SIM_NAME or KUBECONFIG from the caller. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
+  if (process.env.NODE_V8_COVERAGE) env.NODE_V8_COVERAGE = process.env.NODE_V8_COVERAGE;
+  return env;
+}
+
+function cli(args: string[], input?: string, env: Record<string, string> = {}) {
+  const run = spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { ...baseEnv(), ...env },
+    ...(input !== undefined ? { input } : {}),
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe("simkube-fn as a process", { timeout: 120_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "simkube-fn-cli-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("--version prints package.json's version", () => {
+    const { version } = JSON.parse(readFileSync(PACKAGE_JSON, "utf8")) as { version: string };
+    assert.deepEqual(cli(["--version"]), { status: 0, stdout: `simkube-fn ${version}\n`, stderr: "" });
+  });
+
+  it("--help on every command prints its usage and exits 0", () => {
+    for (const command of ["serve", "replay", "manifests", "hash-pod"]) {
+      const run = cli([command, "--help"]);
+      assert.equal(run.status, 0, `${command} --help: ${run.stderr}`);
+      assert.ok(run.stdout.startsWith(`Usage:\n  simkube-fn ${command} `), run.stdout);
+      assert.equal(run.stderr, "");
+    }
+    const loadtest = cli(["loadtest", "--help"]);
+    assert.equal(loadtest.status, 0);
+    assert.ok(loadtest.stdout.startsWith("Usage: simkube-fn loadtest teardown"));
+    const all = cli(["help"]);
+    assert.equal(all.status, 0);
+    assert.ok(all.stdout.includes("simkube-fn serve") && all.stdout.includes("simkube-fn loadtest"));
+  });
+
+  it("a usage error exits 2 with the message and that command's usage on stderr", () => {
+    const run = cli(["hash-pod"]);
+    assert.equal(run.status, 2);
+    assert.equal(run.stdout, "");
+    assert.ok(
+      run.stderr.startsWith("simkube-fn: hash-pod takes one argument: a file, or - for stdin\n\nUsage:\n"),
+    );
+    assert.ok(!run.stderr.includes("simkube-fn serve"));
+    const unknown = cli(["deploy"]);
+    assert.equal(unknown.status, 2);
+    assert.ok(unknown.stderr.startsWith('simkube-fn: unknown command "deploy"'));
+    assert.ok(unknown.stderr.includes("simkube-fn serve") && unknown.stderr.includes("simkube-fn manifests"));
+  });
+
+  it("bad configuration exits 2 with one line and no usage", () => {
+    const serve = cli(["serve", "mutate-create", "--check"]);
+    assert.equal(serve.status, 2);
+    assert.match(serve.stderr, /^simkube-fn: SIM_NAME is required[^\n]*\n$/);
+    const manifests = cli(["manifests", "--sim-name", "s", "--webhook-url-base", "http://fn.example"]);
+    assert.equal(manifests.status, 2);
+    assert.match(manifests.stderr, /^simkube-fn: webhook URL "[^"]+" for mutate-create must use https/);
+  });
+
+  it("hash-pod prints the stable hash of a file or of stdin; a missing file exits 1", () => {
+    const text = JSON.stringify(buildPod());
+    const file = path.join(dir, "pod.json");
+    writeFileSync(file, text);
+    const expected = `${hashPodText(text)}\n`;
+    assert.deepEqual(cli(["hash-pod", file]), { status: 0, stdout: expected, stderr: "" });
+    assert.deepEqual(cli(["hash-pod", "-"], text), { status: 0, stdout: expected, stderr: "" });
+    const missing = cli(["hash-pod", path.join(dir, "absent.json")]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /^simkube-fn: ENOENT/);
+  });
+
+  it("manifests prints the deployment for the flags given", () => {
+    const run = cli(["manifests", "--sim-name", "sim-x", "--webhook-mode", "service", "--reschedule"]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /kind: MutatingWebhookConfiguration/);
+    assert.match(run.stdout, /reschedule-delete/);
+    assert.match(run.stdout, /sim-x/);
+  });
+
+  it("replay --trace runs the trace through both functions; TRACE_PATH is the fallback", () => {
+    const pod = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: "ns1" },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    });
+    const trace = path.join(dir, "two-pods.sktrace");
+    writeFileSync(
+      trace,
+      buildTraceBytes({
+        events: [{ ts: 100, applied: [pod("a"), pod("b")] }],
+        index: { "v1.Pod": ["ns1/a", "ns1/b"] },
+        podLifecycles: [{ gvk: "v1.Pod", nsName: "ns1/a", hash: 0, lifecycles: [finished(100, 200)] }],
+      }),
+    );
+    const summary =
+      /2 pod\(s\) replayed, 2 pinned to virtual nodes, 1 with a completion time, 1 clone\(s\) after the interruption, 0 during teardown: OK/;
+    const byFlag = cli(["replay", "--trace", trace, "--speed", "10"]);
+    assert.equal(byFlag.status, 0, byFlag.stderr);
+    assert.match(byFlag.stdout, summary);
+    const byEnv = cli(["replay", "--speed", "10"], undefined, { TRACE_PATH: `file://${trace}` });
+    assert.equal(byEnv.status, 0, byEnv.stderr);
+    assert.match(byEnv.stdout, summary);
+  });
+
+  it("serve starts, logs listening, and exits 0 on SIGTERM", async () => {
+    const env = { ...baseEnv(), SIM_NAME: "sim-x", SEQUENCE_STORE: "memory", HOME: dir, KUBECONFIG: "" };
+    const child = spawn(process.execPath, [MAIN, "serve", "mutate-create", "--port", "0"], { env });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += String(d);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "listening" in 20 s:\n${out}`)), 20_000);
+      child.stdout.on("data", () => {
+        if (!out.includes('"listening"')) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    child.kill("SIGTERM");
+    assert.equal(await exited, 0);
+    assert.match(out, /"shutting down"/);
+  });
+});
