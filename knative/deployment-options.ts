@@ -5,6 +5,14 @@
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
 import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
+import {
+  applyClusterPlatform,
+  DEFAULT_CERT_MANAGER_NAMESPACE,
+  DEFAULT_KOURIER_NAMESPACE,
+  defaultCaInjectFrom,
+  PlatformError,
+} from "./platforms.js";
+import { type FunctionTuning, type ResolvedTuning, resolveTuning, TuningError } from "./tuning.js";
 
 /** The functions deployed, by the names the builders use; the list is shared/function-names.ts. */
 export const DEPLOYED_FUNCTIONS = FUNCTION_NAMES;
@@ -20,6 +28,22 @@ export type DeploymentTarget = (typeof DEPLOYMENT_TARGETS)[number];
 export type Platform = "knative" | "openfaas";
 
 export type WebhookMode = "url" | "service";
+
+/**
+ * The kind of cluster, which decides how the API server reaches and trusts the functions (README "Deploying"):
+ * kind, k3s: no load balancer or DNS: a Service in the Kourier namespace per function, a DomainMapping named
+ *   after its DNS name, a cert-manager Certificate for it, webhooks in service mode, CA injection.
+ * managed: url mode under a real domain (--domain); caBundle only for a private CA.
+ * openfaas: url mode through the gateway behind the user's TLS ingress (--gateway-url).
+ */
+export const CLUSTER_PLATFORMS = ["kind", "k3s", "managed", "openfaas"] as const;
+export type ClusterPlatform = (typeof CLUSTER_PLATFORMS)[number];
+
+/** ce: what the Community Edition gateway accepts (faas-netes pkg/handlers/validate.go); pro: scale to zero, own accounts. */
+export const OPENFAAS_EDITIONS = ["ce", "pro"] as const;
+export type OpenfaasEdition = (typeof OPENFAAS_EDITIONS)[number];
+/** faas-netes MaxReplicas: CE refuses com.openfaas.scale.max and .min above it. */
+export const OPENFAAS_CE_MAX_REPLICAS = 5;
 
 export interface WebhookServiceOptions {
   /** Default: the functions' namespace. */
@@ -38,8 +62,24 @@ export interface ResourceOptions {
 }
 
 export interface DeploymentOptions {
-  /** Which manifests renderDeployment produces. Default "knative". */
+  /** Which manifests renderDeployment produces. Default "knative" (or what clusterPlatform implies). */
   target?: DeploymentTarget;
+  /** The kind of cluster; fills in how the webhooks are reached and trusted (knative/platforms.ts). */
+  clusterPlatform?: ClusterPlatform;
+  /** kind/k3s: Kourier's namespace, where the per-function gateway Services go. Default "kourier-system". */
+  kourierNamespace?: string;
+  /** kind/k3s: a ClusterIssuer of cert-manager to issue the functions' certificates; unset = the output creates a CA. */
+  issuer?: string;
+  /** kind/k3s: where the created CA's Certificate and Secret live (a ClusterIssuer reads it there). Default "cert-manager". */
+  certManagerNamespace?: string;
+  /** managed: the Knative domain; the webhooks call https://<service>.<namespace>.<domain>/. */
+  domain?: string;
+  /** OpenFaaS: Community Edition or Pro. Default "ce". */
+  openfaasEdition?: OpenfaasEdition;
+  /** Per function scaling and timeout knobs; beat minScale and the *TimeoutSeconds options. */
+  tuning?: Partial<Record<DeployedFunction, FunctionTuning>>;
+  /** Render the deployment's own MutatingWebhookConfiguration. Default true; false when SimKube's per-simulation one is used. */
+  webhookConfiguration?: boolean;
   /** The simkube.io/v1 Simulation the functions serve (SIM_NAME). Required. */
   simName: string;
   /** Where the functions, their ServiceAccounts and the sequence ConfigMaps live. Default "simkube-fn" (knative), "openfaas-fn" (openfaas); never SimKube's own "simkube" by default. */
@@ -76,11 +116,11 @@ export interface DeploymentOptions {
   caBundle?: string;
   /** cert-manager's CA injection: "<namespace>/<certificate>" (annotation cert-manager.io/inject-ca-from). */
   caInjectFrom?: string;
-  /** mutate-create's webhook timeout (1-30 s). Default 30: a cold start counts against it. */
+  /** mutate-create's webhook timeout (1-30 s); tuning["mutate-create"].timeoutSeconds wins. Default: knative/tuning.ts. */
   mutateTimeoutSeconds?: number;
-  /** reschedule-delete's webhook timeout (1-30 s). Default 5: never hold a delete up for long. */
+  /** reschedule-delete's webhook timeout (1-30 s); tuning["reschedule-delete"].timeoutSeconds wins. */
   rescheduleTimeoutSeconds?: number;
-  /** Replicas kept warm: Knative min-scale; OpenFaaS scale.min (0 means scale.zero=true, a Pro feature). Default 0. */
+  /** Replicas kept warm, both functions: Knative min-scale; OpenFaaS scale.min (0 = scale to zero, Pro only). Default 0. */
   minScale?: number;
   /** Upper replica bound per function. Default mutate-create 3, reschedule-delete 10. */
   maxScale?: Partial<Record<DeployedFunction, number>>;
@@ -98,7 +138,7 @@ export interface DeploymentOptions {
   extraRules?: readonly PolicyRuleInput[];
   /** OpenFaaS: faas-cli's gateway (stack.yml provider.gateway). Default "http://127.0.0.1:8080". */
   gateway?: string;
-  /** OpenFaaS: language template. Default "node20". */
+  /** OpenFaaS: language template. Default "node22" (a supported Node.js LTS; the handler bundle targets Node 20+). */
   openfaasLang?: string;
   /** OpenFaaS: folder holding dist/openfaas/<function>/, relative to stack.yml. Default "./dist/openfaas". */
   openfaasHandlerDir?: string;
@@ -121,6 +161,13 @@ export class DeploymentOptionsError extends Error {
 export interface ResolvedOptions {
   target: DeploymentTarget;
   platform: Platform;
+  clusterPlatform: ClusterPlatform | undefined;
+  kourierNamespace: string;
+  issuer: string | undefined;
+  certManagerNamespace: string;
+  openfaasEdition: OpenfaasEdition;
+  tuning: Record<DeployedFunction, ResolvedTuning>;
+  webhookConfiguration: boolean;
   simName: string;
   namespace: string;
   name: string;
@@ -139,9 +186,6 @@ export interface ResolvedOptions {
   pathSecret: string | undefined;
   caBundle: string | undefined;
   caInjectFrom: string | undefined;
-  mutateTimeoutSeconds: number;
-  rescheduleTimeoutSeconds: number;
-  minScale: number;
   maxScale: Record<DeployedFunction, number>;
   clusterLocal: boolean;
   resources: ResourceOptions;
@@ -157,9 +201,6 @@ export const DEFAULT_OPENFAAS_NAMESPACE = "openfaas-fn";
 export const DEFAULT_BASE_NAME = "simkube-fn";
 export const DEFAULT_IMAGE = "simkube-fn:latest";
 export const DEFAULT_VIRTUAL_NS_PREFIX = "virtual";
-/** The API server allows 1-30 s; a scale-from-zero start must fit in mutate-create's. */
-export const DEFAULT_MUTATE_TIMEOUT_SECONDS = 30;
-export const DEFAULT_RESCHEDULE_TIMEOUT_SECONDS = 5;
 export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
   // The cluster sequence store batches concurrent reservations inside one process; every extra replica
   // adds optimistic-concurrency conflicts on the same ConfigMap, so few, busy replicas are better.
@@ -180,13 +221,6 @@ function fail(message: string): never {
   throw new DeploymentOptionsError(message);
 }
 
-function checkTimeout(value: number, option: string): number {
-  if (!Number.isInteger(value) || value < 1 || value > 30) {
-    fail(`${option} must be a whole number of seconds from 1 to 30 (the API server's limit), got ${value}`);
-  }
-  return value;
-}
-
 function checkScale(value: number, option: string): number {
   if (!Number.isInteger(value) || value < 0) fail(`${option} must be a whole number >= 0, got ${value}`);
   return value;
@@ -200,7 +234,66 @@ export function isDeploymentTarget(value: string): value is DeploymentTarget {
   return (DEPLOYMENT_TARGETS as readonly string[]).includes(value);
 }
 
+/** Every option checked and defaulted; a bad one throws DeploymentOptionsError naming it. */
 export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
+  try {
+    return resolveChecked(applyClusterPlatform(options));
+  } catch (err) {
+    if (err instanceof PlatformError || err instanceof TuningError) fail(err.message);
+    throw err;
+  }
+}
+
+function resolveEdition(options: DeploymentOptions): OpenfaasEdition {
+  const edition = options.openfaasEdition ?? "ce";
+  if (!(OPENFAAS_EDITIONS as readonly string[]).includes(edition)) {
+    fail(`openfaasEdition must be ce or pro, got "${String(edition)}"`);
+  }
+  return edition;
+}
+
+function resolveAllTuning(options: DeploymentOptions): Record<DeployedFunction, ResolvedTuning> {
+  const tuning = {} as Record<DeployedFunction, ResolvedTuning>;
+  for (const fn of DEPLOYED_FUNCTIONS) {
+    const timeout = fn === "mutate-create" ? options.mutateTimeoutSeconds : options.rescheduleTimeoutSeconds;
+    const fallback: FunctionTuning = {
+      ...(options.minScale !== undefined ? { minScale: options.minScale } : {}),
+      ...(timeout !== undefined ? { timeoutSeconds: timeout } : {}),
+    };
+    tuning[fn] = resolveTuning(fn, options.tuning?.[fn], fallback);
+  }
+  return tuning;
+}
+
+/**
+ * Upper replica bounds. OpenFaaS CE refuses com.openfaas.scale.max and .min above 5 (faas-netes
+ * pkg/handlers/validate.go), so its defaults are capped there and a larger explicit value is refused.
+ */
+function resolveMaxScale(
+  options: DeploymentOptions,
+  ce: boolean,
+  tuning: Record<DeployedFunction, ResolvedTuning>,
+): Record<DeployedFunction, number> {
+  const maxScale = { ...DEFAULT_MAX_SCALE } as Record<DeployedFunction, number>;
+  for (const fn of DEPLOYED_FUNCTIONS) {
+    if (ce) maxScale[fn] = Math.min(maxScale[fn], OPENFAAS_CE_MAX_REPLICAS);
+    const given = options.maxScale?.[fn];
+    if (given !== undefined) maxScale[fn] = given;
+    checkScale(maxScale[fn], `maxScale.${fn}`);
+    const minScale = tuning[fn].minScale;
+    if (maxScale[fn] !== 0 && maxScale[fn] < Math.max(minScale, 1)) {
+      fail(`maxScale.${fn} (${maxScale[fn]}) is below minScale (${minScale})`);
+    }
+    if (ce && (maxScale[fn] > OPENFAAS_CE_MAX_REPLICAS || minScale > OPENFAAS_CE_MAX_REPLICAS)) {
+      fail(
+        `OpenFaaS Community Edition allows at most ${OPENFAAS_CE_MAX_REPLICAS} replicas per function (${fn}: min ${minScale}, max ${maxScale[fn]}); use --openfaas-edition pro or a smaller scale`,
+      );
+    }
+  }
+  return maxScale;
+}
+
+function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   const target = options.target ?? "knative";
   if (!isDeploymentTarget(target))
     fail(`target must be one of ${DEPLOYMENT_TARGETS.join(", ")}, got "${target}"`);
@@ -267,18 +360,29 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     fail("pathSecret must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)");
   }
 
-  const maxScale: Record<DeployedFunction, number> = { ...DEFAULT_MAX_SCALE, ...options.maxScale };
-  const minScale = checkScale(options.minScale ?? 0, "minScale");
-  for (const fn of DEPLOYED_FUNCTIONS) {
-    checkScale(maxScale[fn], `maxScale.${fn}`);
-    if (maxScale[fn] !== 0 && maxScale[fn] < Math.max(minScale, 1)) {
-      fail(`maxScale.${fn} (${maxScale[fn]}) is below minScale (${minScale})`);
-    }
+  if (options.minScale !== undefined) checkScale(options.minScale, "minScale");
+  const openfaasEdition = resolveEdition(options);
+  const tuning = resolveAllTuning(options);
+  const maxScale = resolveMaxScale(options, platform === "openfaas" && openfaasEdition === "ce", tuning);
+  const certManagerNamespace = options.certManagerNamespace ?? DEFAULT_CERT_MANAGER_NAMESPACE;
+  const kourierNamespace = options.kourierNamespace ?? DEFAULT_KOURIER_NAMESPACE;
+  for (const [what, value] of [
+    ["certManagerNamespace", certManagerNamespace],
+    ["kourierNamespace", kourierNamespace],
+  ] as const) {
+    if (!DNS1123_LABEL.test(value)) fail(`${what} "${value}" is not a valid namespace name`);
   }
 
   const resolved: ResolvedOptions = {
     target,
     platform,
+    clusterPlatform: options.clusterPlatform,
+    kourierNamespace,
+    issuer: options.issuer,
+    certManagerNamespace,
+    openfaasEdition,
+    tuning,
+    webhookConfiguration: options.webhookConfiguration ?? true,
     simName,
     namespace,
     name,
@@ -296,16 +400,8 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     webhookService,
     pathSecret: options.pathSecret,
     caBundle: options.caBundle,
-    caInjectFrom: options.caInjectFrom,
-    mutateTimeoutSeconds: checkTimeout(
-      options.mutateTimeoutSeconds ?? DEFAULT_MUTATE_TIMEOUT_SECONDS,
-      "mutateTimeoutSeconds",
-    ),
-    rescheduleTimeoutSeconds: checkTimeout(
-      options.rescheduleTimeoutSeconds ?? DEFAULT_RESCHEDULE_TIMEOUT_SECONDS,
-      "rescheduleTimeoutSeconds",
-    ),
-    minScale,
+    caInjectFrom:
+      options.caInjectFrom ?? defaultCaInjectFrom(options, { namespace, name, certManagerNamespace }),
     maxScale,
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
     resources: options.resources ?? {
@@ -315,7 +411,7 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
     },
     extraRules: [...(options.extraRules ?? [])],
     gateway: options.gateway ?? "http://127.0.0.1:8080",
-    openfaasLang: options.openfaasLang ?? "node20",
+    openfaasLang: options.openfaasLang ?? "node22",
     openfaasHandlerDir: (options.openfaasHandlerDir ?? "./dist/openfaas").replace(/\/+$/, ""),
     scaleToZeroDuration: options.scaleToZeroDuration ?? "15m",
   };

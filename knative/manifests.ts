@@ -15,6 +15,7 @@ import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/keys.js";
 import {
   type DeployedFunction,
   type DeploymentOptions,
+  DeploymentOptionsError,
   functionEnvironment,
   functionResourceName,
   PATH_SECRET_KEY,
@@ -23,6 +24,7 @@ import {
   resolveOptions,
   webhookClientConfig,
 } from "./deployment-options.js";
+import { buildGatewayRoutes } from "./gateway-route.js";
 import { buildStack } from "./openfaas-stack.js";
 import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
 import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
@@ -126,9 +128,13 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
           annotations: {
             // 0 = scale to zero when idle; then a cold start (schedule, image pull, start, trace load) must
             // fit inside the webhook timeout. minScale >= 1 trades an always-on pod for no cold starts.
-            "autoscaling.knative.dev/min-scale": String(o.minScale),
+            "autoscaling.knative.dev/min-scale": String(o.tuning[fn].minScale),
             "autoscaling.knative.dev/max-scale": String(o.maxScale[fn]),
             "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
+            // Replicas started when waking from zero, and how long they outlive the last request
+            // (knative/tuning.ts says why each function gets its values).
+            "autoscaling.knative.dev/activation-scale": String(o.tuning[fn].activationScale),
+            "autoscaling.knative.dev/scale-down-delay": o.tuning[fn].scaleDownDelay,
             ...pathSecretRevisionAnnotation(o),
           },
         },
@@ -197,8 +203,8 @@ export function matchConditionsFor(
 
 /** Namespaces no webhook may ever see: the functions' own (a scale-from-zero would wait on itself) and the platform's. */
 export function excludedNamespaces(o: ResolvedOptions): string[] {
-  const platform = o.platform === "knative" ? ["knative-serving", "kourier-system"] : ["openfaas"];
-  return [...new Set([o.namespace, ...platform, "cert-manager", "kube-system"])];
+  const platform = o.platform === "knative" ? ["knative-serving", o.kourierNamespace] : ["openfaas"];
+  return [...new Set([o.namespace, ...platform, o.certManagerNamespace, "kube-system"])];
 }
 
 /**
@@ -246,7 +252,7 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
       // dry-run (the API server calls None and NoneOnDryRun webhooks alike; this declares what we do).
       sideEffects: "NoneOnDryRun",
       // Cold start + owner lookups + sequence reservation; the API server's maximum by default.
-      timeoutSeconds: o.mutateTimeoutSeconds,
+      timeoutSeconds: o.tuning[fn].timeoutSeconds,
       reinvocationPolicy,
     };
   }
@@ -272,23 +278,48 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
     sideEffects: "NoneOnDryRun",
     // Short: every pod delete waits for this call. A cold start longer than this is ignored (the delete
     // proceeds, a reschedule may be missed); set minScale >= 1 when that matters.
-    timeoutSeconds: o.rescheduleTimeoutSeconds,
+    timeoutSeconds: o.tuning[fn].timeoutSeconds,
     reinvocationPolicy,
   };
 }
 
-export function buildWebhookConfigurationFrom(o: ResolvedOptions): IMutatingWebhookConfiguration {
+export function buildWebhookConfigurationFrom(
+  o: ResolvedOptions,
+  name: string = o.name,
+): IMutatingWebhookConfiguration {
   const annotations = o.caInjectFrom ? { "cert-manager.io/inject-ca-from": o.caInjectFrom } : undefined;
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingWebhookConfiguration",
-    metadata: { name: o.name, labels: commonLabels(o), ...(annotations ? { annotations } : {}) },
+    metadata: { name, labels: commonLabels(o), ...(annotations ? { annotations } : {}) },
     webhooks: o.functions.map((fn) => buildWebhook(o, fn)),
   };
 }
 
 export function buildWebhookConfiguration(options: DeploymentOptions): IMutatingWebhookConfiguration {
   return buildWebhookConfigurationFrom(resolveOptions(options));
+}
+
+/** The name SimKube's controller gives a Simulation's webhook configuration (sk-ctrl objects.rs). */
+export function simulationWebhookName(simName: string): string {
+  return `sk-${simName}-mutatepods`;
+}
+
+/**
+ * The per-simulation configuration stock SimKube adopts: named sk-<sim>-mutatepods, so its controller finds
+ * it instead of creating its own (pointing at its driver). The controller starts the driver only once the
+ * FIRST webhook has a non-empty caBundle, so one must be given or injected; without either this refuses.
+ */
+export function buildSimulationWebhookConfiguration(
+  options: DeploymentOptions,
+): IMutatingWebhookConfiguration {
+  const o = resolveOptions(options);
+  if (!o.caBundle && !o.caInjectFrom) {
+    throw new DeploymentOptionsError(
+      "the per-simulation webhook needs a caBundle on its first webhook (SimKube's controller waits for one before it starts the driver): pass --ca-bundle FILE (for a public CA, its root certificate) or --ca-inject-from NAMESPACE/CERTIFICATE",
+    );
+  }
+  return buildWebhookConfigurationFrom(o, simulationWebhookName(o.simName));
 }
 
 /** Per function: ServiceAccount, ClusterRole and binding, and (mutate-create) the sequence store's Role. */
@@ -301,9 +332,9 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
 }
 
 /**
- * Everything `kubectl apply -f` needs, in apply order: RBAC, the functions (Knative only; OpenFaaS
- * functions come from stack.yml), and last the webhook configuration, so the API server is pointed at the
- * functions only after they exist.
+ * Everything `kubectl apply -f` needs, in apply order: the pod-create policy, RBAC, the path secret, the
+ * functions (Knative only; OpenFaaS functions come from stack.yml), the route to them (kind/k3s), and last
+ * the webhook configuration, so the API server is pointed at the functions only after they exist.
  */
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
   const o = resolveOptions(options);
@@ -312,7 +343,8 @@ export function buildAllManifests(options: DeploymentOptions): Manifest[] {
   const secret = buildPathSecret(o);
   if (secret) objects.push(secret);
   if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
-  objects.push(buildWebhookConfigurationFrom(o));
+  objects.push(...buildGatewayRoutes(o, commonLabels(o)));
+  if (o.webhookConfiguration) objects.push(buildWebhookConfigurationFrom(o));
   return objects as Manifest[];
 }
 
@@ -323,38 +355,73 @@ export function renderManifests(objects: readonly object[]): string {
     .join("---\n");
 }
 
-function header(o: ResolvedOptions): string {
-  const lines = [
-    `# Generated by simkube-fn manifests --target ${o.target} (simulation ${o.simName}).`,
-    o.target === "openfaas-stack"
-      ? "# Save as stack.yml at the repository root; npm run bundle:openfaas; faas-cli up -f stack.yml"
-      : `# Apply with: kubectl create namespace ${o.namespace}; kubectl apply -f <this file>`,
-  ];
-  if (o.target === "openfaas-stack" && o.minScale === 0) {
-    lines.push("# com.openfaas.scale.zero is an OpenFaaS Pro feature; Community Edition keeps one replica.");
+function trustNote(o: ResolvedOptions): string[] {
+  if (o.caBundle) return ["# The API server trusts the functions' certificate through the caBundle given."];
+  if (o.caInjectFrom) {
+    return [
+      `# cert-manager's cainjector fills every webhook's caBundle from ${o.caInjectFrom} (cert-manager must be installed).`,
+    ];
   }
-  if (o.target !== "openfaas-stack" && o.pathSecret !== undefined) {
+  return [
+    "# No caBundle: the functions' certificate must be from a CA in the API server's system trust roots.",
+  ];
+}
+
+function header(o: ResolvedOptions, what: string): string {
+  const platform = o.clusterPlatform ? ` --platform ${o.clusterPlatform}` : ` --target ${o.target}`;
+  const lines = [`# Generated by simkube-fn manifests${platform} (${what}, simulation ${o.simName}).`];
+  if (o.target === "openfaas-stack") {
     lines.push(
-      `# The webhook URLs end in this deployment's path secret (also in Secret ${o.namespace}/${pathSecretName(o)}):`,
+      "# Save as stack.yml at the repository root; npm run bundle:openfaas; faas-cli up -f stack.yml",
+    );
+    if (o.openfaasEdition === "ce") {
+      lines.push(
+        "# OpenFaaS Community Edition: no scale to zero, at most 5 replicas, functions run as the namespace's default account, public images only.",
+      );
+    }
+    return `${lines.join("\n")}\n`;
+  }
+  lines.push(`# Apply with: kubectl create namespace ${o.namespace}; kubectl apply -f <this file>`);
+  if (o.pathSecret !== undefined) {
+    lines.push(
+      `# The webhook paths end in this deployment's path secret (also in Secret ${o.namespace}/${pathSecretName(o)}):`,
       "# keep this output private. Re-rendering without --path-secret makes a new one; apply the whole output.",
     );
   }
-  if (o.target !== "openfaas-stack" && o.webhookMode === "service") {
+  if (o.webhookMode === "service" && o.clusterPlatform === undefined) {
     lines.push(
-      `# service mode: provide the ClusterIP Service(s) named in clientConfig.service, terminating TLS with a`,
-      `# certificate for <service>.<namespace>.svc, and set caBundle (or caInjectFrom for cert-manager).`,
+      "# service mode: provide the ClusterIP Service(s) named in clientConfig.service, terminating TLS with a",
+      "# certificate for <service>.<namespace>.svc, and set caBundle (or caInjectFrom for cert-manager).",
     );
   }
+  lines.push(...trustNote(o));
   return `${lines.join("\n")}\n`;
 }
 
 /**
- * The one entry the CLI calls: `simkube-fn manifests --target knative|openfaas|openfaas-stack`.
+ * The one entry the CLI calls for a deployment: `simkube-fn manifests --platform ...` or `--target ...`.
  * knative and openfaas give multi-document YAML for kubectl; openfaas-stack gives stack.yml for faas-cli.
  * Throws DeploymentOptionsError with one clear line for bad or missing options.
  */
 export function renderDeployment(options: DeploymentOptions): string {
   const o = resolveOptions(options);
-  if (o.target === "openfaas-stack") return header(o) + renderManifests([buildStack(options)]);
-  return header(o) + renderManifests(buildAllManifests(options));
+  if (o.target === "openfaas-stack") return header(o, "stack.yml") + renderManifests([buildStack(options)]);
+  return header(o, "deployment") + renderManifests(buildAllManifests(options));
+}
+
+/** `simkube-fn manifests webhook`: only the per-simulation configuration SimKube's controller adopts. */
+export function renderSimulationWebhook(options: DeploymentOptions): string {
+  const config = buildSimulationWebhookConfiguration(options);
+  const o = resolveOptions(options);
+  const name = simulationWebhookName(o.simName);
+  const platform = o.clusterPlatform ? ` --platform ${o.clusterPlatform}` : ` --target ${o.target}`;
+  const lines = [
+    `# Generated by simkube-fn manifests webhook${platform} (per-simulation webhook ${name}).`,
+    ...trustNote(o),
+    "# Its webhook paths end in the deployment's path secret: keep this output private.",
+    `# Create it BEFORE \`skctl run ${o.simName}\`, with kubectl create (not apply): SimKube's controller then adopts it`,
+    "# instead of creating its own, and starts the driver once the first webhook's caBundle is non-empty.",
+    `# Remove it after the simulation: kubectl delete mutatingwebhookconfiguration ${name}`,
+  ];
+  return `${lines.join("\n")}\n${renderManifests([config])}`;
 }

@@ -6,9 +6,13 @@
 // - The template parses JSON bodies with a 100kb limit by default; a pod review can be ~3 MiB, so
 //   MAX_JSON_SIZE is raised (otherwise big pods get a 413 before our code runs).
 // - The watchdog's exec/read/write timeouts (10/15/15 s in the template) are raised to the webhook timeout.
-// - Scale to zero (com.openfaas.scale.zero) is an OpenFaaS Pro feature; Community Edition ignores the label
-//   and keeps com.openfaas.scale.min (>= 1) replicas.
-// - com.openfaas.serviceaccount makes faas-netes run the pods as our ServiceAccount (RBAC from manifests.ts).
+// - Community Edition's gateway refuses a deployment with com.openfaas.scale.zero=true, any of
+//   scale.zero-duration, scale.target or scale.type, or scale.max/scale.min above 5 (faas-netes
+//   pkg/handlers/validate.go), so CE output carries only scale.min and scale.max within that limit. CE also
+//   takes no com.openfaas.serviceaccount: its functions run as the namespace's default account, which the
+//   RBAC (rbac.ts) is then bound to.
+// - Pro: scale to zero after scale.zero-duration, and com.openfaas.serviceaccount runs each function as its own
+//   ServiceAccount.
 
 import {
   type DeployedFunction,
@@ -21,6 +25,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./deployment-options.js";
+import { serviceAccountName } from "./rbac.js";
 
 export interface StackResources {
   memory?: string;
@@ -63,7 +68,22 @@ export function openfaasImage(image: string, fn: DeployedFunction): string {
 }
 
 function timeoutFor(o: ResolvedOptions, fn: DeployedFunction): number {
-  return fn === "mutate-create" ? o.mutateTimeoutSeconds : o.rescheduleTimeoutSeconds;
+  return o.tuning[fn].timeoutSeconds;
+}
+
+/** Scaling labels the edition accepts. */
+export function scalingLabels(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
+  const minScale = o.tuning[fn].minScale;
+  const labels: Record<string, string> = {
+    "com.openfaas.scale.min": String(Math.max(1, minScale)),
+    "com.openfaas.scale.max": String(o.maxScale[fn]),
+  };
+  if (o.openfaasEdition === "pro" && minScale === 0) {
+    // The Pro autoscaler idles the function after scale.zero-duration without calls.
+    labels["com.openfaas.scale.zero"] = "true";
+    labels["com.openfaas.scale.zero-duration"] = o.scaleToZeroDuration;
+  }
+  return labels;
 }
 
 function stackResources(r: { cpu?: string; memory?: string } | undefined): StackResources | undefined {
@@ -84,17 +104,12 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     read_timeout: timeout,
     write_timeout: timeout,
   };
-  const scaleToZero = o.minScale === 0;
   const labels: Record<string, string> = {
     "app.kubernetes.io/name": "simkube-fn",
     "app.kubernetes.io/component": fn,
     "simkube.io/simulation": o.simName,
-    "com.openfaas.scale.min": String(Math.max(1, o.minScale)),
-    "com.openfaas.scale.max": String(o.maxScale[fn]),
-    // OpenFaaS Pro only: the Pro autoscaler idles the function after scale.zero-duration without calls.
-    "com.openfaas.scale.zero": String(scaleToZero),
+    ...scalingLabels(o, fn),
   };
-  if (scaleToZero) labels["com.openfaas.scale.zero-duration"] = o.scaleToZeroDuration;
   // The path secret reaches the function as a mounted file, never as a literal in stack.yml.
   if (o.pathSecret !== undefined)
     environment.WEBHOOK_PATH_SECRET_FILE = `${OPENFAAS_SECRETS_DIR}/${PATH_SECRET_KEY}`;
@@ -105,7 +120,8 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     namespace: o.namespace,
     environment,
     labels,
-    annotations: { "com.openfaas.serviceaccount": functionResourceName(o.name, fn) },
+    annotations:
+      o.openfaasEdition === "pro" ? { "com.openfaas.serviceaccount": serviceAccountName(o, fn) } : {},
     readonly_root_filesystem: true,
   };
   const limits = stackResources(o.resources.limits);

@@ -22,7 +22,7 @@ export function podCreatePolicyName(o: ResolvedOptions): string {
 /** Which requests the policy judges: pod creates by the functions' accounts, nobody else's. */
 export function podCreateMatchConditions(o: ResolvedOptions): { name: string; expression: string }[] {
   // Every function, not only the one RBAC lets create pods: the policy holds even if a Role grows.
-  const users = o.functions.map((fn) => celString(serviceAccountUsername(o, fn)));
+  const users = [...new Set(o.functions.map((fn) => serviceAccountUsername(o, fn)))].map(celString);
   return [
     { name: "functions-service-accounts", expression: `request.userInfo.username in [${users.join(", ")}]` },
   ];

@@ -29,9 +29,19 @@ export const OWNER_KINDS: readonly { apiVersion: string; kind: string; resource:
   { apiVersion: "batch/v1", kind: "CronJob", resource: "cronjobs" },
 ];
 
+/**
+ * OpenFaaS Community Edition ignores com.openfaas.serviceaccount: every function there runs as the
+ * namespace's `default` account, so that is the account the roles are bound to.
+ */
+export const CE_FUNCTION_ACCOUNT = "default";
+
+export function runsAsDefaultAccount(o: ResolvedOptions): boolean {
+  return o.platform === "openfaas" && o.openfaasEdition === "ce";
+}
+
 /** The account a function runs as: system:serviceaccount:<namespace>:<this>. */
 export function serviceAccountName(o: ResolvedOptions, fn: DeployedFunction): string {
-  return functionResourceName(o.name, fn);
+  return runsAsDefaultAccount(o) ? CE_FUNCTION_ACCOUNT : functionResourceName(o.name, fn);
 }
 
 export function serviceAccountUsername(o: ResolvedOptions, fn: DeployedFunction): string {
@@ -79,10 +89,21 @@ export function buildFunctionRbac(
   fn: DeployedFunction,
   labels: Record<string, string>,
 ): RbacObject[] {
-  const name = serviceAccountName(o, fn);
-  const subjects = [{ kind: "ServiceAccount", name, namespace: o.namespace }];
+  const name = functionResourceName(o.name, fn);
+  const account = serviceAccountName(o, fn);
+  const subjects = [{ kind: "ServiceAccount", name: account, namespace: o.namespace }];
+  // The default account exists in every namespace; it is bound to, never created.
+  const serviceAccount: RbacObject[] = runsAsDefaultAccount(o)
+    ? []
+    : [
+        {
+          apiVersion: "v1",
+          kind: "ServiceAccount",
+          metadata: { name: account, namespace: o.namespace, labels },
+        },
+      ];
   const objects: RbacObject[] = [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace: o.namespace, labels } },
+    ...serviceAccount,
     {
       apiVersion: `${RBAC_GROUP}/v1`,
       kind: "ClusterRole",

@@ -46,10 +46,39 @@ export interface KubeApiOptions {
 
 export const DEFAULT_KUBE_TIMEOUT_MS = 4000;
 
-export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
+/** A kubeconfig that cannot be used; the message says which and what to do. */
+export class KubeConfigError extends Error {
+  override readonly name = "KubeConfigError";
+}
+
+const KUBECONFIG_HELP =
+  "point KUBECONFIG at a kubeconfig with a current context (`kubectl config view --minify` shows what it selects), or run in a pod with a service account";
+
+/**
+ * client-node's loading, with errors that say what to do: an empty or unparsable file otherwise surfaces as
+ * "Cannot read properties of undefined (reading 'clusters')", and one without a current cluster only at the
+ * first API call.
+ */
+export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
-  if (options.kubeconfigPath) kc.loadFromFile(options.kubeconfigPath);
-  else kc.loadFromDefault();
+  const source = path ?? "the default kubeconfig ($KUBECONFIG, ~/.kube/config or in-cluster)";
+  try {
+    if (path) kc.loadFromFile(path);
+    else kc.loadFromDefault();
+  } catch (err) {
+    const reason = err instanceof TypeError ? "it is empty or not a kubeconfig" : (err as Error).message;
+    throw new KubeConfigError(`cannot load ${source}: ${reason}; ${KUBECONFIG_HELP}`);
+  }
+  if (!kc.getCurrentCluster()) {
+    throw new KubeConfigError(
+      `${source} selects no cluster (no current-context, or it names no cluster); ${KUBECONFIG_HELP}`,
+    );
+  }
+  return kc;
+}
+
+export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
+  const kc = loadKubeConfig(options.kubeconfigPath);
   const client = RawObjectApi.fromKubeConfig(kc, {
     timeoutMs: options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS,
     keepAlive: options.keepAlive ?? true,

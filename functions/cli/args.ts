@@ -2,13 +2,14 @@
 // code that runs it. Bad arguments throw a UsageError naming the command, so its usage can be shown.
 
 import { parseArgs } from "node:util";
-import {
-  DEPLOYMENT_TARGETS,
-  type DeploymentOptions,
-  type DeploymentTarget,
-} from "../../knative/deployment-options.js";
 import type { ConfigFlags } from "../../shared/config.js";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/function-names.js";
+import {
+  MANIFESTS_COMMAND_USAGE,
+  type ManifestsRequest,
+  ManifestsUsageError,
+  parseManifestsArgs,
+} from "./manifests/args.js";
 
 export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest"] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -35,13 +36,7 @@ const COMMAND_USAGE: Record<CommandName, string> = {
   simkube-fn trace lookup FILE --owner KIND/NS/NAME [--hash H] [--seq N]
       The lifecycle mutate-create would give a pod of that owner, and why.
 `,
-  manifests: `  simkube-fn manifests --sim-name NAME [--target knative|openfaas|openfaas-stack] [--namespace NS]
-                       [--image IMG] [--webhook-url-base https://...] [--reschedule] [--trace-path URL]
-                       [--min-scale N] [--webhook-mode url|service] [--virtual-ns-prefix PREFIX]
-                       [--path-secret SECRET]
-      --path-secret: the secret path segment of the webhook URLs (default: 32 random bytes per run).
-      Print the deployment (RBAC, Knative Services or OpenFaaS, MutatingWebhookConfiguration) as YAML.
-`,
+  manifests: MANIFESTS_COMMAND_USAGE,
   "hash-pod": `  simkube-fn hash-pod <FILE|->
       Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
 `,
@@ -68,28 +63,13 @@ export class UsageError extends Error {
   }
 }
 
-/** The deployment options `manifests` takes from flags (the rest keep their defaults). */
-export type ManifestsArgs = Pick<
-  DeploymentOptions,
-  | "target"
-  | "simName"
-  | "rescheduleInterruptedBarePods"
-  | "namespace"
-  | "image"
-  | "webhookUrlBase"
-  | "webhookMode"
-  | "tracePath"
-  | "minScale"
-  | "virtualNsPrefix"
-  | "pathSecret"
->;
-
 export type Command =
   | { command: "help"; topic?: CommandName }
   | { command: "version" }
   | { command: "serve"; name: FunctionName; flags: ConfigFlags; check: boolean }
   | { command: "replay"; trace?: string; simName: string; speed: number; json: boolean }
-  | { command: "manifests"; options: ManifestsArgs }
+  /** Every deployment option has a flag: manifests/args.ts parses them. */
+  | { command: "manifests"; request: ManifestsRequest }
   | { command: "hash-pod"; file: string }
   /** The load tester parses (and explains) its own flags: loadtest/command.ts. */
   | { command: "loadtest"; args: string[] }
@@ -161,58 +141,16 @@ function parseReplay(args: string[]): Command {
   };
 }
 
-function manifestsTarget(raw: string | undefined): DeploymentTarget {
-  const target = raw ?? "knative";
-  if (!(DEPLOYMENT_TARGETS as readonly string[]).includes(target)) {
-    throw new UsageError(`--target must be one of ${DEPLOYMENT_TARGETS.join(", ")}`, "manifests");
-  }
-  return target as DeploymentTarget;
-}
-
-function manifestsMinScale(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const minScale = Number(raw);
-  if (!(Number.isInteger(minScale) && minScale >= 0)) {
-    throw new UsageError("--min-scale must be a whole number >= 0", "manifests");
-  }
-  return minScale;
-}
-
 function parseManifests(args: string[]): Command {
-  const { values, positionals } = parseFlags("manifests", args, {
-    target: { type: "string" },
-    "sim-name": { type: "string" },
-    namespace: { type: "string" },
-    image: { type: "string" },
-    "webhook-url-base": { type: "string" },
-    "webhook-mode": { type: "string" },
-    "trace-path": { type: "string" },
-    "min-scale": { type: "string" },
-    "virtual-ns-prefix": { type: "string" },
-    "path-secret": { type: "string" },
-    reschedule: { type: "boolean" },
-  });
-  if (values.help) return { command: "help", topic: "manifests" };
-  noPositionals("manifests", positionals);
-  const target = manifestsTarget(values.target);
-  const mode = values["webhook-mode"];
-  if (mode !== undefined && mode !== "url" && mode !== "service")
-    throw new UsageError("--webhook-mode must be url or service", "manifests");
-  const minScale = manifestsMinScale(values["min-scale"]);
-  const options: ManifestsArgs = {
-    target,
-    simName: values["sim-name"] ?? "",
-    rescheduleInterruptedBarePods: values.reschedule ?? false,
-    ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
-    ...(values.image !== undefined ? { image: values.image } : {}),
-    ...(values["webhook-url-base"] !== undefined ? { webhookUrlBase: values["webhook-url-base"] } : {}),
-    ...(mode !== undefined ? { webhookMode: mode } : {}),
-    ...(values["trace-path"] !== undefined ? { tracePath: values["trace-path"] } : {}),
-    ...(minScale !== undefined ? { minScale } : {}),
-    ...(values["virtual-ns-prefix"] !== undefined ? { virtualNsPrefix: values["virtual-ns-prefix"] } : {}),
-    ...(values["path-secret"] !== undefined ? { pathSecret: values["path-secret"] } : {}),
-  };
-  return { command: "manifests", options };
+  try {
+    const request = parseManifestsArgs(args);
+    return request.kind === "help"
+      ? { command: "help", topic: "manifests" }
+      : { command: "manifests", request };
+  } catch (err) {
+    if (err instanceof ManifestsUsageError) throw new UsageError(err.message, "manifests");
+    throw err;
+  }
 }
 
 function parseHashPod(args: string[]): Command {

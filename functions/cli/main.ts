@@ -7,7 +7,6 @@
 // module (the Kubernetes client has ~700), which measured ~13 ms slower. `replay` shares them, so it is static
 // too. The load test, the manifest builders and hash-pod (and YAML) are imported when their command runs.
 
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
@@ -16,7 +15,8 @@ import { createLogger } from "../../shared/log.js";
 import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
 import { startFunction } from "../runtime/registry.js";
-import { type Command, type ManifestsArgs, parseCommandLine, UsageError, usage } from "./args.js";
+import { type Command, parseCommandLine, UsageError, usage } from "./args.js";
+import { type ManifestsRequest, ManifestsUsageError } from "./manifests/args.js";
 import { runReplayCommand } from "./replay/command.js";
 import { VERSION } from "./version.js";
 
@@ -68,12 +68,15 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
   return -1; // keep running
 }
 
-async function manifests(options: ManifestsArgs): Promise<number> {
-  const { renderDeployment } = await import("../../knative/manifests.js");
-  // A fresh secret per rendering unless given: re-rendering rotates it (Secret and webhook URLs change together).
-  const pathSecret = options.pathSecret ?? randomBytes(32).toString("base64url");
-  process.stdout.write(renderDeployment({ ...options, pathSecret }));
-  return 0;
+/** manifests/command.ts reads --ca-bundle's file and makes the path secret; its usage errors are ours. */
+async function manifests(request: ManifestsRequest): Promise<number> {
+  const { runManifests } = await import("./manifests/command.js");
+  try {
+    return await runManifests(request, (text) => process.stdout.write(text));
+  } catch (err) {
+    if (err instanceof ManifestsUsageError) throw new UsageError(err.message, "manifests");
+    throw err;
+  }
 }
 
 async function hashPod(file: string): Promise<number> {
@@ -87,7 +90,7 @@ async function run(cmd: Command): Promise<number> {
     case "serve":
       return serve(cmd);
     case "manifests":
-      return manifests(cmd.options);
+      return manifests(cmd.request);
     case "replay":
       return runReplayCommand(cmd, process.env.TRACE_PATH);
     case "hash-pod":

@@ -219,11 +219,13 @@ export async function buildMutateCreateDeps(
   config: FunctionConfig,
   kube: KubeApi,
   log: Logger,
-): Promise<MutateCreateDeps & { stats: MutateStats }> {
+): Promise<MutateCreateDeps & { stats: MutateStats; traceLoadSeconds?: number }> {
+  const started = performance.now();
   const trace = config.tracePath ? await loadTrace(config.tracePath) : undefined;
+  const traceLoadSeconds = (performance.now() - started) / 1000;
   if (trace) log.info({ tracePath: config.tracePath, events: trace.events.length }, "trace loaded");
   else log.warn("no TRACE_PATH: pods are pinned to virtual nodes but get no lifecycle from a trace");
-  const deps: MutateCreateDeps & { stats: MutateStats } = {
+  const deps: MutateCreateDeps & { stats: MutateStats; traceLoadSeconds?: number } = {
     simName: config.simName,
     log,
     owners: createOwnerResolver(kube, log),
@@ -234,6 +236,9 @@ export async function buildMutateCreateDeps(
         : createClusterSequenceStore(kube, { namespace: config.storeNamespace }),
     stats: createMutateStats(),
   };
-  if (trace) deps.trace = trace;
+  if (trace) {
+    deps.trace = trace;
+    deps.traceLoadSeconds = traceLoadSeconds;
+  }
   return deps;
 }

@@ -1,7 +1,7 @@
 // The Knative adapter: an HTTP server around one ReviewHandler. POST / takes the review, GET /healthz says
-// ready, GET /stats serves the counters. It translates and nothing else: a well-formed review always gets 200
-// with the handler's answer; HTTP errors are for transport only (400 bad JSON or no uid to answer, 413 too
-// large, 500 anything unexpected), always as JSON.
+// ready, GET /stats serves the counters, GET /metrics the same and more for Prometheus. It translates and
+// nothing else: a well-formed review always gets 200 with the handler's answer; HTTP errors are for transport
+// only (400 bad JSON or no uid to answer, 413 too large, 500 anything unexpected), always as JSON.
 //
 // POST / is answered straight from node:http; express serves every other route. Measured with the teardown
 // burst: a trivial handler behind express's router and res.json reached ~0.6 of a bare node:http server,
@@ -25,6 +25,7 @@ import type { TLSSocket } from "node:tls";
 import express, { type ErrorRequestHandler } from "express";
 import { type ReviewHandler, UnanswerableReviewError } from "../../shared/admission.js";
 import type { Logger } from "../../shared/log.js";
+import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
 
 // A pod with large env/config can exceed express's 100kb default; the API server caps objects at ~3 MiB.
@@ -37,6 +38,8 @@ export interface AppOptions {
   pathSecret?: string;
   /** Take reviews only over a TLS connection whose client certificate the server's client CA verified. */
   requireClientCert?: boolean;
+  /** Prometheus metrics: every review is timed into them, GET /metrics serves them (open, like /healthz). */
+  metrics?: FunctionMetrics;
 }
 
 class HttpError extends Error {
@@ -112,13 +115,25 @@ function sendError(res: ServerResponse, err: unknown, log: Logger): void {
   sendJson(res, status, { message: status === 500 ? "internal error" : (err as Error).message });
 }
 
-function reviewRoute(handle: ReviewHandler, log: Logger): RequestListener {
+function reviewRoute(
+  handle: ReviewHandler,
+  log: Logger,
+  metrics: FunctionMetrics | undefined,
+): RequestListener {
   return (req, res) => {
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     readJson(req, MAX_BODY_BYTES)
       .then(handle)
       .then(
-        (review) => sendJson(res, 200, review),
-        (err: unknown) => sendError(res, err, log),
+        (review) => {
+          sendJson(res, 200, review);
+          metrics?.observeReview(reviewOutcome(review), seconds());
+        },
+        (err: unknown) => {
+          sendError(res, err, log);
+          metrics?.observeReview("error", seconds());
+        },
       );
   };
 }
@@ -143,6 +158,12 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   app.get("/stats", (_req, res) => {
     res.json({ ...(options.stats?.() ?? {}), rssBytes: process.memoryUsage().rss });
   });
+  const { metrics } = options;
+  if (metrics) {
+    app.get("/metrics", (_req, res, next) => {
+      metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
+    });
+  }
   app.use((_req, res) => {
     res
       .status(404)
@@ -151,7 +172,7 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   const jsonErrors: ErrorRequestHandler = (err, _req, res, _next) => sendError(res, err, log);
   app.use(jsonErrors);
 
-  const reviews = reviewRoute(handle, log);
+  const reviews = reviewRoute(handle, log, metrics);
   const isReviewRequest = reviewRequestCheck(options.pathSecret);
   return (req, res) => {
     if (!isReviewRequest(req)) app(req, res);

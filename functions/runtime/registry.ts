@@ -9,10 +9,13 @@ import type { Logger } from "../../shared/log.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
 import { type AppOptions, createApp, listen, readTlsMaterial } from "./http-server.js";
+import { countingApiErrors, createFunctionMetrics } from "./metrics.js";
 
 export interface BuiltFunction {
   handle: ReviewHandler;
   stats: () => Record<string, unknown>;
+  /** Seconds spent reading the trace at start-up, when there is one. */
+  traceLoadSeconds?: number;
 }
 
 /** Everything a function needs (trace, caches, stores), built before it listens: a listening server is ready. */
@@ -24,7 +27,12 @@ export async function buildFunction(
 ): Promise<BuiltFunction> {
   if (name === "mutate-create") {
     const deps = await buildMutateCreateDeps(config, kube, log);
-    return { handle: createMutateCreateHandler(deps), stats: () => deps.stats.snapshot() };
+    const built: BuiltFunction = {
+      handle: createMutateCreateHandler(deps),
+      stats: () => deps.stats.snapshot(),
+    };
+    if (deps.traceLoadSeconds !== undefined) built.traceLoadSeconds = deps.traceLoadSeconds;
+    return built;
   }
   const deps = await buildRescheduleDeleteDeps(config, kube, log);
   return { handle: createRescheduleDeleteHandler(deps), stats: () => deps.stats?.snapshot() ?? {} };
@@ -43,11 +51,18 @@ export async function startFunction(
   host?: string,
 ): Promise<RunningFunction> {
   const tls = config.tls ? readTlsMaterial(config.tls) : undefined;
-  const built = await buildFunction(name, config, kube, log);
-  const appOptions: AppOptions = { stats: built.stats };
+  // The stats are read at scrape time; until the function is built there are none.
+  let stats: () => Record<string, unknown> = () => ({});
+  const metrics = createFunctionMetrics(name, () => stats());
+  const built = await buildFunction(name, config, countingApiErrors(kube, metrics.registry, name), log);
+  stats = built.stats;
+  if (built.traceLoadSeconds !== undefined) metrics.setTraceLoad(built.traceLoadSeconds);
+  const appOptions: AppOptions = { stats: built.stats, metrics };
   if (config.pathSecret) appOptions.pathSecret = config.pathSecret;
   if (config.tls?.clientCaFile) appOptions.requireClientCert = true;
   const server = await listen(createApp(built.handle, log, appOptions), config.port, host, tls);
+  // process.uptime() counts from the process's own start: the cold start as far as Node can see it.
+  metrics.setColdStart(process.uptime());
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   log.info(

@@ -69,4 +69,45 @@ describe("simkube-fn manifests (built CLI)", () => {
     assert.equal(run.status, 2);
     assert.match(run.stderr, /pathSecret must be 24 to 256 characters/);
   });
+
+  it("--help and -h print its usage; an unknown flag is exit 2 with that usage", () => {
+    for (const flag of ["--help", "-h"]) {
+      const run = spawnSync(process.execPath, [CLI, "manifests", flag], {
+        encoding: "utf8",
+        timeout: 20_000,
+      });
+      assert.equal(run.status, 0);
+      assert.match(run.stdout, /--platform kind\|k3s\|managed\|openfaas/);
+    }
+    const bad = spawnSync(process.execPath, [CLI, "manifests", "--nope"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /Unknown option '--nope'[\s\S]*simkube-fn manifests webhook/);
+  });
+
+  it("manifests webhook prints only sk-NAME-mutatepods", () => {
+    const run = spawnSync(
+      process.execPath,
+      [
+        CLI,
+        "manifests",
+        "webhook",
+        "--platform",
+        "kind",
+        "--sim-name",
+        "sim-b",
+        "--path-secret",
+        "given-secret-0123456789abcdefgh",
+      ],
+      { encoding: "utf8", timeout: 20_000 },
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const docs = parseAllDocuments(run.stdout).map((d) => d.toJS() as Doc & { metadata: { name: string } });
+    assert.deepEqual(
+      docs.map((d) => `${d.kind}/${d.metadata.name}`),
+      ["MutatingWebhookConfiguration/sk-sim-b-mutatepods"],
+    );
+  });
 });

@@ -217,7 +217,11 @@ describe("webhook configuration", () => {
     assert.deepEqual(wh.rules?.[0]?.resources, ["pods"]);
     assert.equal(wh.failurePolicy, "Ignore");
     assert.equal(wh.sideEffects, "NoneOnDryRun");
-    assert.equal(wh.timeoutSeconds, 5);
+    assert.equal(
+      wh.timeoutSeconds,
+      15,
+      "a scale from zero plus the handler's 3.5 s answer cap (knative/tuning.ts)",
+    );
     assert.deepEqual(wh.clientConfig, {
       url: "https://simkube-fn-reschedule-delete.simkube-fn.fn.example.com/",
     });

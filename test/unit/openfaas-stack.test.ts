@@ -11,6 +11,7 @@ describe("OpenFaaS stack.yml", () => {
       simName: "test-sim",
       rescheduleInterruptedBarePods: true,
       image: "ghcr.io/me/fn:1.0",
+      openfaasEdition: "pro",
     });
     assert.equal(stack.version, "1.0");
     assert.deepEqual(stack.provider, { name: "openfaas", gateway: "http://127.0.0.1:8080" });
@@ -20,14 +21,14 @@ describe("OpenFaaS stack.yml", () => {
     ]);
     const mc = stack.functions["simkube-fn-mutate-create"];
     assert.ok(mc);
-    assert.equal(mc.lang, "node20");
+    assert.equal(mc.lang, "node22", "a supported Node.js LTS template");
     assert.equal(mc.handler, "./dist/openfaas/mutate-create");
     assert.equal(mc.image, "ghcr.io/me/fn-mutate-create:1.0");
     assert.equal(mc.namespace, "openfaas-fn");
     assert.equal(
       mc.annotations["com.openfaas.serviceaccount"],
       "simkube-fn-mutate-create",
-      "its own account",
+      "its own account (Pro)",
     );
     assert.equal(mc.readonly_root_filesystem, true);
     assert.deepEqual(mc.limits, { memory: "768Mi" });
@@ -53,17 +54,19 @@ describe("OpenFaaS stack.yml", () => {
     );
     assert.equal(Number(mc.environment.MAX_JSON_SIZE), MAX_REVIEW_BYTES);
     assert.equal(mc.environment.exec_timeout, "31s");
-    assert.equal(rd.environment.exec_timeout, "6s");
+    assert.equal(rd.environment.exec_timeout, "16s");
   });
 
-  it("scale to zero (Pro) by default; minScale >= 1 turns it off and becomes scale.min", () => {
-    const idle = buildStack({ simName: "s" }).functions["simkube-fn-mutate-create"];
+  it("Pro: scale to zero by default; minScale >= 1 turns it off and becomes scale.min", () => {
+    const idle = buildStack({ simName: "s", openfaasEdition: "pro" }).functions["simkube-fn-mutate-create"];
     assert.equal(idle?.labels["com.openfaas.scale.zero"], "true");
     assert.equal(idle?.labels["com.openfaas.scale.zero-duration"], "15m");
     assert.equal(idle?.labels["com.openfaas.scale.min"], "1");
     assert.equal(idle?.labels["com.openfaas.scale.max"], "3");
-    const warm = buildStack({ simName: "s", minScale: 2 }).functions["simkube-fn-mutate-create"];
-    assert.equal(warm?.labels["com.openfaas.scale.zero"], "false");
+    const warm = buildStack({ simName: "s", minScale: 2, openfaasEdition: "pro" }).functions[
+      "simkube-fn-mutate-create"
+    ];
+    assert.equal(warm?.labels["com.openfaas.scale.zero"], undefined);
     assert.equal(warm?.labels["com.openfaas.scale.zero-duration"], undefined);
     assert.equal(warm?.labels["com.openfaas.scale.min"], "2");
   });
@@ -76,8 +79,8 @@ describe("OpenFaaS stack.yml", () => {
     });
     const stack = parse(text) as StackFile;
     assert.equal(stack.provider.gateway, "https://gw.example.com");
-    assert.match(text, /com.openfaas.scale.zero: "true"/);
-    assert.match(text, /OpenFaaS Pro/);
+    assert.doesNotMatch(text, /com.openfaas.scale.zero/, "Community Edition by default");
+    assert.match(text, /Community Edition: no scale to zero/);
     assert.throws(() => buildStack({ simName: "" }), DeploymentOptionsError);
   });
 

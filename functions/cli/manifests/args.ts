@@ -1,0 +1,287 @@
+// `simkube-fn manifests` arguments, parsed: argv in, deployment options out, nothing read or written (the
+// command reads --ca-bundle's file and makes the path secret). Every deployment option has a flag:
+// OPTION_FLAGS names them, and its type makes the compiler refuse an option without one.
+
+import { parseArgs } from "node:util";
+import type {
+  DeployedFunction,
+  DeploymentOptions,
+  PolicyRuleInput,
+  ResourceOptions,
+} from "../../../knative/deployment-options.js";
+import type { FunctionTuning } from "../../../knative/tuning.js";
+
+export class ManifestsUsageError extends Error {}
+
+const FUNCTIONS: readonly DeployedFunction[] = ["mutate-create", "reschedule-delete"];
+
+/** The flag(s) that set each deployment option. */
+export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, readonly string[]>> = {
+  target: ["--target"],
+  clusterPlatform: ["--platform"],
+  kourierNamespace: ["--kourier-namespace"],
+  issuer: ["--issuer"],
+  certManagerNamespace: ["--cert-manager-namespace"],
+  domain: ["--domain"],
+  openfaasEdition: ["--openfaas-edition"],
+  tuning: FUNCTIONS.flatMap((fn) => [
+    `--min-scale-${fn}`,
+    `--timeout-${fn}`,
+    `--activation-scale-${fn}`,
+    `--scale-down-delay-${fn}`,
+  ]),
+  webhookConfiguration: ["--without-webhook"],
+  simName: ["--sim-name"],
+  namespace: ["--namespace"],
+  name: ["--name"],
+  image: ["--image"],
+  tracePath: ["--trace-path"],
+  logLevel: ["--log-level"],
+  driverUsers: ["--driver-users"],
+  sequenceStore: ["--sequence-store"],
+  virtualNsPrefix: ["--virtual-ns-prefix"],
+  rescheduleInterruptedBarePods: ["--reschedule"],
+  webhookMode: ["--webhook-mode"],
+  webhookUrlBase: ["--webhook-url-base"],
+  webhookUrls: FUNCTIONS.map((fn) => `--webhook-url-${fn}`),
+  webhookService: [
+    "--webhook-service-namespace",
+    "--webhook-service-name",
+    "--webhook-service-port",
+    "--webhook-service-path",
+  ],
+  caBundle: ["--ca-bundle"],
+  caInjectFrom: ["--ca-inject-from"],
+  mutateTimeoutSeconds: ["--timeout-mutate-create"],
+  rescheduleTimeoutSeconds: ["--timeout-reschedule-delete"],
+  minScale: ["--min-scale"],
+  maxScale: FUNCTIONS.map((fn) => `--max-scale-${fn}`),
+  clusterLocal: ["--cluster-local"],
+  resources: ["--cpu-request", "--memory-request", "--cpu-limit", "--memory-limit"],
+  pathSecret: ["--path-secret"],
+  extraRules: ["--owner-resource"],
+  gateway: ["--gateway-url"],
+  openfaasLang: ["--openfaas-lang"],
+  openfaasHandlerDir: ["--openfaas-handler-dir"],
+  scaleToZeroDuration: ["--scale-to-zero-duration"],
+};
+
+const BOOLEAN_FLAGS = new Set(["reschedule", "without-webhook", "help"]);
+const MULTIPLE_FLAGS = new Set(["owner-resource"]);
+
+type Spec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
+
+function flagSpec(): Spec {
+  const spec: Spec = { help: { type: "boolean", short: "h" } };
+  for (const flags of Object.values(OPTION_FLAGS)) {
+    for (const flag of flags) {
+      const key = flag.slice(2);
+      spec[key] = BOOLEAN_FLAGS.has(key)
+        ? { type: "boolean" }
+        : { type: "string", ...(MULTIPLE_FLAGS.has(key) ? { multiple: true } : {}) };
+    }
+  }
+  return spec;
+}
+
+/** This command's lines of the usage (args.ts shows them for `help manifests` and usage errors). */
+export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests --sim-name NAME --platform kind|k3s|managed|openfaas [options]
+  simkube-fn manifests webhook --sim-name NAME --path-secret S [the same platform options]
+      Print the deployment as YAML for kubectl (or stack.yml with --target openfaas-stack). "webhook" prints
+      only the per-simulation MutatingWebhookConfiguration sk-NAME-mutatepods that stock SimKube adopts.
+  Platform and trust:
+      --platform kind|k3s       per function a Service in Kourier's namespace, a DomainMapping and a
+                                cert-manager Certificate for its DNS name; webhooks in service mode
+        --kourier-namespace NS (kourier-system)  --issuer CLUSTERISSUER (default: the output creates a CA)
+        --cert-manager-namespace NS (cert-manager)
+      --platform managed --domain DOMAIN     url mode: https://<service>.<namespace>.DOMAIN/
+      --platform openfaas --gateway-url URL  url mode through the gateway; --openfaas-edition ce|pro (ce)
+      --ca-bundle FILE          PEM the API server trusts (needed for a private CA without cert-manager)
+      --ca-inject-from NS/CERT  cert-manager's CA injection instead
+      --target knative|openfaas|openfaas-stack  --webhook-mode url|service  --webhook-url-base URL
+      --webhook-url-mutate-create URL  --webhook-url-reschedule-delete URL
+      --webhook-service-namespace NS  --webhook-service-name NAME  --webhook-service-port N
+      --webhook-service-path PATH  --path-secret S (default: 32 random bytes per run)
+      --without-webhook         leave out the deployment's own webhook configuration (stock SimKube)
+  Functions:
+      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (simkube-fn:latest)  --reschedule
+      --trace-path URL  --log-level LEVEL  --driver-users U1,U2  --sequence-store cluster|memory
+      --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
+      --cpu-request Q  --memory-request Q  --cpu-limit Q  --memory-limit Q  --cluster-local true|false
+  Scaling and timeouts (per function: mutate-create, reschedule-delete; defaults in README):
+      --min-scale N (both)  --min-scale-FUNCTION N  --max-scale-FUNCTION N  --timeout-FUNCTION SECONDS
+      --activation-scale-FUNCTION N  --scale-down-delay-FUNCTION DURATION (Knative)
+  OpenFaaS stack.yml: --openfaas-lang (node22)  --openfaas-handler-dir DIR  --scale-to-zero-duration D (Pro)
+`;
+
+export const MANIFESTS_USAGE = `Usage:\n${MANIFESTS_COMMAND_USAGE}`;
+
+/** What to render: the deployment, or the per-simulation webhook; --ca-bundle's file is read when run. */
+export type ManifestsRequest = {
+  kind: "deployment" | "webhook";
+  options: DeploymentOptions;
+  caBundleFile?: string;
+};
+export type ManifestsCommand = { kind: "help" } | ManifestsRequest;
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+function str(values: Values, key: string): string | undefined {
+  const value = values[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+function whole(values: Values, key: string): number | undefined {
+  const raw = str(values, key);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || raw.trim() === "")
+    throw new ManifestsUsageError(`--${key} must be a whole number, got "${raw}"`);
+  return n;
+}
+
+function set<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value !== undefined) target[key] = value;
+}
+
+function tuningFor(values: Values, fn: DeployedFunction): FunctionTuning | undefined {
+  const tuning: FunctionTuning = {};
+  set(tuning, "minScale", whole(values, `min-scale-${fn}`));
+  set(tuning, "timeoutSeconds", whole(values, `timeout-${fn}`));
+  set(tuning, "activationScale", whole(values, `activation-scale-${fn}`));
+  set(tuning, "scaleDownDelay", str(values, `scale-down-delay-${fn}`));
+  return Object.keys(tuning).length > 0 ? tuning : undefined;
+}
+
+function perFunction<T>(
+  read: (fn: DeployedFunction) => T | undefined,
+): Partial<Record<DeployedFunction, T>> | undefined {
+  const out: Partial<Record<DeployedFunction, T>> = {};
+  for (const fn of FUNCTIONS) set(out, fn, read(fn));
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function resources(values: Values): ResourceOptions | undefined {
+  const pick = (cpu: string, memory: string) => {
+    const out: { cpu?: string; memory?: string } = {};
+    set(out, "cpu", str(values, cpu));
+    set(out, "memory", str(values, memory));
+    return Object.keys(out).length > 0 ? out : undefined;
+  };
+  const requests = pick("cpu-request", "memory-request");
+  const limits = pick("cpu-limit", "memory-limit");
+  if (!requests && !limits) return undefined;
+  return { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) };
+}
+
+/** --owner-resource widgets.example.com: get on that resource (a custom owner kind in pods' chains). */
+function ownerRules(values: Values): PolicyRuleInput[] | undefined {
+  const raw = values["owner-resource"];
+  if (!Array.isArray(raw)) return undefined;
+  return raw.map((entry) => {
+    const dot = entry.indexOf(".");
+    if (dot <= 0 || dot === entry.length - 1) {
+      throw new ManifestsUsageError(
+        `--owner-resource takes RESOURCE.GROUP (e.g. widgets.example.com), got "${entry}"`,
+      );
+    }
+    return { apiGroups: [entry.slice(dot + 1)], resources: [entry.slice(0, dot)], verbs: ["get"] };
+  });
+}
+
+function boolFlag(values: Values, key: string): boolean | undefined {
+  const raw = str(values, key);
+  if (raw === undefined) return undefined;
+  if (raw !== "true" && raw !== "false")
+    throw new ManifestsUsageError(`--${key} must be true or false, got "${raw}"`);
+  return raw === "true";
+}
+
+function webhookService(values: Values): DeploymentOptions["webhookService"] {
+  const service: NonNullable<DeploymentOptions["webhookService"]> = {};
+  set(service, "namespace", str(values, "webhook-service-namespace"));
+  set(service, "name", str(values, "webhook-service-name"));
+  set(service, "port", whole(values, "webhook-service-port"));
+  set(service, "path", str(values, "webhook-service-path"));
+  return Object.keys(service).length > 0 ? service : undefined;
+}
+
+/** Flags to options; values are checked by resolveOptions, which names the option in its error. */
+export function toDeploymentOptions(values: Values): DeploymentOptions {
+  const options: DeploymentOptions = {
+    simName: str(values, "sim-name") ?? "",
+    rescheduleInterruptedBarePods: values.reschedule === true,
+  };
+  const strings: [keyof DeploymentOptions, string][] = [
+    ["target", "target"],
+    ["clusterPlatform", "platform"],
+    ["kourierNamespace", "kourier-namespace"],
+    ["issuer", "issuer"],
+    ["certManagerNamespace", "cert-manager-namespace"],
+    ["domain", "domain"],
+    ["openfaasEdition", "openfaas-edition"],
+    ["namespace", "namespace"],
+    ["name", "name"],
+    ["image", "image"],
+    ["tracePath", "trace-path"],
+    ["logLevel", "log-level"],
+    ["sequenceStore", "sequence-store"],
+    ["virtualNsPrefix", "virtual-ns-prefix"],
+    ["webhookMode", "webhook-mode"],
+    ["webhookUrlBase", "webhook-url-base"],
+    ["caInjectFrom", "ca-inject-from"],
+    ["pathSecret", "path-secret"],
+    ["gateway", "gateway-url"],
+    ["openfaasLang", "openfaas-lang"],
+    ["openfaasHandlerDir", "openfaas-handler-dir"],
+    ["scaleToZeroDuration", "scale-to-zero-duration"],
+  ];
+  const loose = options as unknown as Record<string, unknown>;
+  for (const [option, flag] of strings) set(loose, option, str(values, flag));
+  set(options, "driverUsers", str(values, "driver-users")?.split(","));
+  set(options, "minScale", whole(values, "min-scale"));
+  set(
+    options,
+    "tuning",
+    perFunction((fn) => tuningFor(values, fn)),
+  );
+  set(
+    options,
+    "maxScale",
+    perFunction((fn) => whole(values, `max-scale-${fn}`)),
+  );
+  set(
+    options,
+    "webhookUrls",
+    perFunction((fn) => str(values, `webhook-url-${fn}`)),
+  );
+  set(options, "webhookService", webhookService(values));
+  set(options, "clusterLocal", boolFlag(values, "cluster-local"));
+  set(options, "resources", resources(values));
+  set(options, "extraRules", ownerRules(values));
+  if (values["without-webhook"] === true) options.webhookConfiguration = false;
+  return options;
+}
+
+export function parseManifestsArgs(args: string[]): ManifestsCommand {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: flagSpec(), allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (err) {
+    throw new ManifestsUsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) return { kind: "help" };
+  if (positionals.length > 1 || (positionals[0] !== undefined && positionals[0] !== "webhook")) {
+    throw new ManifestsUsageError(
+      `unexpected argument "${positionals.at(-1)}" (the only subcommand is "webhook")`,
+    );
+  }
+  const kind = positionals[0] === "webhook" ? "webhook" : "deployment";
+  const caBundleFile = str(values, "ca-bundle");
+  return {
+    kind,
+    options: toDeploymentOptions(values),
+    ...(caBundleFile !== undefined ? { caBundleFile } : {}),
+  };
+}

@@ -1,0 +1,59 @@
+// `simkube-fn manifests [webhook]`: parse the flags, read --ca-bundle's file, make a path secret when none is
+// given, and print the YAML. The builders (knative/) do the rest and name any bad option.
+
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { MANIFESTS_USAGE, type ManifestsRequest, ManifestsUsageError, parseManifestsArgs } from "./args.js";
+
+/** A PEM file's certificates as the caBundle field wants them: base64 of the PEM text. */
+export function caBundleFromPem(file: string, text: string): string {
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new ManifestsUsageError(
+      `--ca-bundle ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
+  }
+  return Buffer.from(text.trim().concat("\n"), "utf8").toString("base64");
+}
+
+function readCaBundle(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ManifestsUsageError(`--ca-bundle: cannot read ${file}: ${(err as Error).message}`);
+  }
+  return caBundleFromPem(file, text);
+}
+
+/** Parses and runs; returns the exit status. Usage errors throw ManifestsUsageError (exit 2 with usage). */
+export async function runManifestsCommand(args: string[], out: (text: string) => void): Promise<number> {
+  const command = parseManifestsArgs(args);
+  if (command.kind === "help") {
+    out(MANIFESTS_USAGE);
+    return 0;
+  }
+  return runManifests(command, out);
+}
+
+/** Renders a parsed request to `out`. */
+export async function runManifests(command: ManifestsRequest, out: (text: string) => void): Promise<number> {
+  const { renderDeployment, renderSimulationWebhook } = await import("../../../knative/manifests.js");
+  const options = { ...command.options };
+  if (command.caBundleFile !== undefined) options.caBundle = readCaBundle(command.caBundleFile);
+  if (command.kind === "webhook") {
+    // The per-simulation webhook must call the deployed functions at their path: the same secret.
+    if (options.pathSecret === undefined) {
+      throw new ManifestsUsageError(
+        "manifests webhook needs the deployment's --path-secret: kubectl get secret -n NAMESPACE simkube-fn-webhook-path -o jsonpath='{.data.path-secret}' | base64 -d",
+      );
+    }
+    out(renderSimulationWebhook(options));
+    return 0;
+  }
+  // A fresh secret per rendering: re-rendering rotates it (Secret and webhook paths change together).
+  options.pathSecret ??= randomBytes(32).toString("base64url");
+  out(renderDeployment(options));
+  return 0;
+}
+
+export { MANIFESTS_USAGE, ManifestsUsageError };

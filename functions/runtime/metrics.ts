@@ -1,0 +1,135 @@
+// Prometheus metrics for one served function (GET /metrics), from prom-client. Two sources:
+// - what only the server sees: each review's latency and outcome, API errors, start-up times;
+// - what the function already counts for GET /stats (decisions by reason, clones): read at scrape time,
+//   so the functions keep one set of counters and /metrics can never disagree with /stats.
+
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { KubeApi } from "../../shared/kube-api.js";
+import { kubeErrorOf } from "../../shared/kube-api.js";
+
+/** How the server answered a review: with a patch, allowed as is, denied, or an HTTP error. */
+export type ReviewOutcome = "patched" | "allowed" | "denied" | "error";
+
+export interface FunctionMetrics {
+  readonly registry: Registry;
+  observeReview(outcome: ReviewOutcome, seconds: number): void;
+  setColdStart(seconds: number): void;
+  setTraceLoad(seconds: number): void;
+}
+
+/** Decisions that are neither a mutation, a clone, a pin nor a denial: the function let the pod be. */
+const NOT_SKIPS = new Set(["mutated", "cloned", "malformed", "error", "no-object", "bad-metadata"]);
+
+export function isSkip(reason: string): boolean {
+  return !NOT_SKIPS.has(reason) && !reason.startsWith("pinned-");
+}
+
+function numbers(value: unknown): Record<string, number> {
+  if (typeof value !== "object" || value === null) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, number] => typeof entry[1] === "number"),
+  );
+}
+
+/** Counters mirrored from the function's own stats snapshot, refreshed on every scrape. */
+function registerStatsCounters(registry: Registry, fn: string, stats: () => Record<string, unknown>): void {
+  new Counter({
+    name: "simkube_fn_decisions_total",
+    help: "Reviews by the function's decision (mutated, pinned-*, cloned, a skip reason, a denial).",
+    labelNames: ["function", "decision"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [decision, n] of Object.entries(numbers(stats().decisions)))
+        this.inc({ function: fn, decision }, n);
+    },
+  });
+  new Counter({
+    name: "simkube_fn_skips_total",
+    help: "Reviews the function let through untouched, by reason.",
+    labelNames: ["function", "reason"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(numbers(stats().decisions))) {
+        if (isSkip(reason)) this.inc({ function: fn, reason }, n);
+      }
+    },
+  });
+  new Counter({
+    name: "simkube_fn_clones_created_total",
+    help: "Clone pods reschedule-delete created for interrupted bare pods.",
+    labelNames: ["function"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ function: fn }, numbers(stats().clones).created ?? 0);
+    },
+  });
+}
+
+export function createFunctionMetrics(fn: string, stats: () => Record<string, unknown>): FunctionMetrics {
+  const registry = new Registry();
+  // Admission answers take ms when warm; the top buckets cover cold starts up to the webhook timeouts.
+  const latency = new Histogram({
+    name: "simkube_fn_admission_duration_seconds",
+    help: "Time from a review's arrival to its answer, by function and outcome.",
+    labelNames: ["function", "decision"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const coldStart = new Gauge({
+    name: "simkube_fn_cold_start_seconds",
+    help: "Process start to listening (configuration, API client, trace loaded).",
+    labelNames: ["function"],
+    registers: [registry],
+  });
+  const traceLoad = new Gauge({
+    name: "simkube_fn_trace_load_seconds",
+    help: "Time to read and decode the trace at start-up.",
+    labelNames: ["function"],
+    registers: [registry],
+  });
+  registerStatsCounters(registry, fn, stats);
+  return {
+    registry,
+    observeReview: (outcome, seconds) => latency.observe({ function: fn, decision: outcome }, seconds),
+    setColdStart: (seconds) => coldStart.set({ function: fn }, seconds),
+    setTraceLoad: (seconds) => traceLoad.set({ function: fn }, seconds),
+  };
+}
+
+/** The review's outcome as the API server will apply it. */
+export function reviewOutcome(review: unknown): ReviewOutcome {
+  const response = (review as { response?: { allowed?: unknown; patch?: unknown } } | undefined)?.response;
+  if (response?.allowed !== true) return "denied";
+  return response.patch ? "patched" : "allowed";
+}
+
+/**
+ * The KubeApi with every failed call counted by HTTP status (0: no answer). A 404 is often an expected
+ * answer (a deleted owner), a 409 part of optimistic concurrency: the label lets operators tell them apart.
+ */
+export function countingApiErrors(kube: KubeApi, registry: Registry, fn: string): KubeApi {
+  const errors = new Counter({
+    name: "simkube_fn_api_errors_total",
+    help: "Kubernetes API calls that failed, by verb and HTTP status (0: no answer).",
+    labelNames: ["function", "verb", "status"],
+    registers: [registry],
+  });
+  const counted =
+    <A extends unknown[], R>(verb: string, call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (err) {
+        errors.inc({ function: fn, verb, status: String(kubeErrorOf(err)?.status ?? 0) });
+        throw err;
+      }
+    };
+  return {
+    read: counted("get", kube.read.bind(kube)) as KubeApi["read"],
+    create: counted("create", kube.create.bind(kube)) as KubeApi["create"],
+    replace: counted("update", kube.replace.bind(kube)) as KubeApi["replace"],
+  };
+}

@@ -1,0 +1,134 @@
+// What each kind of cluster needs so the API server can reach and trust the webhooks (README "Deploying"),
+// as defaults laid over the user's options. Pure; an option the user set always wins, and a choice the
+// platform cannot work with is refused with one line that says what to use instead.
+//
+// Why these paths (sources: kubernetes/apiserver pkg/util/webhook/client.go and pkg/util/proxy/proxy.go;
+// knative/serving pkg/apis/serving/v1beta1/domainmapping_validation.go; net-kourier config/300-gateway.yaml):
+// - The API server cannot resolve cluster DNS and k3s, EKS and GKE dial a Service's endpoint pod directly,
+//   so a ksvc's own (ExternalName) Service can never be a webhook target. kind and k3s have no load balancer
+//   or public DNS either. What works there: a plain ClusterIP Service in Kourier's namespace selecting the
+//   gateway pods; the API server sends SNI and Host <service>.<namespace>.svc, and a DomainMapping of exactly
+//   that name (Knative accepts any FQDN not under the cluster domain) routes it to the function.
+// - Managed clusters: the API server resolves public names, so a Knative domain with a trusted certificate.
+// - OpenFaaS: the gateway behind the user's TLS ingress, at /function/<name>.
+
+import type { ClusterPlatform, DeploymentOptions } from "./deployment-options.js";
+
+export const DEFAULT_KOURIER_NAMESPACE = "kourier-system";
+export const DEFAULT_CERT_MANAGER_NAMESPACE = "cert-manager";
+/** net-kourier config/300-gateway.yaml: the gateway pods' label and their external HTTPS port. */
+export const KOURIER_GATEWAY_SELECTOR: Readonly<Record<string, string>> = { app: "3scale-kourier-gateway" };
+export const KOURIER_GATEWAY_HTTPS_PORT = 8443;
+
+export class PlatformError extends Error {}
+
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+
+/** kind and k3s route through the Kourier gateway; the functions are Knative Services. */
+export function usesGatewayRoute(platform: ClusterPlatform | undefined): boolean {
+  return platform === "kind" || platform === "k3s";
+}
+
+function requireTarget(options: DeploymentOptions, allowed: readonly string[]): void {
+  if (options.target !== undefined && !allowed.includes(options.target)) {
+    throw new PlatformError(
+      `--platform ${options.clusterPlatform} renders --target ${allowed.join(" or ")}, not ${options.target}`,
+    );
+  }
+}
+
+function requireMode(options: DeploymentOptions, mode: "url" | "service", why: string): void {
+  if (options.webhookMode !== undefined && options.webhookMode !== mode) {
+    throw new PlatformError(`--platform ${options.clusterPlatform} uses --webhook-mode ${mode}: ${why}`);
+  }
+}
+
+function gatewayRoutePreset(options: DeploymentOptions): DeploymentOptions {
+  requireTarget(options, ["knative"]);
+  requireMode(options, "service", "the API server there cannot resolve a public name");
+  return {
+    ...options,
+    target: "knative",
+    webhookMode: "service",
+    webhookService: {
+      namespace: options.kourierNamespace ?? DEFAULT_KOURIER_NAMESPACE,
+      name: "{name}",
+      port: 443,
+      path: "/",
+      ...options.webhookService,
+    },
+  };
+}
+
+function managedPreset(options: DeploymentOptions): DeploymentOptions {
+  requireTarget(options, ["knative"]);
+  requireMode(options, "url", "the API server reaches the functions by their Knative domain");
+  const domain = options.domain?.trim().toLowerCase();
+  if (domain !== undefined && !HOSTNAME.test(domain)) {
+    throw new PlatformError(`--domain "${options.domain}" is not a DNS name (e.g. fn.example.com)`);
+  }
+  if (domain === undefined && options.webhookUrlBase === undefined && options.webhookUrls === undefined) {
+    throw new PlatformError(
+      "--platform managed needs --domain DOMAIN: Knative's domain, so the webhooks call https://<service>.<namespace>.DOMAIN/",
+    );
+  }
+  return {
+    ...options,
+    target: "knative",
+    webhookMode: "url",
+    ...(options.webhookUrlBase === undefined && domain !== undefined
+      ? { webhookUrlBase: `https://${domain}` }
+      : {}),
+  };
+}
+
+function openfaasPreset(options: DeploymentOptions): DeploymentOptions {
+  requireTarget(options, ["openfaas", "openfaas-stack"]);
+  requireMode(options, "url", "the API server calls the gateway behind your TLS ingress");
+  const target = options.target ?? "openfaas";
+  const base = options.webhookUrlBase ?? options.gateway;
+  if (target === "openfaas" && base === undefined && options.webhookUrls === undefined) {
+    throw new PlatformError(
+      "--platform openfaas needs --gateway-url https://GATEWAY: the gateway behind your TLS ingress",
+    );
+  }
+  return {
+    ...options,
+    target,
+    webhookMode: "url",
+    ...(options.webhookUrlBase === undefined && base !== undefined ? { webhookUrlBase: base } : {}),
+  };
+}
+
+/** The options with the platform's defaults laid under them; unchanged without a clusterPlatform. */
+export function applyClusterPlatform(options: DeploymentOptions): DeploymentOptions {
+  switch (options.clusterPlatform) {
+    case undefined:
+      return options;
+    case "kind":
+    case "k3s":
+      return gatewayRoutePreset(options);
+    case "managed":
+      return managedPreset(options);
+    case "openfaas":
+      return openfaasPreset(options);
+    default:
+      throw new PlatformError(
+        `--platform must be kind, k3s, managed or openfaas, got "${String(options.clusterPlatform)}"`,
+      );
+  }
+}
+
+/**
+ * kind/k3s without a caBundle: cert-manager's cainjector fills it in. From the CA Certificate the output
+ * creates, or, with the user's issuer, from mutate-create's own Certificate (its Secret's ca.crt is the
+ * issuing CA for CA issuers; cert-manager pkg/controller/cainjector reads it from there).
+ */
+export function defaultCaInjectFrom(
+  options: DeploymentOptions,
+  resolved: { namespace: string; name: string; certManagerNamespace: string },
+): string | undefined {
+  if (!usesGatewayRoute(options.clusterPlatform) || options.caBundle !== undefined) return undefined;
+  if (options.issuer !== undefined) return `${resolved.namespace}/${resolved.name}-mutate-create-tls`;
+  return `${resolved.certManagerNamespace}/${resolved.name}-ca`;
+}

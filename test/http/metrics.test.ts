@@ -1,0 +1,164 @@
+// GET /metrics: Prometheus text from prom-client, served next to the review route and outside its path
+// secret; reviews timed by outcome; the function's own counters (decisions, skips, clones) mirrored from
+// its stats; API errors counted by verb and status.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import request from "supertest";
+import { createApp, drainAndClose } from "../../functions/runtime/http-server.js";
+import { countingApiErrors, createFunctionMetrics, isSkip } from "../../functions/runtime/metrics.js";
+import { startFunction } from "../../functions/runtime/registry.js";
+import { allow, deny, parseReview, type ReviewHandler } from "../../shared/admission.js";
+import { loadConfig } from "../../shared/config.js";
+import { type KubeApi, KubeError } from "../../shared/kube-api.js";
+import { createLogger } from "../../shared/log.js";
+
+const SECRET = "0123456789abcdef0123456789abcdef";
+const log = createLogger("silent");
+
+/** Allows CREATEs, denies everything else. */
+const handler: ReviewHandler = async (body) => {
+  const parsed = parseReview(body);
+  if (!parsed.ok) throw new Error("test sends only good reviews");
+  return parsed.request.operation === "CREATE" ? allow(parsed.request) : deny(parsed.request, "no");
+};
+
+const review = (uid: string, operation: string) => ({
+  apiVersion: "admission.k8s.io/v1",
+  kind: "AdmissionReview",
+  request: { uid, operation, object: { kind: "Pod" } },
+});
+
+/** One sample's value from the exposition text, e.g. value(text, 'x_total{function="f"}'). */
+function value(text: string, sample: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? undefined : Number(line.slice(sample.length + 1));
+}
+
+describe("GET /metrics", () => {
+  it("serves Prometheus text with latency by outcome, decisions, skips and clones; not behind the path secret", async () => {
+    const stats = {
+      reviews: 3,
+      decisions: { cloned: 2, "final-phase": 5, "pinned-owner-gone": 1 },
+      clones: { created: 2, alreadyExisted: 1, failed: 0 },
+    };
+    const metrics = createFunctionMetrics("reschedule-delete", () => stats);
+    metrics.setColdStart(0.42);
+    const app = createApp(handler, log, { pathSecret: SECRET, metrics, stats: () => stats });
+    await request(app).post(`/${SECRET}`).send(review("a", "CREATE")).expect(200);
+    await request(app).post(`/${SECRET}`).send(review("b", "DELETE")).expect(200);
+    await request(app).post(`/${SECRET}`).type("json").send("{not json").expect(400);
+
+    const res = await request(app).get("/metrics").expect(200);
+    assert.match(res.headers["content-type"] ?? "", /^text\/plain; version=0\.0\.4/);
+    const text = res.text;
+    const count = (decision: string) =>
+      value(
+        text,
+        `simkube_fn_admission_duration_seconds_count{function="reschedule-delete",decision="${decision}"}`,
+      );
+    assert.equal(count("allowed"), 1);
+    assert.equal(count("denied"), 1);
+    assert.equal(count("error"), 1, "a 400 is timed as an error");
+    assert.equal(
+      value(text, 'simkube_fn_decisions_total{function="reschedule-delete",decision="final-phase"}'),
+      5,
+    );
+    assert.equal(value(text, 'simkube_fn_skips_total{function="reschedule-delete",reason="final-phase"}'), 5);
+    assert.equal(
+      value(text, 'simkube_fn_skips_total{function="reschedule-delete",reason="cloned"}'),
+      undefined,
+    );
+    assert.equal(value(text, 'simkube_fn_clones_created_total{function="reschedule-delete"}'), 2);
+    assert.equal(value(text, 'simkube_fn_cold_start_seconds{function="reschedule-delete"}'), 0.42);
+
+    stats.clones.created = 3;
+    const again = (await request(app).get("/metrics").expect(200)).text;
+    assert.equal(
+      value(again, 'simkube_fn_clones_created_total{function="reschedule-delete"}'),
+      3,
+      "read at scrape time",
+    );
+  });
+
+  it("a patched review is its own outcome", async () => {
+    const metrics = createFunctionMetrics("mutate-create", () => ({}));
+    const patching: ReviewHandler = async (body) => {
+      const parsed = parseReview(body);
+      if (!parsed.ok) throw new Error("bad");
+      return {
+        ...allow(parsed.request),
+        response: { uid: parsed.request.uid, allowed: true, patchType: "JSONPatch", patch: "W10=" },
+      };
+    };
+    const app = createApp(patching, log, { metrics });
+    await request(app).post("/").send(review("p", "CREATE")).expect(200);
+    const text = (await request(app).get("/metrics").expect(200)).text;
+    assert.equal(
+      value(text, 'simkube_fn_admission_duration_seconds_count{function="mutate-create",decision="patched"}'),
+      1,
+    );
+  });
+
+  it("counts failed API calls by verb and status, and passes results and errors through", async () => {
+    const metrics = createFunctionMetrics("mutate-create", () => ({}));
+    const kube: KubeApi = {
+      read: async () => {
+        throw new KubeError(404, "NotFound", "gone");
+      },
+      create: async (o) => o,
+      replace: async () => {
+        throw new Error("socket hang up");
+      },
+    };
+    const counted = countingApiErrors(kube, metrics.registry, "mutate-create");
+    await assert.rejects(counted.read({ apiVersion: "v1", kind: "Pod", name: "x" }), KubeError);
+    await assert.rejects(counted.replace({ kind: "ConfigMap" }), /socket hang up/);
+    assert.deepEqual(await counted.create({ kind: "Pod" }), { kind: "Pod" });
+    const text = await metrics.registry.metrics();
+    assert.equal(
+      value(text, 'simkube_fn_api_errors_total{function="mutate-create",verb="get",status="404"}'),
+      1,
+    );
+    assert.equal(
+      value(text, 'simkube_fn_api_errors_total{function="mutate-create",verb="update",status="0"}'),
+      1,
+    );
+    assert.equal(
+      value(text, 'simkube_fn_api_errors_total{function="mutate-create",verb="create",status="0"}'),
+      undefined,
+    );
+  });
+
+  it("skips are the decisions that let a pod be: not mutations, clones, pins or denials", () => {
+    for (const reason of ["not-in-simulation", "final-phase", "update-without-root"])
+      assert.ok(isSkip(reason), reason);
+    for (const reason of ["mutated", "cloned", "pinned-owner-gone", "error", "no-object", "malformed"]) {
+      assert.ok(!isSkip(reason), reason);
+    }
+  });
+
+  it("serve wires it: a started function answers GET /metrics with its cold start", async () => {
+    const config = loadConfig({ SIM_NAME: "s", SEQUENCE_STORE: "memory" }, { port: "0" });
+    const kube: KubeApi = {
+      read: async () => {
+        throw new KubeError(503, "ServiceUnavailable", "down");
+      },
+      create: async (o) => o,
+      replace: async (o) => o,
+    };
+    const running = await startFunction("reschedule-delete", config, kube, log, "127.0.0.1");
+    try {
+      const res = await fetch(`http://127.0.0.1:${running.port}/metrics`);
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      const coldStart = value(text, 'simkube_fn_cold_start_seconds{function="reschedule-delete"}');
+      assert.ok(
+        coldStart !== undefined && coldStart > 0 && coldStart === Math.min(coldStart, process.uptime()),
+      );
+      assert.match(text, /# TYPE simkube_fn_admission_duration_seconds histogram/);
+    } finally {
+      await drainAndClose(running.server, 1_000);
+    }
+  });
+});

@@ -1,0 +1,245 @@
+// `simkube-fn manifests` flags: every deployment option has one, each flag is in the usage, and the values
+// reach the rendered objects (scaling and timeout knobs per function, resources, owner kinds, service mode).
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
+import { MANIFESTS_USAGE, OPTION_FLAGS, parseManifestsArgs } from "../../functions/cli/manifests/args.js";
+import {
+  caBundleFromPem,
+  ManifestsUsageError,
+  runManifestsCommand,
+} from "../../functions/cli/manifests/command.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
+import { buildAllManifests } from "../../knative/manifests.js";
+import { DEFAULT_TUNING } from "../../knative/tuning.js";
+
+function options(args: string[]) {
+  const command = parseManifestsArgs(args);
+  assert.notEqual(command.kind, "help");
+  return command.kind === "help" ? assert.fail() : command.options;
+}
+
+describe("manifests flags", () => {
+  it("every flag of every option is documented in the usage and accepted by the parser", () => {
+    const flags = Object.values(OPTION_FLAGS).flat();
+    assert.ok(flags.length >= 40);
+    for (const flag of flags) {
+      const documented =
+        MANIFESTS_USAGE.includes(flag) ||
+        MANIFESTS_USAGE.includes(flag.replace(/-(mutate-create|reschedule-delete)$/, "-FUNCTION"));
+      assert.ok(documented, `${flag} is in the usage`);
+      const value = ["--reschedule", "--without-webhook"].includes(flag) ? [] : ["x.y"];
+      assert.doesNotThrow(() => {
+        try {
+          parseManifestsArgs([flag, ...value]);
+        } catch (err) {
+          // A value check (whole numbers, true|false) is fine; an unknown flag is not.
+          if (!(err instanceof ManifestsUsageError) || /Unknown option/.test(err.message)) throw err;
+        }
+      }, flag);
+    }
+  });
+
+  it("--help, -h; an unknown flag or a stray argument is a usage error", () => {
+    assert.deepEqual(parseManifestsArgs(["--help"]), { kind: "help" });
+    assert.deepEqual(parseManifestsArgs(["webhook", "-h"]), { kind: "help" });
+    assert.throws(() => parseManifestsArgs(["--nope"]), ManifestsUsageError);
+    assert.throws(() => parseManifestsArgs(["deploy"]), /only subcommand is "webhook"/);
+    assert.throws(() => parseManifestsArgs(["--min-scale", "two"]), /whole number/);
+    assert.throws(() => parseManifestsArgs(["--cluster-local", "yes"]), /true or false/);
+    assert.throws(() => parseManifestsArgs(["--owner-resource", "widgets"]), /RESOURCE.GROUP/);
+  });
+
+  it("per-function knobs reach the Knative annotations and the webhook timeouts", () => {
+    const o = options([
+      "--sim-name",
+      "s",
+      "--webhook-url-base",
+      "https://fn.example.com",
+      "--reschedule",
+      "--min-scale-reschedule-delete",
+      "1",
+      "--timeout-reschedule-delete",
+      "8",
+      "--activation-scale-mutate-create",
+      "3",
+      "--scale-down-delay-mutate-create",
+      "90s",
+      "--timeout-mutate-create",
+      "20",
+      "--max-scale-mutate-create",
+      "4",
+    ]);
+    const objects = buildAllManifests(o);
+    const annotations = (fn: string) =>
+      (
+        objects.find((x) => x.kind === "Service" && x.metadata?.name === `simkube-fn-${fn}`) as unknown as {
+          spec: { template: { metadata: { annotations: Record<string, string> } } };
+        }
+      ).spec.template.metadata.annotations;
+    assert.deepEqual(
+      [
+        annotations("mutate-create")["autoscaling.knative.dev/min-scale"],
+        annotations("reschedule-delete")["autoscaling.knative.dev/min-scale"],
+      ],
+      ["0", "1"],
+    );
+    assert.equal(annotations("mutate-create")["autoscaling.knative.dev/activation-scale"], "3");
+    assert.equal(annotations("mutate-create")["autoscaling.knative.dev/scale-down-delay"], "90s");
+    assert.equal(annotations("mutate-create")["autoscaling.knative.dev/max-scale"], "4");
+    assert.equal(
+      annotations("reschedule-delete")["autoscaling.knative.dev/scale-down-delay"],
+      DEFAULT_TUNING["reschedule-delete"].scaleDownDelay,
+    );
+    const config = objects.find((x) => x.kind === "MutatingWebhookConfiguration") as unknown as {
+      webhooks: { timeoutSeconds: number }[];
+    };
+    assert.deepEqual(
+      config.webhooks.map((w) => w.timeoutSeconds),
+      [20, 8],
+    );
+  });
+
+  it("resources, owner kinds, driver users, service mode and the rest reach the resolved options", () => {
+    const o = resolveOptions(
+      options([
+        "--sim-name",
+        "s",
+        "--webhook-mode",
+        "service",
+        "--webhook-service-namespace",
+        "gw",
+        "--webhook-service-name",
+        "{function}-in",
+        "--webhook-service-port",
+        "8443",
+        "--webhook-service-path",
+        "/r",
+        "--cpu-request",
+        "50m",
+        "--memory-limit",
+        "1Gi",
+        "--owner-resource",
+        "widgets.example.com",
+        "--owner-resource",
+        "gadgets.example.com",
+        "--driver-users",
+        "a,b",
+        "--cluster-local",
+        "false",
+        "--log-level",
+        "debug",
+        "--sequence-store",
+        "memory",
+        "--name",
+        "fn2",
+        "--openfaas-lang",
+        "node24",
+        "--scale-to-zero-duration",
+        "30m",
+        "--openfaas-handler-dir",
+        "./h/",
+      ]),
+    );
+    assert.deepEqual(o.webhookService, { namespace: "gw", name: "{function}-in", port: 8443, path: "/r" });
+    assert.deepEqual(o.resources, { requests: { cpu: "50m" }, limits: { memory: "1Gi" } });
+    assert.deepEqual(
+      o.extraRules.map((r) => `${r.resources[0]}.${r.apiGroups[0]}:${r.verbs.join()}`),
+      ["widgets.example.com:get", "gadgets.example.com:get"],
+    );
+    assert.deepEqual(o.driverUsers, ["a", "b"]);
+    assert.equal(o.clusterLocal, false);
+    assert.equal(o.logLevel, "debug");
+    assert.equal(o.sequenceStore, "memory");
+    assert.equal(o.name, "fn2");
+    assert.equal(o.openfaasLang, "node24");
+    assert.equal(o.scaleToZeroDuration, "30m");
+    assert.equal(o.openfaasHandlerDir, "./h");
+  });
+
+  it("bad knob values are refused with the option named", () => {
+    const base = ["--sim-name", "s", "--webhook-url-base", "https://x.example.com"];
+    assert.throws(
+      () => resolveOptions(options([...base, "--timeout-mutate-create", "31"])),
+      /timeoutSeconds of mutate-create.*1 to 30/,
+    );
+    assert.throws(
+      () => resolveOptions(options([...base, "--scale-down-delay-reschedule-delete", "2h"])),
+      /0s to 1h/,
+    );
+    assert.throws(
+      () => resolveOptions(options([...base, "--activation-scale-mutate-create", "0"])),
+      /activationScale/,
+    );
+  });
+
+  it("--ca-bundle takes a PEM file and base64s it; anything else is refused", () => {
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
+    assert.equal(Buffer.from(caBundleFromPem("ca.pem", pem), "base64").toString(), `${pem}\n`);
+    assert.throws(() => caBundleFromPem("ca.pem", "not a cert"), /no PEM certificate/);
+  });
+});
+
+describe("runManifestsCommand", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "simkube-fn-ca-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const caFile = path.join(dir, "ca.pem");
+  writeFileSync(caFile, pem);
+
+  async function run(args: string[]): Promise<string> {
+    let text = "";
+    assert.equal(await runManifestsCommand(args, (t) => (text += t)), 0);
+    return text;
+  }
+
+  it("prints the deployment with a fresh path secret per run, the same in the Secret and the webhook", async () => {
+    const args = ["--platform", "kind", "--sim-name", "s"];
+    const secretOf = (text: string) => {
+      const docs = parseAllDocuments(text).map((d) => d.toJSON());
+      const secret = docs.find((d) => d.kind === "Secret").stringData["path-secret"] as string;
+      const path = docs.find((d) => d.kind === "MutatingWebhookConfiguration").webhooks[0].clientConfig
+        .service.path;
+      assert.equal(path, `/${secret}`);
+      return secret;
+    };
+    assert.notEqual(secretOf(await run(args)), secretOf(await run(args)));
+  });
+
+  it("reads --ca-bundle's PEM file into every webhook's caBundle", async () => {
+    const text = await run([
+      "webhook",
+      "--platform",
+      "managed",
+      "--domain",
+      "fn.example.com",
+      "--sim-name",
+      "s",
+      "--path-secret",
+      "0123456789abcdef01234567",
+      "--ca-bundle",
+      caFile,
+    ]);
+    const config = parseAllDocuments(text)[0]?.toJSON();
+    assert.equal(Buffer.from(config.webhooks[0].clientConfig.caBundle, "base64").toString(), pem);
+  });
+
+  it("--help prints the usage; the per-simulation webhook needs the deployment's path secret; an unreadable CA file is named", async () => {
+    assert.match(await run(["--help"]), /--platform kind\|k3s\|managed\|openfaas/);
+    await assert.rejects(
+      runManifestsCommand(["webhook", "--platform", "kind", "--sim-name", "s"], () => {}),
+      /needs the deployment's --path-secret/,
+    );
+    await assert.rejects(
+      runManifestsCommand(
+        ["--platform", "kind", "--sim-name", "s", "--ca-bundle", path.join(dir, "absent.pem")],
+        () => {},
+      ),
+      (err: unknown) => err instanceof ManifestsUsageError && /cannot read .*absent\.pem/.test(err.message),
+    );
+  });
+});

@@ -1,0 +1,469 @@
+// Every rendered stream per --platform and OpenFaaS edition, from the command line's flags to the YAML:
+// each document against its published schema, then the rules the API server, Knative, cert-manager and
+// OpenFaaS CE apply that a schema does not carry.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
+import { parseManifestsArgs } from "../../functions/cli/manifests/args.js";
+import { caBundleFromPem } from "../../functions/cli/manifests/command.js";
+import { DeploymentOptionsError } from "../../knative/deployment-options.js";
+import { renderDeployment, renderSimulationWebhook } from "../../knative/manifests.js";
+import type { StackFile } from "../../knative/openfaas-stack.js";
+import { validateAgainstSchema } from "../support/manifest-schemas.js";
+
+type Doc = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  // biome-ignore lint/suspicious/noExplicitAny: webhooks are read field by field below
+  webhooks?: any[];
+  subjects?: { name: string; namespace: string }[];
+};
+
+const SECRET = "0123456789abcdef0123456789abcdef";
+const CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+const CA_BUNDLE = caBundleFromPem("ca.pem", CA_PEM);
+
+/** The CLI's own parsing, then the renderer, as `simkube-fn manifests ARGS` would print it. */
+function render(args: string[]): Doc[] {
+  const command = parseManifestsArgs([...args, "--path-secret", SECRET]);
+  assert.notEqual(command.kind, "help");
+  if (command.kind === "help") return [];
+  const options = { ...command.options, ...(command.caBundleFile ? { caBundle: CA_BUNDLE } : {}) };
+  const text = command.kind === "webhook" ? renderSimulationWebhook(options) : renderDeployment(options);
+  return parseAllDocuments(text).map((d) => d.toJSON() as Doc);
+}
+
+function only(docs: Doc[], kind: string, name?: string): Doc {
+  const found = docs.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+  assert.equal(found.length, 1, `one ${kind} ${name ?? ""}`);
+  return found[0] as Doc;
+}
+
+const PLATFORM_NAMESPACES = ["knative-serving", "kourier-system", "cert-manager", "kube-system"];
+
+/** No webhook may see the functions' own pods (a scale from zero would wait on itself) or the platform's. */
+function assertScoped(config: Doc, functionsNamespace: string, platform: string[]): void {
+  for (const wh of config.webhooks ?? []) {
+    const excluded = wh.namespaceSelector.matchExpressions.find(
+      (e: { key: string }) => e.key === "kubernetes.io/metadata.name",
+    );
+    assert.equal(excluded.operator, "NotIn");
+    for (const ns of [functionsNamespace, ...platform])
+      assert.ok(excluded.values.includes(ns), `${wh.name} excludes ${ns}`);
+    assert.deepEqual(wh.namespaceSelector.matchLabels, { "simkube.io/virtual": "true" });
+  }
+}
+
+/** The API server trusts the endpoint: a caBundle on every webhook, or cert-manager's injection. */
+function trustOf(config: Doc): "caBundle" | "injector" | "system roots" {
+  const bundles = (config.webhooks ?? []).map((w) => w.clientConfig.caBundle);
+  if (bundles.every((b: unknown) => typeof b === "string" && b.length > 0)) return "caBundle";
+  if (config.metadata.annotations?.["cert-manager.io/inject-ca-from"]) return "injector";
+  return "system roots";
+}
+
+/**
+ * What OpenFaaS CE's gateway refuses, restated from faas-netes pkg/handlers/validate.go (validateScalingLabels)
+ * and replica_reader.go (MaxReplicas = 5): scale to zero, its duration, target and type, and min or max above 5.
+ */
+function ceRefusal(labels: Record<string, string>): string | undefined {
+  if (labels["com.openfaas.scale.zero"] === "true") return "scale.zero";
+  for (const key of ["zero-duration", "target", "type"]) {
+    if (`com.openfaas.scale.${key}` in labels) return `scale.${key}`;
+  }
+  for (const key of ["max", "min"]) {
+    const value = Number.parseInt(labels[`com.openfaas.scale.${key}`] ?? "", 10);
+    if (value > 5) return `scale.${key} above 5`;
+  }
+  return undefined;
+}
+
+describe("--platform kind and k3s: gateway Service, DomainMapping and certificate per function", () => {
+  for (const platform of ["kind", "k3s"]) {
+    it(`${platform}: every document passes its schema; names line up from Service to webhook`, () => {
+      const docs = render(["--platform", platform, "--sim-name", "s1", "--reschedule"]);
+      for (const doc of docs) validateAgainstSchema(doc);
+      const config = only(docs, "MutatingWebhookConfiguration");
+      assert.equal(config.webhooks?.length, 2);
+      for (const wh of config.webhooks ?? []) {
+        const { name, namespace, port, path } = wh.clientConfig.service;
+        assert.equal(namespace, "kourier-system");
+        assert.equal(port, 443);
+        assert.equal(path, `/${SECRET}`);
+        const host = `${name}.${namespace}.svc`;
+        const service = only(
+          docs.filter((d) => d.apiVersion === "v1"),
+          "Service",
+          name,
+        );
+        assert.equal(service.metadata.namespace, "kourier-system");
+        assert.deepEqual(service.spec?.selector, { app: "3scale-kourier-gateway" });
+        assert.deepEqual(service.spec?.ports, [
+          { name: "https", port: 443, targetPort: 8443, protocol: "TCP" },
+        ]);
+        assert.equal(
+          (only(docs, "ClusterDomainClaim", host).spec as { namespace: string }).namespace,
+          "simkube-fn",
+        );
+        const mapping = only(docs, "DomainMapping", host);
+        assert.equal(
+          mapping.metadata.namespace,
+          "simkube-fn",
+          "in the ksvc's namespace, which the claim allows",
+        );
+        const spec = mapping.spec as { ref: { name: string; kind: string }; tls: { secretName: string } };
+        assert.equal(spec.ref.kind, "Service");
+        const ksvc = docs.find(
+          (d) => d.apiVersion === "serving.knative.dev/v1" && d.metadata.name === spec.ref.name,
+        );
+        assert.ok(ksvc, "the DomainMapping points at a rendered Knative Service");
+        const cert = docs.find((d) => d.kind === "Certificate" && d.spec?.secretName === spec.tls.secretName);
+        assert.ok(cert, "the DomainMapping serves a Certificate's Secret");
+        assert.deepEqual(cert.spec?.dnsNames, [host], "for exactly the name the API server sends as SNI");
+        assert.equal(cert.metadata.namespace, "simkube-fn");
+      }
+      assertScoped(config, "simkube-fn", PLATFORM_NAMESPACES);
+    });
+  }
+
+  it("a CA of its own, injected from its Certificate; --issuer uses the user's and injects from a leaf", () => {
+    const docs = render(["--platform", "kind", "--sim-name", "s1"]);
+    const config = only(docs, "MutatingWebhookConfiguration");
+    assert.equal(trustOf(config), "injector");
+    const [ns, name] = (config.metadata.annotations?.["cert-manager.io/inject-ca-from"] ?? "").split("/");
+    const ca = only(docs, "Certificate", name);
+    assert.equal(ca.metadata.namespace, ns);
+    assert.equal(ca.metadata.namespace, "cert-manager", "a ClusterIssuer reads its CA Secret there");
+    assert.equal(ca.spec?.isCA, true);
+    const issuer = only(docs, "ClusterIssuer", name);
+    assert.deepEqual(issuer.spec, { ca: { secretName: ca.spec?.secretName } });
+    const leaf = only(docs, "Certificate", "simkube-fn-mutate-create-tls");
+    assert.equal((leaf.spec?.issuerRef as { name?: string } | undefined)?.name, name);
+
+    const own = render(["--platform", "k3s", "--sim-name", "s1", "--issuer", "corp-ca"]);
+    assert.equal(own.filter((d) => d.kind === "ClusterIssuer").length, 0, "no CA of our own");
+    assert.equal(
+      (only(own, "Certificate").spec?.issuerRef as { name?: string } | undefined)?.name,
+      "corp-ca",
+    );
+    assert.equal(
+      only(own, "MutatingWebhookConfiguration").metadata.annotations?.["cert-manager.io/inject-ca-from"],
+      "simkube-fn/simkube-fn-mutate-create-tls",
+    );
+  });
+
+  it("flags move the namespaces; --ca-bundle replaces the injector; a url mode is refused", () => {
+    const docs = render([
+      "--platform",
+      "kind",
+      "--sim-name",
+      "s1",
+      "--namespace",
+      "sims",
+      "--kourier-namespace",
+      "ingress",
+      "--cert-manager-namespace",
+      "cm",
+      "--ca-bundle",
+      "ca.pem",
+    ]);
+    const config = only(docs, "MutatingWebhookConfiguration");
+    assert.equal(config.webhooks?.[0]?.clientConfig.service.namespace, "ingress");
+    assert.equal(trustOf(config), "caBundle");
+    assert.equal(config.metadata.annotations, undefined);
+    assertScoped(config, "sims", ["knative-serving", "ingress", "cm", "kube-system"]);
+    assert.equal(only(docs, "Certificate", "simkube-fn-ca").metadata.namespace, "cm");
+    assert.throws(
+      () => render(["--platform", "kind", "--sim-name", "s", "--webhook-mode", "url"]),
+      /service/,
+    );
+    assert.throws(() => render(["--platform", "kind", "--sim-name", "s", "--target", "openfaas"]), /knative/);
+  });
+});
+
+describe("--platform managed: url mode under --domain", () => {
+  it("passes the schemas; Knative's host names; public CA by default, caBundle or injector on request", () => {
+    const docs = render([
+      "--platform",
+      "managed",
+      "--sim-name",
+      "s1",
+      "--domain",
+      "fn.example.com",
+      "--reschedule",
+    ]);
+    for (const doc of docs) validateAgainstSchema(doc);
+    const config = only(docs, "MutatingWebhookConfiguration");
+    assert.equal(
+      config.webhooks?.[0]?.clientConfig.url,
+      `https://simkube-fn-mutate-create.simkube-fn.fn.example.com/${SECRET}`,
+    );
+    assert.equal(trustOf(config), "system roots");
+    assert.equal(docs.filter((d) => d.kind === "DomainMapping" || d.kind === "Certificate").length, 0);
+    assertScoped(config, "simkube-fn", PLATFORM_NAMESPACES);
+    const withCa = render([
+      "--platform",
+      "managed",
+      "--sim-name",
+      "s",
+      "--domain",
+      "fn.example.com",
+      "--ca-bundle",
+      "x",
+    ]);
+    assert.equal(trustOf(only(withCa, "MutatingWebhookConfiguration")), "caBundle");
+    const injected = render([
+      "--platform",
+      "managed",
+      "--sim-name",
+      "s",
+      "--domain",
+      "d.io",
+      "--ca-inject-from",
+      "a/b",
+    ]);
+    assert.equal(trustOf(only(injected, "MutatingWebhookConfiguration")), "injector");
+    assert.throws(() => render(["--platform", "managed", "--sim-name", "s"]), /--domain/);
+    assert.throws(
+      () => render(["--platform", "managed", "--sim-name", "s", "--domain", "not a domain"]),
+      /DNS name/,
+    );
+  });
+});
+
+describe("--platform openfaas: the gateway, Community Edition and Pro", () => {
+  const OPENFAAS_NAMESPACES = ["openfaas", "cert-manager", "kube-system"];
+
+  it("kubectl output passes the schemas; CE binds the roles to openfaas-fn:default and creates no account", () => {
+    const docs = render([
+      "--platform",
+      "openfaas",
+      "--sim-name",
+      "s1",
+      "--gateway-url",
+      "https://gw.example.com",
+      "--reschedule",
+    ]);
+    for (const doc of docs) validateAgainstSchema(doc);
+    const config = only(docs, "MutatingWebhookConfiguration");
+    assert.equal(
+      config.webhooks?.[1]?.clientConfig.url,
+      `https://gw.example.com/function/simkube-fn-reschedule-delete/${SECRET}`,
+    );
+    assertScoped(config, "openfaas-fn", OPENFAAS_NAMESPACES);
+    assert.equal(
+      docs.filter((d) => d.kind === "ServiceAccount").length,
+      0,
+      "CE ignores com.openfaas.serviceaccount",
+    );
+    for (const binding of docs.filter((d) => d.kind.endsWith("RoleBinding"))) {
+      assert.deepEqual(binding.subjects, [
+        { kind: "ServiceAccount", name: "default", namespace: "openfaas-fn" },
+      ]);
+    }
+    const policy = only(docs, "ValidatingAdmissionPolicy");
+    assert.match(
+      JSON.stringify(policy.spec),
+      /system:serviceaccount:openfaas-fn:default'\]/,
+      "the policy fences that account",
+    );
+  });
+
+  it("Pro: an account per function, bound; the policy names both", () => {
+    const docs = render([
+      "--platform",
+      "openfaas",
+      "--sim-name",
+      "s1",
+      "--gateway-url",
+      "https://gw",
+      "--reschedule",
+      "--openfaas-edition",
+      "pro",
+    ]);
+    for (const doc of docs) validateAgainstSchema(doc);
+    assert.deepEqual(
+      docs.filter((d) => d.kind === "ServiceAccount").map((d) => d.metadata.name),
+      ["simkube-fn-mutate-create", "simkube-fn-reschedule-delete"],
+    );
+  });
+
+  it("CE stack.yml: labels its gateway accepts, whatever the scale flags ask; larger asks are refused", () => {
+    for (const extra of [
+      [],
+      ["--min-scale", "0"],
+      ["--min-scale-reschedule-delete", "5", "--max-scale-reschedule-delete", "5"],
+    ]) {
+      const [stack] = render([
+        "--platform",
+        "openfaas",
+        "--target",
+        "openfaas-stack",
+        "--sim-name",
+        "s",
+        "--reschedule",
+        ...extra,
+      ]) as unknown as StackFile[];
+      assert.ok(stack);
+      for (const [name, fn] of Object.entries(stack.functions)) {
+        assert.equal(ceRefusal(fn.labels), undefined, `${name}: ${JSON.stringify(fn.labels)}`);
+        assert.deepEqual(fn.annotations, {}, "no Pro-only service account annotation");
+      }
+    }
+    assert.throws(
+      () =>
+        render([
+          "--platform",
+          "openfaas",
+          "--target",
+          "openfaas-stack",
+          "--sim-name",
+          "s",
+          "--max-scale-mutate-create",
+          "6",
+        ]),
+      /Community Edition allows at most 5/,
+    );
+    assert.throws(
+      () =>
+        render([
+          "--platform",
+          "openfaas",
+          "--target",
+          "openfaas-stack",
+          "--sim-name",
+          "s",
+          "--min-scale",
+          "6",
+          "--max-scale-mutate-create",
+          "6",
+        ]),
+      /Community Edition/,
+    );
+  });
+
+  it("Pro stack.yml keeps scale to zero, which CE's rules would refuse (the check can fail)", () => {
+    const [stack] = render([
+      "--platform",
+      "openfaas",
+      "--target",
+      "openfaas-stack",
+      "--sim-name",
+      "s",
+      "--reschedule",
+      "--openfaas-edition",
+      "pro",
+    ]) as unknown as StackFile[];
+    const mc = stack?.functions["simkube-fn-mutate-create"];
+    assert.equal(mc?.labels["com.openfaas.scale.zero"], "true");
+    assert.equal(ceRefusal(mc?.labels ?? {}), "scale.zero");
+    assert.equal(stack?.functions["simkube-fn-reschedule-delete"]?.labels["com.openfaas.scale.max"], "10");
+    assert.equal(mc?.annotations["com.openfaas.serviceaccount"], "simkube-fn-mutate-create");
+  });
+
+  it("needs the gateway URL for the webhooks; refuses a Knative target", () => {
+    assert.throws(() => render(["--platform", "openfaas", "--sim-name", "s"]), /--gateway-url/);
+    assert.throws(
+      () => render(["--platform", "openfaas", "--sim-name", "s", "--target", "knative"]),
+      /openfaas/,
+    );
+  });
+});
+
+describe("manifests webhook: the per-simulation configuration stock SimKube adopts", () => {
+  it("named sk-NAME-mutatepods, only that object, caBundle on the first webhook; DELETE only with --reschedule", () => {
+    const args = [
+      "webhook",
+      "--platform",
+      "managed",
+      "--domain",
+      "fn.example.com",
+      "--sim-name",
+      "sim-a",
+      "--ca-bundle",
+      "ca.pem",
+    ];
+    const docs = render(args);
+    assert.equal(docs.length, 1);
+    const config = only(docs, "MutatingWebhookConfiguration", "sk-sim-a-mutatepods");
+    validateAgainstSchema(config);
+    assert.equal(config.webhooks?.length, 1);
+    assert.equal(config.webhooks?.[0]?.clientConfig.caBundle, CA_BUNDLE);
+    assert.ok(CA_BUNDLE.length > 0);
+    assert.deepEqual(config.webhooks?.[0]?.rules[0].operations, ["CREATE", "UPDATE"]);
+    const both = only(render([...args, "--reschedule"]), "MutatingWebhookConfiguration");
+    assert.deepEqual(
+      both.webhooks?.map((w) => w.rules[0].operations),
+      [["CREATE", "UPDATE"], ["DELETE"]],
+    );
+    assertScoped(both, "simkube-fn", PLATFORM_NAMESPACES);
+  });
+
+  it("kind: injected by cert-manager (SimKube waits until it is filled); no bundle and no injector is refused", () => {
+    const config = only(
+      render(["webhook", "--platform", "kind", "--sim-name", "sim-a"]),
+      "MutatingWebhookConfiguration",
+    );
+    assert.equal(config.metadata.name, "sk-sim-a-mutatepods");
+    assert.equal(trustOf(config), "injector");
+    assert.equal(
+      config.webhooks?.[0]?.clientConfig.service.path,
+      `/${SECRET}`,
+      "the deployment's path secret",
+    );
+    assert.throws(
+      () => render(["webhook", "--platform", "managed", "--domain", "fn.example.com", "--sim-name", "sim-a"]),
+      (err: unknown) =>
+        err instanceof DeploymentOptionsError && /caBundle on its first webhook/.test(err.message),
+    );
+  });
+
+  it("its header says to create it before skctl run, with create, and how to remove it; never apply", () => {
+    const text = renderSimulationWebhook({
+      clusterPlatform: "kind",
+      simName: "sim-a",
+      pathSecret: SECRET,
+    });
+    assert.match(text, /Create it BEFORE `skctl run sim-a`, with kubectl create \(not apply\)/);
+    assert.match(text, /kubectl delete mutatingwebhookconfiguration sk-sim-a-mutatepods/);
+    assert.doesNotMatch(text, /kubectl apply/);
+  });
+
+  it("the deployment can leave its own configuration out (--without-webhook), so pods are not mutated twice", () => {
+    const docs = render(["--platform", "kind", "--sim-name", "s1", "--without-webhook"]);
+    assert.equal(docs.filter((d) => d.kind === "MutatingWebhookConfiguration").length, 0);
+    assert.ok(
+      docs.some((d) => d.kind === "DomainMapping"),
+      "the rest is still there",
+    );
+  });
+});
+
+describe("schema validators can fail", () => {
+  it("a DomainMapping without ref, a Certificate without issuerRef and a claim without namespace are refused", () => {
+    const bad = [
+      {
+        apiVersion: "serving.knative.dev/v1beta1",
+        kind: "DomainMapping",
+        metadata: { name: "a.b.svc" },
+        spec: {},
+      },
+      {
+        apiVersion: "cert-manager.io/v1",
+        kind: "Certificate",
+        metadata: { name: "c" },
+        spec: { secretName: "c" },
+      },
+      {
+        apiVersion: "networking.internal.knative.dev/v1alpha1",
+        kind: "ClusterDomainClaim",
+        metadata: { name: "a" },
+        spec: {},
+      },
+    ];
+    for (const doc of bad) assert.throws(() => validateAgainstSchema(doc), `${doc.kind} must be refused`);
+  });
+});
