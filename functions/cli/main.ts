@@ -6,6 +6,7 @@
 // too. The load test, the manifest builders and hash-pod (and YAML) are imported when their command runs.
 
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../shared/config.js";
 import { createKubeApi } from "../../shared/kube.js";
@@ -31,6 +32,11 @@ const USAGE = `Usage:
   simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
       Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
+  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--json]
+      A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
+      controlplane/ with Go) whose webhooks are both functions. Prints one JSON line when ready (kubeconfig,
+      server, simName, virtualNamespacePrefix, functions) and runs until SIGINT/SIGTERM.
+      Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).
   simkube-fn help
 `;
 
@@ -135,6 +141,14 @@ async function main(argv: string[]): Promise<number> {
       const { hashPodText } = await import("./hash-pod.js");
       process.stdout.write(`${hashPodText(readInput(rest[0] as string))}\n`);
       return 0;
+    }
+    case "cluster": {
+      const { runClusterCommand, ClusterUsageError } = await import("./cluster/command.js");
+      const searchFrom = [process.cwd(), ...(process.argv[1] ? [path.dirname(process.argv[1])] : [])];
+      const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
+      return runClusterCommand(rest, { searchFrom, ...(binDir ? { binDir } : {}) }).catch((err: unknown) => {
+        throw err instanceof ClusterUsageError ? new UsageError(err.message) : err;
+      });
     }
     case "loadtest":
       return (await import("./loadtest/command.js")).runLoadtestCommand(rest);
