@@ -15,7 +15,7 @@ import {
   runningBarePod,
   waitPodGone,
 } from "./kube.js";
-import { deleteReviewsOfPod } from "./reviews.js";
+import { collapseRepeats, deleteReviewsOfPod } from "./reviews.js";
 import type { ClusterCase } from "./suite.js";
 import { type MeasuredPath, requestsTo, type World, type WorldRef } from "./world.js";
 
@@ -86,7 +86,7 @@ async function removeClones(w: World, name: string): Promise<void> {
   }
 }
 
-const firstPhase = (o: Observed) => o.rows.filter((r) => !r.deletionTimestamp);
+const firstPhase = (o: Observed) => collapseRepeats(o.rows.filter((r) => !r.deletionTimestamp));
 
 async function setNodeTaints(
   w: World,

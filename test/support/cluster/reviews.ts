@@ -80,3 +80,11 @@ export function describeRow(row: DeleteReviewRow): string {
     .filter(Boolean)
     .join(" ");
 }
+
+/**
+ * Consecutive identical rows as one: the real API server re-runs delete admission when the update or the
+ * storage delete retries (a conflict, or a stale watch-cache copy), so one step can be reviewed twice.
+ */
+export function collapseRepeats(rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
+  return rows.filter((row, i) => i === 0 || JSON.stringify(row) !== JSON.stringify(rows[i - 1]));
+}
