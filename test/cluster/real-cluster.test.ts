@@ -14,6 +14,7 @@ import { deletionCases } from "../support/cluster/deletion-scenarios.js";
 import { comparableRows, DOUBLE_PATHS, measureOnDouble } from "../support/cluster/double-scenarios.js";
 import {
   COMPLETES_AFTER_S,
+  cronJobCase,
   FINISHING_POD,
   mutationCases,
   WORKLOAD_NAMESPACE,
@@ -63,6 +64,7 @@ registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
   ...mutationCases(ref),
   ...policyCases(ref, WORKLOAD_NAMESPACE),
   ...deletionCases(ref),
+  cronJobCase(ref),
   doubleComparison,
   teardownCase(ref),
 ]);
