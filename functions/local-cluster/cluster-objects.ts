@@ -149,6 +149,8 @@ export function buildVirtualNamespace(name: string, root: KubeObject, simName: s
   } as KubeObject;
 }
 
+const VIRTUAL_NODE_CAPACITY = { cpu: "1000", memory: "4Ti", pods: "2000" };
+
 /** A node KWOK manages, labelled and tainted as SimKube's virtual nodes are. */
 export function buildVirtualNode(name: string): KubeObject {
   return {
@@ -165,6 +167,8 @@ export function buildVirtualNode(name: string): KubeObject {
       annotations: { [KWOK_NODE_ANNOTATION]: KWOK_NODE_ANNOTATION_VALUE },
     },
     spec: { taints: [{ key: VIRTUAL_NODE_TOLERATION_KEY, value: "true", effect: "NoSchedule" }] },
+    // KWOK keeps a capacity given at creation; room for a few thousand simulated pods per node.
+    status: { capacity: VIRTUAL_NODE_CAPACITY, allocatable: VIRTUAL_NODE_CAPACITY },
   } as KubeObject;
 }
 
