@@ -29,10 +29,18 @@ function waitExit(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
+/** Children still running when this process exits any other way than stop() (an uncaught error, exit()). */
+const orphans = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of orphans) child.kill("SIGKILL");
+});
+
 export function startProcess(name: string, bin: string, args: string[], logFile: string): ManagedProcess {
   const fd = openSync(logFile, "a");
   const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
   closeSync(fd);
+  orphans.add(child);
+  child.once("exit", () => orphans.delete(child));
   let exit: string | undefined;
   let spawnError: string | undefined;
   child.once("error", (err) => {

@@ -58,6 +58,8 @@ export function createRestClient(server: string, ca: string, token: string): Res
           res.on("data", (chunk: string) => {
             text += chunk;
           });
+          res.on("error", reject);
+          res.on("aborted", () => reject(new Error(`${method} ${path}: response aborted`)));
           res.on("end", () => {
             const status = res.statusCode ?? 0;
             if (status >= 300) reject(new RestError(status, method, path, text));
@@ -65,6 +67,12 @@ export function createRestClient(server: string, ca: string, token: string): Res
           });
         },
       );
+      // A deadline for the whole exchange (the socket timeout alone misses a request queued in the agent).
+      const deadline = setTimeout(
+        () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)),
+        30_000,
+      );
+      req.on("close", () => clearTimeout(deadline));
       req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
       req.on("error", reject);
       req.end(payload);

@@ -32,11 +32,16 @@ export interface TeardownRound {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 500,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(500);
+    await sleep(intervalMs);
   }
 }
 
@@ -78,6 +83,7 @@ async function populate(cluster: LocalCluster, count: number): Promise<KubeObjec
   const worker = async () => {
     while (next < count) {
       const i = next++;
+      if (i % 250 === 0) process.stderr.write(`  cluster teardown bench: creating pod ${i}/${count}\n`);
       await admin.request("POST", `/api/v1/namespaces/${NAMESPACE}/pods`, {
         apiVersion: "v1",
         kind: "Pod",
@@ -87,7 +93,16 @@ async function populate(cluster: LocalCluster, count: number): Promise<KubeObjec
     }
   };
   await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, worker));
-  await until(`${count} pods Running`, async () => (await runningPods(admin)) === count, 600_000);
+  await until(
+    `${count} pods Running`,
+    async () => {
+      const running = await runningPods(admin);
+      process.stderr.write(`\r  cluster teardown bench: ${running}/${count} pods Running`);
+      return running === count;
+    },
+    600_000,
+  );
+  process.stderr.write("\n");
   return root;
 }
 

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
 import { ownerRefTo } from "../../../functions/local-cluster/cluster-objects.js";
 import type { KubeObject } from "../../../shared/kube-api.js";
+import { startHungWebhook } from "./hung-webhook.js";
 import {
   clonesOf,
   createVirtualNamespace,
@@ -101,6 +102,18 @@ async function setNodeTaints(
     await w.admin.core.replaceNode({ name, body: node });
     return true;
   });
+}
+
+/** Points the reschedule-delete webhook of the cluster's configuration at `url`; returns its timeoutSeconds. */
+async function pointDeleteWebhookAt(w: World, url: string): Promise<number> {
+  const api = w.admin.admission;
+  const list = await api.listMutatingWebhookConfiguration();
+  const config = list.items.find((c) => c.webhooks?.some((h) => h.name.startsWith("reschedule-delete.")));
+  const hook = config?.webhooks?.find((h) => h.name.startsWith("reschedule-delete."));
+  assert.ok(config?.metadata?.name && hook, "the reschedule-delete webhook is registered");
+  hook.clientConfig.url = url;
+  await api.replaceMutatingWebhookConfiguration({ name: config.metadata.name, body: config });
+  return hook.timeoutSeconds ?? 10;
 }
 
 export function deletionCases(ref: WorldRef): ClusterCase[] {
@@ -228,6 +241,49 @@ export function deletionCases(ref: WorldRef): ClusterCase[] {
         } finally {
           await fn.start();
         }
+      },
+    },
+    {
+      name: "deletions: a reschedule-delete that never answers holds a delete for the webhook's timeoutSeconds, then lets it through",
+      run: async () => {
+        const w = ref.get();
+        const hung = await startHungWebhook(w.cluster.dir);
+        const timeoutSeconds = await pointDeleteWebhookAt(w, hung.url);
+        try {
+          await runningBarePod(w.cluster, core(), DELETION_NAMESPACE, "held");
+          // The configuration reaches the API server through an informer: probe until the hung endpoint is called.
+          await eventually(
+            "the API server to call the hung endpoint",
+            async () => {
+              await core().deleteNamespacedPod({
+                name: "held",
+                namespace: DELETION_NAMESPACE,
+                dryRun: "All",
+              });
+              return hung.received() > 0;
+            },
+            60_000,
+          );
+          const t0 = Date.now();
+          await core().deleteNamespacedPod({ name: "held", namespace: DELETION_NAMESPACE });
+          const ms = Date.now() - t0;
+          w.measured.push({
+            path: "graceful delete, reschedule-delete hung",
+            rows: [],
+            clones: 0,
+            statusUpdates: [],
+            ms,
+          });
+          assert.ok(
+            ms >= timeoutSeconds * 1000 - 100 && ms < timeoutSeconds * 1000 + 3_000,
+            `the delete took ${ms} ms`,
+          );
+        } finally {
+          await pointDeleteWebhookAt(w, w.cluster.functions["reschedule-delete"].url);
+          await hung.close();
+        }
+        await waitPodGone(core(), DELETION_NAMESPACE, "held", 60_000);
+        assert.equal((await clonesOf(core(), DELETION_NAMESPACE, "held")).length, 0);
       },
     },
     {
