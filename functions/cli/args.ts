@@ -11,7 +11,7 @@ import {
   parseManifestsArgs,
 } from "./manifests/args.js";
 
-export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest"] as const;
+export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest", "cluster"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 const COMMAND_USAGE: Record<CommandName, string> = {
@@ -44,6 +44,12 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
 `,
+  cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--json]
+      A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
+      controlplane/ with Go) whose webhooks are both functions. Prints one JSON line when ready (kubeconfig,
+      server, simName, virtualNamespacePrefix, functions) and runs until SIGINT/SIGTERM.
+      Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).
+`,
 };
 
 /** The whole usage, or one command's. */
@@ -74,7 +80,9 @@ export type Command =
   /** The load tester parses (and explains) its own flags: loadtest/command.ts. */
   | { command: "loadtest"; args: string[] }
   /** `trace build|inspect|lookup` parse their own flags: trace/command.ts. */
-  | { command: "trace"; args: string[] };
+  | { command: "trace"; args: string[] }
+  /** `cluster up` parses its own flags: cluster/command.ts. */
+  | { command: "cluster"; args: string[] };
 
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 
@@ -184,6 +192,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return parseHashPod(rest);
     case "loadtest":
       return { command: "loadtest", args: rest };
+    case "cluster":
+      return rest.length === 0 || rest[0] === "--help" || rest[0] === "-h"
+        ? { command: "help", topic: "cluster" }
+        : { command: "cluster", args: rest };
     case "trace":
       return rest.length === 0 || rest[0] === "--help" || rest[0] === "-h"
         ? { command: "help", topic: "trace" }

@@ -8,6 +8,7 @@
 // too. The load test, the manifest builders and hash-pod (and YAML) are imported when their command runs.
 
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { ConfigError, loadConfig } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
 import { createKubeApi } from "../../shared/kube.js";
@@ -95,6 +96,16 @@ async function run(cmd: Command): Promise<number> {
       return runReplayCommand(cmd, process.env.TRACE_PATH);
     case "hash-pod":
       return hashPod(cmd.file);
+    case "cluster": {
+      const { runClusterCommand, ClusterUsageError } = await import("./cluster/command.js");
+      const searchFrom = [process.cwd(), ...(process.argv[1] ? [path.dirname(process.argv[1])] : [])];
+      const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
+      return runClusterCommand(cmd.args, { searchFrom, ...(binDir ? { binDir } : {}) }).catch(
+        (err: unknown) => {
+          throw err instanceof ClusterUsageError ? new UsageError(err.message, "cluster") : err;
+        },
+      );
+    }
     case "loadtest":
       return (await import("./loadtest/command.js")).runLoadtestCommand(cmd.args);
     case "trace":

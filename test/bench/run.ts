@@ -18,6 +18,7 @@
 //            server: errors, clones, throughput, p99, API requests the double saw
 //   issue 4  mutate-create with SEQUENCE_STORE=cluster vs memory (plus benchSequence())
 //   hash     benchHash()
+//   issue 8  benchClusterTeardown(): 2,000 pods torn down on a real control plane, DELETE webhook vs none
 //
 // Results: a table on stdout and dist/bench-results.json. Environment knobs: BENCH_ROUNDS (default 3),
 // BENCH_SECONDS (5 per burst), BENCH_REVIEWS (5000 distinct reviews, cycled), BENCH_CONCURRENCY (64
@@ -42,6 +43,7 @@ import {
   BENCH_TRACED_NAMESPACES,
   BENCH_VIRTUAL_NAMESPACES,
 } from "./bench-world.js";
+import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { buildCreateRequests } from "./create-reviews.js";
 import { bundleFor, nodeVersion, REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
 import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
@@ -827,7 +829,20 @@ async function main(): Promise<number> {
       met: "n/a",
     });
   }
-  process.stdout.write(`\nsequence store: ${JSON.stringify(results.sequence)}\n`);
+  // A real control plane (issue 8): skipped with a reason when Go is missing.
+  results.clusterTeardown = await optionalBench("./cluster-teardown-bench.js", "benchClusterTeardown");
+  const ct = results.clusterTeardown as { ratio?: number; rounds?: TeardownRound[] };
+  if (typeof ct.ratio === "number" && ct.rounds) {
+    const [hooked, bare] = ct.rounds as [TeardownRound, TeardownRound];
+    goals.push({
+      name: `issue 8: real teardown of ${hooked.pods} pods, DELETE webhook vs none`,
+      value: `${fmt(ct.ratio)} (${fmt(hooked.teardownMs / 1000, 1)}/${fmt(bare.teardownMs / 1000, 1)} s), ${hooked.clonesCreated} clones, ${hooked.webhookErrors} webhook errors`,
+      goal: "0 clones, 0 errors",
+      met: hooked.clonesCreated === 0 && hooked.webhookErrors === 0,
+    });
+  }
+  process.stdout.write(`\ncluster teardown: ${JSON.stringify(results.clusterTeardown)}\n`);
+  process.stdout.write(`sequence store: ${JSON.stringify(results.sequence)}\n`);
   process.stdout.write(`hash: ${JSON.stringify(results.hash)}\n`);
 
   process.stdout.write("\nSummary (ratios: function / baseline, same run; best round of each, see above)\n");

@@ -1,0 +1,89 @@
+// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--json]`: a real local control plane
+// whose webhooks are the two functions (functions/local-cluster/). Prints one JSON line once everything is
+// ready, stays up until SIGINT or SIGTERM, then stops every process it started and removes its files.
+
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { resolveControlPlane } from "../../local-cluster/binaries.js";
+import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";
+
+export interface ClusterCommandContext {
+  /** Where to look for the project's controlplane/ (the working directory, the CLI's own location). */
+  searchFrom: string[];
+  /** SIMKUBE_FN_CONTROLPLANE_BIN: prebuilt binaries, no build. */
+  binDir?: string;
+}
+
+export class ClusterUsageError extends Error {}
+
+/** The line a script reads: everything needed to reach the cluster and the functions. */
+export function readyLine(cluster: LocalCluster): Record<string, unknown> {
+  return {
+    kubeconfig: cluster.kubeconfig,
+    server: cluster.server,
+    simName: cluster.simName,
+    virtualNamespacePrefix: cluster.virtualNamespacePrefix,
+    functions: Object.fromEntries(Object.values(cluster.functions).map((fn) => [fn.name, fn.url])),
+    driverKubeconfig: cluster.driverKubeconfig,
+    logDir: cluster.logDir,
+    startupMs: cluster.timings.ready,
+  };
+}
+
+function humanSummary(cluster: LocalCluster): string {
+  return [
+    `Local cluster ready in ${((cluster.timings.ready ?? 0) / 1000).toFixed(1)} s: Simulation ${cluster.simName}, virtual namespace ${cluster.virtualNamespacePrefix}-default, nodes ${cluster.nodeNames.join(", ")}.`,
+    `  export KUBECONFIG=${cluster.kubeconfig}`,
+    `  kubectl get nodes; kubectl -n ${cluster.virtualNamespacePrefix}-default get pods`,
+    `  Logs: ${cluster.logDir}. Ctrl-C stops everything and removes ${cluster.dir}.`,
+    "",
+  ].join("\n");
+}
+
+export async function runClusterCommand(args: string[], context: ClusterCommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      "sim-name": { type: "string" },
+      reschedule: { type: "boolean" },
+      trace: { type: "string" },
+      json: { type: "boolean" },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1 || positionals[0] !== "up")
+    throw new ClusterUsageError("cluster takes one subcommand: up");
+  const tracePath = values.trace === undefined ? undefined : path.resolve(values.trace);
+  if (tracePath !== undefined && !existsSync(tracePath))
+    throw new ClusterUsageError(`--trace: no such file: ${tracePath}`);
+
+  const binaries = await resolveControlPlane({
+    searchFrom: context.searchFrom,
+    ...(context.binDir ? { binDir: context.binDir } : {}),
+  });
+  const cluster = await startLocalCluster({
+    binaries,
+    simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
+    reschedule: values.reschedule ?? false,
+    ...(tracePath ? { tracePath } : {}),
+  });
+  if (!values.json) process.stdout.write(humanSummary(cluster));
+  process.stdout.write(`${JSON.stringify(readyLine(cluster))}\n`);
+
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    cluster.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`simkube-fn: stopping the cluster failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return -1; // stays up
+}

@@ -1,0 +1,387 @@
+// `simkube-fn cluster up` as a library: a real local control plane (etcd, kube-apiserver, kube-controller-manager
+// with service-account credentials, kube-scheduler, KWOK) with SimKube's CRDs, a Simulation and its driver's
+// SimulationRoot, virtual nodes, and both functions registered as its webhooks by the project's own manifest
+// builders (url mode, the run's CA as caBundle). stop() ends every process it started and removes its files.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { buildRbac, buildWebhookConfiguration, type DeploymentOptions } from "../../knative/manifests.js";
+import { loadConfig } from "../../shared/config.js";
+import { FUNCTION_NAMES, type FunctionName } from "../../shared/function-names.js";
+import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
+import type { KubeObject } from "../../shared/kube-api.js";
+import type { LogLevel } from "../../shared/log.js";
+import { DEFAULT_VIRTUAL_NS_PREFIX } from "../../shared/simulation.js";
+import {
+  buildNamespace,
+  buildSimulation,
+  buildSimulationRoot,
+  buildVirtualNamespace,
+  buildVirtualNode,
+  collectionPath,
+  simkubeCrds,
+} from "./cluster-objects.js";
+import { type ControlPlaneBinaries, KWOK_USER, startControlPlane } from "./control-plane.js";
+import { type LocalFunction, type RecordedReview, serveFunction } from "./functions.js";
+import { writeKubeconfigFile } from "./kubeconfig.js";
+import { startKwok } from "./kwok.js";
+import { createPki, type Pki } from "./pki.js";
+import { freePort } from "./ports.js";
+import type { ManagedProcess } from "./processes.js";
+import { waitUntil } from "./readiness.js";
+import { createRestClient, type RestClient } from "./rest.js";
+
+export const DEFAULT_SIM_NAME = "local-sim";
+/** Where the functions, their accounts, the sequence ConfigMaps and SimKube's driver account live. */
+export const FUNCTIONS_NAMESPACE = "simkube";
+const NODE_COUNT = 3;
+
+export interface LocalClusterOptions {
+  binaries: ControlPlaneBinaries;
+  simName?: string;
+  reschedule?: boolean;
+  /** TRACE_PATH of both functions (lifecycles); none by default. */
+  tracePath?: string;
+  logLevel?: LogLevel;
+  /** Keep every review each function answered, in order (tests read it). */
+  recordReviews?: boolean;
+}
+
+export interface LocalCluster {
+  readonly dir: string;
+  readonly server: string;
+  /** Cluster admin (group system:masters). */
+  readonly kubeconfig: string;
+  /** SimKube's driver account (DRIVER_USERS), bound to cluster-admin as SimKube's controller is. */
+  readonly driverKubeconfig: string;
+  /** The functions' service accounts, by function. */
+  readonly functionKubeconfigs: Record<FunctionName, string>;
+  readonly simName: string;
+  readonly virtualNamespacePrefix: string;
+  readonly simulation: KubeObject;
+  readonly root: KubeObject;
+  readonly functions: Record<FunctionName, LocalFunction>;
+  readonly reviews: RecordedReview[];
+  readonly caCertPem: string;
+  readonly admin: RestClient;
+  readonly logDir: string;
+  /** Milliseconds from the start until each step was done. */
+  readonly timings: Record<string, number>;
+  readonly nodeNames: string[];
+  stop(): Promise<void>;
+}
+
+interface Setup {
+  dir: string;
+  pki: Pki;
+  admin: RestClient;
+  server: string;
+  simName: string;
+  prefix: string;
+  /** Where each function listens (chosen up front: the manifests name the URLs). */
+  ports: Record<FunctionName, number>;
+}
+
+async function applyCrds(admin: RestClient): Promise<void> {
+  for (const crd of simkubeCrds())
+    await admin.ensure("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+  for (const crd of simkubeCrds()) {
+    const name = (crd.metadata as { name: string }).name;
+    await waitUntil(
+      `CRD ${name} established`,
+      async () => {
+        const got = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>(
+          "GET",
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+        );
+        return Boolean(got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True"));
+      },
+      { timeoutMs: 30_000 },
+    );
+  }
+}
+
+/** POST, retried while the API is still catching up (a CRD's first objects, a namespace's first pods). */
+async function createRetrying(admin: RestClient, object: KubeObject): Promise<KubeObject> {
+  let created: KubeObject | undefined;
+  await waitUntil(
+    `${object.kind} ${object.metadata?.name} created`,
+    async () => {
+      created = await admin.request<KubeObject>("POST", collectionPath(object), object);
+      return true;
+    },
+    { timeoutMs: 30_000 },
+  );
+  return created as KubeObject;
+}
+
+async function clusterAdminBinding(
+  admin: RestClient,
+  name: string,
+  subject: Record<string, string>,
+): Promise<void> {
+  await admin.ensure("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+    subjects: [subject],
+  });
+}
+
+/** A service account's token (TokenRequest API) in a kubeconfig file. */
+async function serviceAccountKubeconfig(s: Setup, namespace: string, name: string): Promise<string> {
+  const answer = await s.admin.request<{ status: { token: string } }>(
+    "POST",
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 172_800 } },
+  );
+  return writeKubeconfigFile(path.join(s.dir, `${namespace}-${name}.kubeconfig`), {
+    server: s.server,
+    caFile: s.pki.caCertFile,
+    token: answer.status.token,
+    user: `system:serviceaccount:${namespace}:${name}`,
+  });
+}
+
+/** The account each function runs as, from the generated RBAC (one per function when it names them so). */
+function serviceAccountOf(
+  rbac: readonly { kind?: string; metadata?: { name?: string } }[],
+  fn: FunctionName,
+): string {
+  const accounts = rbac.filter((o) => o.kind === "ServiceAccount").map((o) => o.metadata?.name ?? "");
+  return accounts.find((name) => name.endsWith(fn)) ?? (accounts[0] as string);
+}
+
+async function applyObjects(admin: RestClient, objects: readonly object[]): Promise<void> {
+  for (const object of objects) await admin.ensure(collectionPath(object as KubeObject), object);
+}
+
+export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
+  const t0 = Date.now();
+  const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-cluster-"));
+  const processes: ManagedProcess[] = [];
+  const served: LocalFunction[] = [];
+  const stop = async () => {
+    for (const fn of served.reverse()) await fn.stop();
+    for (const p of processes.reverse()) await p.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    return await bringUp(options, dir, processes, served, stop, t0);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function bringUp(
+  options: LocalClusterOptions,
+  dir: string,
+  processes: ManagedProcess[],
+  served: LocalFunction[],
+  stop: () => Promise<void>,
+  t0: number,
+): Promise<LocalCluster> {
+  const pki = await createPki(dir);
+  const plane = await startControlPlane({ dir, pki, binaries: options.binaries, processes });
+  const timings: Record<string, number> = { ...plane.timings };
+  const admin = createRestClient(plane.server, pki.caCertPem, plane.adminToken);
+  const simName = options.simName ?? DEFAULT_SIM_NAME;
+  const ports = {} as Record<FunctionName, number>;
+  for (const fn of FUNCTION_NAMES) ports[fn] = await freePort();
+  const s: Setup = {
+    dir,
+    pki,
+    admin,
+    server: plane.server,
+    simName,
+    prefix: DEFAULT_VIRTUAL_NS_PREFIX,
+    ports,
+  };
+
+  await clusterAdminBinding(admin, KWOK_USER, {
+    apiGroup: "rbac.authorization.k8s.io",
+    kind: "User",
+    name: KWOK_USER,
+  });
+  const kwok = startKwok(options.binaries, plane.kwokKubeconfig, path.join(dir, "logs"));
+  processes.push(kwok);
+  const nodeNames = await createNodes(admin, kwok);
+  timings.nodesReady = Date.now() - t0;
+
+  await applyCrds(admin);
+  const sim = await createSimulation(s, options);
+  const deployment = deploymentOptions(s, options);
+  await admin.ensure("/api/v1/namespaces", buildNamespace(FUNCTIONS_NAMESPACE));
+  const rbac = buildRbac(deployment);
+  await applyObjects(admin, rbac);
+  const driverKubeconfig = await driverAccount(s);
+  const functionKubeconfigs = {} as Record<FunctionName, string>;
+  for (const fn of FUNCTION_NAMES)
+    functionKubeconfigs[fn] = await serviceAccountKubeconfig(
+      s,
+      FUNCTIONS_NAMESPACE,
+      serviceAccountOf(rbac, fn),
+    );
+
+  const reviews: RecordedReview[] = [];
+  const functions = await serveFunctions(
+    s,
+    options,
+    functionKubeconfigs,
+    options.recordReviews ? reviews : undefined,
+  );
+  served.push(...Object.values(functions));
+  await registerWebhooks(s, deployment, functions["mutate-create"]);
+  timings.ready = Date.now() - t0;
+  return {
+    dir,
+    server: plane.server,
+    kubeconfig: plane.adminKubeconfig,
+    driverKubeconfig,
+    functionKubeconfigs,
+    simName,
+    virtualNamespacePrefix: s.prefix,
+    simulation: sim.simulation,
+    root: sim.root,
+    functions,
+    reviews,
+    caCertPem: pki.caCertPem,
+    admin,
+    logDir: path.join(dir, "logs"),
+    timings,
+    nodeNames,
+    stop,
+  };
+}
+
+async function createNodes(admin: RestClient, kwok: ManagedProcess): Promise<string[]> {
+  const names = Array.from({ length: NODE_COUNT }, (_, i) => `virtual-node-${i + 1}`);
+  for (const name of names) await admin.ensure("/api/v1/nodes", buildVirtualNode(name));
+  for (const name of names) {
+    await waitUntil(
+      `node ${name} Ready (KWOK)`,
+      async () => {
+        const node = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>(
+          "GET",
+          `/api/v1/nodes/${name}`,
+        );
+        return Boolean(node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      },
+      { timeoutMs: 60_000, process: kwok },
+    );
+  }
+  return names;
+}
+
+async function createSimulation(
+  s: Setup,
+  o: LocalClusterOptions,
+): Promise<{ simulation: KubeObject; root: KubeObject }> {
+  const simulation = await createRetrying(
+    s.admin,
+    buildSimulation({
+      name: s.simName,
+      reschedule: o.reschedule ?? false,
+      virtualNsPrefix: s.prefix,
+      driverNamespace: FUNCTIONS_NAMESPACE,
+      ...(o.tracePath ? { tracePath: o.tracePath } : {}),
+    }),
+  );
+  const root = await createRetrying(s.admin, buildSimulationRoot(simulation));
+  // SimKube's driver makes one virtual namespace per traced namespace; `<prefix>-default` is ready to use.
+  await s.admin.ensure("/api/v1/namespaces", buildVirtualNamespace(`${s.prefix}-default`, root, s.simName));
+  return { simulation, root };
+}
+
+const functionUrl = (port: number) => `https://127.0.0.1:${port}/`;
+
+function deploymentOptions(s: Setup, o: LocalClusterOptions): DeploymentOptions {
+  return {
+    simName: s.simName,
+    namespace: FUNCTIONS_NAMESPACE,
+    virtualNsPrefix: s.prefix,
+    rescheduleInterruptedBarePods: o.reschedule ?? false,
+    webhookMode: "url",
+    webhookUrls: Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, functionUrl(s.ports[fn])])),
+    caBundle: Buffer.from(s.pki.caCertPem).toString("base64"),
+    ...(o.tracePath ? { tracePath: o.tracePath } : {}),
+  };
+}
+
+/** SimKube's driver account (sk-ctrl-sa in the driver's namespace), so its deletes carry DRIVER_USERS. */
+async function driverAccount(s: Setup): Promise<string> {
+  const [namespace, name] = (DEFAULT_DRIVER_USERS[0] as string).split(":").slice(2) as [string, string];
+  await s.admin.ensure(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name, namespace },
+  });
+  await clusterAdminBinding(s.admin, `simkube-fn-local-${name}`, { kind: "ServiceAccount", name, namespace });
+  return serviceAccountKubeconfig(s, namespace, name);
+}
+
+async function serveFunctions(
+  s: Setup,
+  o: LocalClusterOptions,
+  kubeconfigs: Record<FunctionName, string>,
+  record: RecordedReview[] | undefined,
+): Promise<Record<FunctionName, LocalFunction>> {
+  const env: Record<string, string> = { SIM_NAME: s.simName, SEQUENCE_NAMESPACE: FUNCTIONS_NAMESPACE };
+  if (o.tracePath) env.TRACE_PATH = o.tracePath;
+  const functions = {} as Record<FunctionName, LocalFunction>;
+  for (const name of FUNCTION_NAMES) {
+    functions[name] = await serveFunction({
+      name,
+      config: loadConfig(env, { port: "0" }),
+      kubeconfig: kubeconfigs[name],
+      certFile: s.pki.webhookCertFile,
+      keyFile: s.pki.webhookKeyFile,
+      port: s.ports[name],
+      logFile: path.join(s.dir, "logs", `${name}.log`),
+      logLevel: o.logLevel ?? "info",
+      ...(record ? { onReview: (review: RecordedReview) => record.push(review) } : {}),
+    });
+  }
+  return functions;
+}
+
+/** The MutatingWebhookConfiguration from the project's builders, then a dry-run create until it is live. */
+async function registerWebhooks(
+  s: Setup,
+  deployment: DeploymentOptions,
+  mutateCreate: LocalFunction,
+): Promise<void> {
+  const config = buildWebhookConfiguration(deployment);
+  await s.admin.request(
+    "POST",
+    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    config,
+  );
+  const namespace = `${s.prefix}-default`;
+  await waitUntil(
+    `ServiceAccount ${namespace}/default`,
+    async () => {
+      await s.admin.request("GET", `/api/v1/namespaces/${namespace}/serviceaccounts/default`);
+      return true;
+    },
+    { timeoutMs: 60_000 },
+  );
+  const probe = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "webhook-probe" },
+    spec: { containers: [{ name: "c", image: "probe" }] },
+  };
+  const before = mutateCreate.reviewsSeen();
+  await waitUntil(
+    "the webhook configuration to reach mutate-create",
+    async () => {
+      await s.admin.request("POST", `/api/v1/namespaces/${namespace}/pods?dryRun=All`, probe);
+      return mutateCreate.reviewsSeen() > before;
+    },
+    { timeoutMs: 30_000 },
+  );
+}

@@ -1,0 +1,115 @@
+// The run's credentials, made fresh for every cluster and thrown away with it: one CA that signs the API
+// server's and the functions' serving certificates (so one CA file serves every kubeconfig and the webhook's
+// caBundle), and the service-account signing key pair. Node 20's crypto cannot issue X.509 certificates, so
+// this shells out to openssl, which every Debian image has.
+
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface Pki {
+  caCertFile: string;
+  caCertPem: string;
+  apiserverCertFile: string;
+  apiserverKeyFile: string;
+  /** Serves both functions on 127.0.0.1 (IP SAN), as the webhook URLs name them. */
+  webhookCertFile: string;
+  webhookKeyFile: string;
+  saKeyFile: string;
+  saPubFile: string;
+}
+
+// The names the API server is reached by from inside and outside the cluster (Go checks SANs only).
+const APISERVER_SANS = [
+  "IP:127.0.0.1",
+  "IP:10.0.0.1",
+  "DNS:localhost",
+  "DNS:kubernetes",
+  "DNS:kubernetes.default",
+  "DNS:kubernetes.default.svc",
+  "DNS:kubernetes.default.svc.cluster.local",
+];
+
+async function openssl(dir: string, args: string[]): Promise<void> {
+  try {
+    await run("openssl", args, { cwd: dir });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === "ENOENT")
+      throw new Error("openssl not found on PATH: it makes the local cluster's certificates");
+    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.trim() || e.message}`);
+  }
+}
+
+/** A key and a certificate signed by the run's CA, for the given subjectAltNames. */
+async function issue(dir: string, name: string, cn: string, sans: string[]): Promise<void> {
+  await openssl(dir, [
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    `/CN=${cn}`,
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+  ]);
+  await writeFile(
+    path.join(dir, `${name}.ext`),
+    `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+  );
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-extfile",
+    `${name}.ext`,
+    "-out",
+    `${name}.crt`,
+  ]);
+}
+
+export async function createPki(dir: string): Promise<Pki> {
+  await openssl(dir, [
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=simkube-fn-local-ca",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+  ]);
+  await issue(dir, "apiserver", "kube-apiserver", APISERVER_SANS);
+  await issue(dir, "webhook", "simkube-fn-functions", ["IP:127.0.0.1", "DNS:localhost"]);
+  await openssl(dir, ["genrsa", "-out", "sa.key", "2048"]);
+  await openssl(dir, ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
+  const file = (name: string) => path.join(dir, name);
+  return {
+    caCertFile: file("ca.crt"),
+    caCertPem: await readFile(file("ca.crt"), "utf8"),
+    apiserverCertFile: file("apiserver.crt"),
+    apiserverKeyFile: file("apiserver.key"),
+    webhookCertFile: file("webhook.crt"),
+    webhookKeyFile: file("webhook.key"),
+    saKeyFile: file("sa.key"),
+    saPubFile: file("sa.pub"),
+  };
+}

@@ -1,0 +1,92 @@
+// The launcher's own API calls (CRDs, RBAC, nodes, token requests, the webhook configuration): plain JSON over
+// https with the run's CA and a bearer token. Not the functions' client (shared/kube.ts): set-up needs
+// subresources (serviceaccounts/token), status writes and arbitrary paths, and must not depend on discovery
+// of CRDs it is itself creating.
+
+import https from "node:https";
+
+export class RestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    readonly body: string,
+  ) {
+    super(`${method} ${path}: HTTP ${status}: ${body.slice(0, 300)}`);
+  }
+}
+
+export interface RestClient {
+  readonly server: string;
+  request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<T>;
+  /** POST, and treat 409 AlreadyExists as done. */
+  ensure(path: string, body: unknown): Promise<void>;
+}
+
+export function createRestClient(server: string, ca: string, token: string): RestClient {
+  const agent = new https.Agent({ ca, keepAlive: true, maxSockets: 8 });
+  function request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = "application/json",
+  ): Promise<T> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return new Promise<T>((resolve, reject) => {
+      const req = https.request(
+        `${server}${path}`,
+        {
+          method,
+          agent,
+          timeout: 15_000,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: "application/json",
+            ...(payload !== undefined
+              ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) }
+              : {}),
+          },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          res.on("error", reject);
+          res.on("aborted", () => reject(new Error(`${method} ${path}: response aborted`)));
+          res.on("end", () => {
+            const status = res.statusCode ?? 0;
+            if (status >= 300) reject(new RestError(status, method, path, text));
+            else resolve((text ? JSON.parse(text) : {}) as T);
+          });
+        },
+      );
+      // A deadline for the whole exchange (the socket timeout alone misses a request queued in the agent).
+      const deadline = setTimeout(
+        () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)),
+        30_000,
+      );
+      req.on("close", () => clearTimeout(deadline));
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
+      req.on("error", reject);
+      req.end(payload);
+    });
+  }
+  return {
+    server,
+    request,
+    async ensure(path, body) {
+      try {
+        await request("POST", path, body);
+      } catch (err) {
+        if (!(err instanceof RestError && err.status === 409)) throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// The functions as webhooks of a real Kubernetes control plane (functions/local-cluster/): one cluster for
+// this file, driven with @kubernetes/client-node. Mutation of every kind of simulation pod and KWOK's
+// completion; the ValidatingAdmissionPolicy that confines the functions' accounts; every deletion path with
+// the DELETE reviews reschedule-delete received and the clones that exist afterwards; the API double held to
+// the same reviews; and the simulation's teardown. Skipped with one loud line when Go is missing (fails
+// under CI=true).
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after } from "node:test";
+import { deletionCases } from "../support/cluster/deletion-scenarios.js";
+import { comparableRows, DOUBLE_PATHS, measureOnDouble } from "../support/cluster/double-scenarios.js";
+import {
+  COMPLETES_AFTER_S,
+  cronJobCase,
+  FINISHING_POD,
+  mutationCases,
+  WORKLOAD_NAMESPACE,
+} from "../support/cluster/mutation-scenarios.js";
+import { policyCases } from "../support/cluster/policy-scenarios.js";
+import { describeRow } from "../support/cluster/reviews.js";
+import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
+import { teardownCase } from "../support/cluster/teardown-scenario.js";
+import { createWorld, type World, type WorldRef } from "../support/cluster/world.js";
+import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
+
+const traceDir = mkdtempSync(path.join(tmpdir(), "simkube-fn-cluster-trace-"));
+const tracePath = path.join(traceDir, "finishing.sktrace");
+writeFileSync(
+  tracePath,
+  buildTraceBytes(
+    ownersTraceSpec([
+      { gvk: "v1.Pod", nsName: `default/${FINISHING_POD}`, lifecycles: [finished(0, COMPLETES_AFTER_S)] },
+    ]),
+  ),
+);
+
+const suite = await openClusterSuite({ reschedule: true, recordReviews: true, tracePath });
+let world: World | undefined;
+const ref: WorldRef = {
+  get() {
+    if (!("cluster" in suite)) throw new Error("no cluster");
+    world ??= createWorld(suite.cluster);
+    return world;
+  },
+};
+
+const doubleComparison: ClusterCase = {
+  name: "the API double sends the DELETE reviews the real API server sent, on every path it models",
+  run: async () => {
+    const measured = ref.get().measured;
+    const double = await measureOnDouble();
+    for (const name of DOUBLE_PATHS) {
+      const real = measured.find((m) => m.path === name);
+      assert.ok(real, `the real cluster measured "${name}"`);
+      assert.deepEqual(comparableRows(name, double.get(name) ?? []), comparableRows(name, real.rows), name);
+    }
+  },
+};
+
+registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
+  ...mutationCases(ref),
+  ...policyCases(ref, WORKLOAD_NAMESPACE),
+  ...deletionCases(ref),
+  cronJobCase(ref),
+  doubleComparison,
+  teardownCase(ref),
+]);
+
+after(async () => {
+  for (const m of world?.measured ?? []) {
+    process.stdout.write(
+      `# ${m.path}: ${m.clones} clone(s), ${m.ms} ms; pods/status updates by ${m.statusUpdates.join(", ") || "nobody"}\n`,
+    );
+    for (const row of m.rows) process.stdout.write(`#     ${describeRow(row)}\n`);
+  }
+  if ("cluster" in suite) await suite.cluster.stop();
+  rmSync(traceDir, { recursive: true, force: true });
+});

@@ -1,0 +1,169 @@
+// The deletion paths the API double (functions/local-apiserver/) models, run on it the way the real-cluster
+// scenarios run them, with the same users; what it sends to a DELETE webhook is reduced to the same rows, so
+// a test can hold the double to what the real API server was measured to send.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { startFakeApiServer } from "../../../functions/local-apiserver/server.js";
+import { ADMIN_USER, KWOK_USER } from "../../../functions/local-cluster/control-plane.js";
+import type { AdmissionReview } from "../../../shared/admission.js";
+import { DEFAULT_DRIVER_USERS } from "../../../shared/identities.js";
+import { collapseRepeats, type DeleteReviewRow, deleteReviewRow } from "./reviews.js";
+
+const NAMESPACE_CONTROLLER = "system:serviceaccount:kube-system:namespace-controller";
+const DRIVER = DEFAULT_DRIVER_USERS[0] as string;
+const NAMESPACE = "virtual-deletions";
+const DOOMED = "virtual-doomed";
+
+/** The same roles the real-cluster rows use. */
+export const DOUBLE_ROLES: Record<string, string> = { [ADMIN_USER]: "admin", [KWOK_USER]: "kwok" };
+
+/** A webhook that records every review and allows it (what the API server sends, nothing else). */
+async function recorder(): Promise<{ url: string; reviews: AdmissionReview[]; close(): Promise<void> }> {
+  const reviews: AdmissionReview[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      const review = JSON.parse(body) as AdmissionReview;
+      reviews.push(review);
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          apiVersion: review.apiVersion,
+          kind: review.kind,
+          response: { uid: review.request?.uid, allowed: true },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    reviews,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function runningPod(name: string, namespace: string): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace,
+      ownerReferences: [
+        {
+          apiVersion: "simkube.io/v1",
+          kind: "SimulationRoot",
+          name: "sk-local-sim-driver-root",
+          uid: "root-uid",
+        },
+      ],
+    },
+    spec: {
+      nodeName: "virtual-node-1",
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: "app", image: "registry.example/app:1" }],
+    },
+    status: { phase: "Running" },
+  };
+}
+
+type Api = Awaited<ReturnType<typeof startFakeApiServer>>;
+
+interface DoublePath {
+  /** The pod's name, as in the real scenario (request.name is compared). */
+  pod: string;
+  act: (api: Api, name: string) => Promise<unknown>;
+}
+
+const PATHS: Record<string, DoublePath> = {
+  "graceful delete (user)": {
+    pod: "graceful",
+    act: async (api, name) => {
+      await api.request("DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${name}`, undefined, {
+        user: ADMIN_USER,
+      });
+      await api.finishPodTerminations({ namespace: NAMESPACE, user: KWOK_USER });
+    },
+  },
+  "dry-run delete (user)": {
+    pod: "dry-run",
+    act: (api, name) =>
+      api.request("DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${name}?dryRun=All`, undefined, {
+        user: ADMIN_USER,
+      }),
+  },
+  "force delete, grace 0 (user)": {
+    pod: "forced",
+    act: (api, name) =>
+      api.request(
+        "DELETE",
+        `/api/v1/namespaces/${NAMESPACE}/pods/${name}`,
+        { gracePeriodSeconds: 0 },
+        { user: ADMIN_USER },
+      ),
+  },
+  "driver's delete": {
+    pod: "driver-deleted",
+    act: async (api, name) => {
+      await api.request("DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${name}`, undefined, {
+        user: DRIVER,
+      });
+      await api.finishPodTerminations({ namespace: NAMESPACE, user: KWOK_USER });
+    },
+  },
+  "namespace deletion (namespace controller)": {
+    pod: "in-doomed-namespace",
+    act: async (api) => {
+      await api.terminateNamespace(DOOMED, { user: ADMIN_USER, controllerUser: NAMESPACE_CONTROLLER });
+      await api.finishPodTerminations({ namespace: DOOMED, user: KWOK_USER });
+    },
+  },
+};
+
+export const DOUBLE_PATHS = Object.keys(PATHS);
+
+/** Each modelled path on a fresh double: the DELETE review rows of its one pod. */
+export async function measureOnDouble(): Promise<Map<string, DeleteReviewRow[]>> {
+  const measured = new Map<string, DeleteReviewRow[]>();
+  for (const [path, { pod, act }] of Object.entries(PATHS)) {
+    const hook = await recorder();
+    const api = await startFakeApiServer({
+      namespaces: ["default", NAMESPACE, DOOMED],
+      webhooks: [{ url: hook.url, operations: ["DELETE"], resources: ["pods"], failurePolicy: "Ignore" }],
+    });
+    try {
+      const namespace = path.startsWith("namespace") ? DOOMED : NAMESPACE;
+      api.store.put(runningPod(pod, namespace) as never);
+      await act(api, pod);
+      measured.set(
+        path,
+        hook.reviews.flatMap((r) => (r.request ? [deleteReviewRow(r.request, DOUBLE_ROLES)] : [])),
+      );
+    } finally {
+      await api.close();
+      await hook.close();
+    }
+  }
+  return measured;
+}
+
+/**
+ * The rows two API servers should agree on. Known, explained differences are taken out first:
+ * - the real server may review one step twice in a row (collapseRepeats); the double reviews it once;
+ * - on a user's grace-0 delete, KWOK sees the deletionTimestamp and races the user's own storage delete
+ *   with its final delete: KWOK's rows are dropped from that path;
+ * - the double does not evaluate matchConditions, so it sends the driver's first-phase review that the
+ *   real server's "not-driver-deletes" condition filters: the driver's rows are dropped.
+ */
+export function comparableRows(path: string, rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
+  const kept = rows.filter(
+    (r) => !(path.startsWith("force delete") && r.user === "kwok") && r.user !== "driver",
+  );
+  return collapseRepeats(kept);
+}

@@ -1,0 +1,90 @@
+// What a deletion looked like from reschedule-delete's side: its DELETE reviews, reduced to the facts the
+// function judges by (who, request.name, deletionTimestamp, grace, DisruptionTarget, phase, dryRun). The same
+// reduction serves the real API server and the API double, so the two can be compared row by row.
+
+import type { AdmissionRequest } from "../../../shared/admission.js";
+
+export interface DeleteReviewRow {
+  user: string;
+  /** request.name ("" for a DeleteCollection, e.g. the namespace controller's). */
+  name: string;
+  deletionTimestamp: boolean;
+  /** oldObject.metadata.deletionGracePeriodSeconds, when set. */
+  grace?: number;
+  /** The DisruptionTarget=True condition's reason, when present. */
+  disruptionTarget?: string;
+  phase?: string;
+  dryRun: boolean;
+}
+
+interface PodLike {
+  metadata?: { uid?: string; deletionTimestamp?: unknown; deletionGracePeriodSeconds?: number };
+  status?: { phase?: string; conditions?: { type?: string; status?: string; reason?: string }[] };
+}
+
+const SHORT_USERS: [RegExp, string][] = [
+  [/^system:serviceaccount:kube-system:(.+)$/, "$1"],
+  [/^system:serviceaccount:simkube:sk-ctrl-sa$/, "driver"],
+];
+
+/** Controller accounts by their name alone; the test's admin and KWOK by role. */
+export function shortUser(username: string | undefined, roles: Record<string, string> = {}): string {
+  if (!username) return "";
+  if (roles[username]) return roles[username] as string;
+  for (const [pattern, replacement] of SHORT_USERS)
+    if (pattern.test(username)) return username.replace(pattern, replacement);
+  return username;
+}
+
+export function deleteReviewRow(
+  request: AdmissionRequest,
+  roles: Record<string, string> = {},
+): DeleteReviewRow {
+  const old = (request.oldObject ?? {}) as PodLike;
+  const row: DeleteReviewRow = {
+    user: shortUser(request.userInfo?.username, roles),
+    name: request.name ?? "",
+    deletionTimestamp: Boolean(old.metadata?.deletionTimestamp),
+    dryRun: request.dryRun === true,
+  };
+  if (typeof old.metadata?.deletionGracePeriodSeconds === "number")
+    row.grace = old.metadata.deletionGracePeriodSeconds;
+  const target = old.status?.conditions?.find((c) => c.type === "DisruptionTarget" && c.status === "True");
+  if (target) row.disruptionTarget = target.reason ?? "";
+  if (old.status?.phase) row.phase = old.status.phase;
+  return row;
+}
+
+/** The DELETE reviews of one pod (by uid), in arrival order. */
+export function deleteReviewsOfPod(
+  requests: readonly AdmissionRequest[],
+  uid: string,
+  roles: Record<string, string> = {},
+): DeleteReviewRow[] {
+  return requests
+    .filter((r) => r.operation === "DELETE" && (r.oldObject as PodLike | undefined)?.metadata?.uid === uid)
+    .map((r) => deleteReviewRow(r, roles));
+}
+
+/** One line per review for a table: `user name=… ts grace=… DT=… phase dry`. */
+export function describeRow(row: DeleteReviewRow): string {
+  return [
+    row.user,
+    `name=${row.name === "" ? '""' : "set"}`,
+    row.deletionTimestamp ? "deletionTimestamp" : "no-deletionTimestamp",
+    row.grace === undefined ? "" : `grace=${row.grace}`,
+    row.disruptionTarget ? `DisruptionTarget=${row.disruptionTarget}` : "",
+    row.phase ?? "",
+    row.dryRun ? "dryRun" : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+/**
+ * Consecutive identical rows as one: the real API server re-runs delete admission when the update or the
+ * storage delete retries (a conflict, or a stale watch-cache copy), so one step can be reviewed twice.
+ */
+export function collapseRepeats(rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
+  return rows.filter((row, i) => i === 0 || JSON.stringify(row) !== JSON.stringify(rows[i - 1]));
+}

@@ -1,0 +1,57 @@
+// One real local cluster per test file (start-up costs seconds), and what happens when there can be none:
+// with CI=true the file fails; elsewhere, when Go (or the project's controlplane/) is missing, every test of
+// the file is skipped with one loud line that says how many. Any other start failure fails the file.
+
+import path from "node:path";
+import { type TestContext, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { MissingControlPlaneError, resolveControlPlane } from "../../../functions/local-cluster/binaries.js";
+import {
+  type LocalCluster,
+  type LocalClusterOptions,
+  startLocalCluster,
+} from "../../../functions/local-cluster/cluster.js";
+
+export interface ClusterCase {
+  name: string;
+  run: (t: TestContext) => Promise<void>;
+  /** Default 120 s. */
+  timeoutMs?: number;
+}
+
+export type ClusterSuite = { cluster: LocalCluster } | { skip: string } | { error: Error };
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export async function openClusterSuite(
+  options: Omit<LocalClusterOptions, "binaries">,
+): Promise<ClusterSuite> {
+  const ci = process.env.CI === "true";
+  try {
+    const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
+    const binaries = await resolveControlPlane({
+      searchFrom: [process.cwd(), here],
+      ...(binDir ? { binDir } : {}),
+    });
+    return { cluster: await startLocalCluster({ ...options, binaries }) };
+  } catch (err) {
+    if (err instanceof MissingControlPlaneError && !ci) return { skip: err.message };
+    return { error: err as Error };
+  }
+}
+
+/** Registers the cases, or one failing test (cannot start), or every case skipped with one loud line. */
+export function registerClusterCases(file: string, suite: ClusterSuite, cases: readonly ClusterCase[]): void {
+  if ("error" in suite) {
+    test(`${file}: the local cluster starts`, () => {
+      throw suite.error;
+    });
+    return;
+  }
+  if ("skip" in suite) {
+    process.stderr.write(`\n*** SKIPPED ${cases.length} real-cluster tests (${file}): ${suite.skip} ***\n\n`);
+    for (const c of cases) test(c.name, { skip: "no local cluster (see the SKIPPED line)" }, () => {});
+    return;
+  }
+  for (const c of cases) test(c.name, { timeout: c.timeoutMs ?? 120_000 }, (t) => c.run(t));
+}
