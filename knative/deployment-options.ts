@@ -293,17 +293,25 @@ function resolveMaxScale(
   return maxScale;
 }
 
-function resolveChecked(options: DeploymentOptions): ResolvedOptions {
+function resolveTarget(options: DeploymentOptions): Pick<ResolvedOptions, "target" | "platform"> {
   const target = options.target ?? "knative";
   if (!isDeploymentTarget(target))
     fail(`target must be one of ${DEPLOYMENT_TARGETS.join(", ")}, got "${target}"`);
-  const platform = platformOf(target);
+  return { target, platform: platformOf(target) };
+}
 
+function resolveSimName(options: DeploymentOptions): string {
   const simName = options.simName?.trim();
   if (!simName) fail("simName is required: the name of the simkube.io/v1 Simulation the functions serve");
   if (simName.length > 63)
     fail(`simName "${simName}" is longer than 63 characters (it is used as a label value)`);
+  return simName;
+}
 
+function resolveNamespaces(
+  options: DeploymentOptions,
+  platform: ResolvedOptions["platform"],
+): Pick<ResolvedOptions, "namespace" | "virtualNsPrefix"> {
   const namespace =
     options.namespace ?? (platform === "knative" ? DEFAULT_KNATIVE_NAMESPACE : DEFAULT_OPENFAAS_NAMESPACE);
   if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
@@ -316,7 +324,13 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   if (namespace.startsWith(`${virtualNsPrefix}-`)) {
     fail(`namespace "${namespace}" starts with the virtual namespace prefix "${virtualNsPrefix}-"`);
   }
+  return { namespace, virtualNsPrefix };
+}
 
+/** The base name, and which functions are deployed (reschedule-delete only when rescheduling is on). */
+function resolveFunctions(
+  options: DeploymentOptions,
+): Pick<ResolvedOptions, "name" | "reschedule" | "functions"> {
   const name = options.name ?? DEFAULT_BASE_NAME;
   const reschedule = options.rescheduleInterruptedBarePods === true;
   const functions: DeployedFunction[] = reschedule ? [...DEPLOYED_FUNCTIONS] : ["mutate-create"];
@@ -328,19 +342,32 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
       );
     }
   }
+  return { name, reschedule, functions };
+}
 
+/** The functions' own settings: driver users, log level, sequence store. */
+function resolveRuntime(
+  options: DeploymentOptions,
+): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "sequenceStore"> {
   const driverUsers = [...(options.driverUsers ?? DEFAULT_DRIVER_USERS)].map((u) => u.trim()).filter(Boolean);
   for (const user of driverUsers) {
     if (user.includes(",")) fail(`driver user "${user}" contains a comma (DRIVER_USERS is comma-separated)`);
   }
-
   const logLevel = options.logLevel ?? "info";
   if (!isLogLevel(logLevel)) fail(`logLevel must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
   const sequenceStore = options.sequenceStore ?? "cluster";
   if (sequenceStore !== "cluster" && sequenceStore !== "memory") {
     fail(`sequenceStore must be "cluster" or "memory", got "${String(sequenceStore)}"`);
   }
+  return { driverUsers, logLevel, sequenceStore };
+}
 
+/** How the API server reaches the functions: by URL, or through a Service. */
+function resolveWebhookMode(
+  options: DeploymentOptions,
+  namespace: string,
+  platform: ResolvedOptions["platform"],
+): Pick<ResolvedOptions, "webhookMode" | "webhookService"> {
   const webhookMode = options.webhookMode ?? "url";
   if (webhookMode !== "url" && webhookMode !== "service") {
     fail(`webhookMode must be "url" or "service", got "${String(webhookMode)}"`);
@@ -355,15 +382,28 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   if (!Number.isInteger(webhookService.port) || webhookService.port < 1 || webhookService.port > 65535) {
     fail(`webhookService.port must be a port number, got ${webhookService.port}`);
   }
-
   if (options.pathSecret !== undefined && !PATH_SECRET.test(options.pathSecret)) {
     fail("pathSecret must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)");
   }
+  return { webhookMode, webhookService };
+}
 
+/** Replica bounds and per-function tuning, within what the chosen OpenFaaS edition allows. */
+function resolveScaling(
+  options: DeploymentOptions,
+  platform: ResolvedOptions["platform"],
+): Pick<ResolvedOptions, "openfaasEdition" | "tuning" | "maxScale"> {
   if (options.minScale !== undefined) checkScale(options.minScale, "minScale");
   const openfaasEdition = resolveEdition(options);
   const tuning = resolveAllTuning(options);
   const maxScale = resolveMaxScale(options, platform === "openfaas" && openfaasEdition === "ce", tuning);
+  return { openfaasEdition, tuning, maxScale };
+}
+
+/** Where cert-manager and Kourier run in the cluster. */
+function resolveAddonNamespaces(
+  options: DeploymentOptions,
+): Pick<ResolvedOptions, "certManagerNamespace" | "kourierNamespace"> {
   const certManagerNamespace = options.certManagerNamespace ?? DEFAULT_CERT_MANAGER_NAMESPACE;
   const kourierNamespace = options.kourierNamespace ?? DEFAULT_KOURIER_NAMESPACE;
   for (const [what, value] of [
@@ -372,37 +412,21 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   ] as const) {
     if (!DNS1123_LABEL.test(value)) fail(`${what} "${value}" is not a valid namespace name`);
   }
+  return { certManagerNamespace, kourierNamespace };
+}
 
-  const resolved: ResolvedOptions = {
-    target,
-    platform,
+/** What the options give as is or with a default, with nothing to check. */
+function passThrough(options: DeploymentOptions, webhookMode: ResolvedOptions["webhookMode"]) {
+  return {
     clusterPlatform: options.clusterPlatform,
-    kourierNamespace,
     issuer: options.issuer,
-    certManagerNamespace,
-    openfaasEdition,
-    tuning,
     webhookConfiguration: options.webhookConfiguration ?? true,
-    simName,
-    namespace,
-    name,
     image: options.image ?? DEFAULT_IMAGE,
     tracePath: options.tracePath?.trim() || undefined,
-    logLevel,
-    driverUsers,
-    sequenceStore,
-    virtualNsPrefix,
-    reschedule,
-    functions,
-    webhookMode,
     webhookUrlBase: options.webhookUrlBase,
     webhookUrls: { ...options.webhookUrls },
-    webhookService,
     pathSecret: options.pathSecret,
     caBundle: options.caBundle,
-    caInjectFrom:
-      options.caInjectFrom ?? defaultCaInjectFrom(options, { namespace, name, certManagerNamespace }),
-    maxScale,
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
     resources: options.resources ?? {
       requests: { cpu: "100m", memory: "128Mi" },
@@ -415,8 +439,40 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
     openfaasHandlerDir: (options.openfaasHandlerDir ?? "./dist/openfaas").replace(/\/+$/, ""),
     scaleToZeroDuration: options.scaleToZeroDuration ?? "15m",
   };
+}
+
+// Checks run in this order, so the first problem reported is always the same one.
+function resolveChecked(options: DeploymentOptions): ResolvedOptions {
+  const { target, platform } = resolveTarget(options);
+  const simName = resolveSimName(options);
+  const { namespace, virtualNsPrefix } = resolveNamespaces(options, platform);
+  const names = resolveFunctions(options);
+  const runtime = resolveRuntime(options);
+  const webhook = resolveWebhookMode(options, namespace, platform);
+  const scaling = resolveScaling(options, platform);
+  const addons = resolveAddonNamespaces(options);
+  const resolved: ResolvedOptions = {
+    ...passThrough(options, webhook.webhookMode),
+    target,
+    platform,
+    simName,
+    namespace,
+    virtualNsPrefix,
+    ...names,
+    ...runtime,
+    ...webhook,
+    ...scaling,
+    ...addons,
+    caInjectFrom:
+      options.caInjectFrom ??
+      defaultCaInjectFrom(options, {
+        namespace,
+        name: names.name,
+        certManagerNamespace: addons.certManagerNamespace,
+      }),
+  };
   // Fail at generation time, not when the first pod is created.
-  if (target !== "openfaas-stack") for (const fn of functions) webhookClientConfig(resolved, fn);
+  if (target !== "openfaas-stack") for (const fn of resolved.functions) webhookClientConfig(resolved, fn);
   return resolved;
 }
 

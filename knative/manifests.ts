@@ -104,6 +104,48 @@ export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
   };
 }
 
+/** The revision's scaling annotations. */
+function revisionAnnotations(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
+  return {
+    // 0 = scale to zero when idle; then a cold start (schedule, image pull, start, trace load) must
+    // fit inside the webhook timeout. minScale >= 1 trades an always-on pod for no cold starts.
+    "autoscaling.knative.dev/min-scale": String(o.tuning[fn].minScale),
+    "autoscaling.knative.dev/max-scale": String(o.maxScale[fn]),
+    "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
+    // Replicas started when waking from zero, and how long they outlive the last request
+    // (knative/tuning.ts says why each function gets its values).
+    "autoscaling.knative.dev/activation-scale": String(o.tuning[fn].activationScale),
+    "autoscaling.knative.dev/scale-down-delay": o.tuning[fn].scaleDownDelay,
+    ...pathSecretRevisionAnnotation(o),
+  };
+}
+
+/** The one container: `serve <function>`, configured by environment, locked down. */
+function functionContainer(o: ResolvedOptions, fn: DeployedFunction) {
+  const env = [
+    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
+    ...pathSecretEnv(o),
+  ];
+  return {
+    name: "function",
+    image: o.image,
+    args: ["serve", fn],
+    ports: [{ name: "http1", containerPort: CONTAINER_PORT }],
+    env,
+    // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts.
+    // `serve` loads everything before it listens, so a ready pod is a loaded one.
+    readinessProbe: { httpGet: { path: "/healthz" } },
+    resources: o.resources,
+    securityContext: {
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+  };
+}
+
 export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeService {
   const name = functionResourceName(o.name, fn);
   const labels = commonLabels(o, fn);
@@ -113,55 +155,18 @@ export function buildService(o: ResolvedOptions, fn: DeployedFunction): KnativeS
   const serviceLabels = o.clusterLocal
     ? { ...labels, "networking.knative.dev/visibility": "cluster-local" }
     : labels;
-  const env = [
-    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
-    ...pathSecretEnv(o),
-  ];
   return {
     apiVersion: "serving.knative.dev/v1",
     kind: "Service",
     metadata: { name, namespace: o.namespace, labels: serviceLabels },
     spec: {
       template: {
-        metadata: {
-          labels,
-          annotations: {
-            // 0 = scale to zero when idle; then a cold start (schedule, image pull, start, trace load) must
-            // fit inside the webhook timeout. minScale >= 1 trades an always-on pod for no cold starts.
-            "autoscaling.knative.dev/min-scale": String(o.tuning[fn].minScale),
-            "autoscaling.knative.dev/max-scale": String(o.maxScale[fn]),
-            "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
-            // Replicas started when waking from zero, and how long they outlive the last request
-            // (knative/tuning.ts says why each function gets its values).
-            "autoscaling.knative.dev/activation-scale": String(o.tuning[fn].activationScale),
-            "autoscaling.knative.dev/scale-down-delay": o.tuning[fn].scaleDownDelay,
-            ...pathSecretRevisionAnnotation(o),
-          },
-        },
+        metadata: { labels, annotations: revisionAnnotations(o, fn) },
         spec: {
           serviceAccountName: serviceAccountName(o, fn),
           containerConcurrency: CONCURRENCY[fn].hard,
           timeoutSeconds: REVISION_TIMEOUT_SECONDS,
-          containers: [
-            {
-              name: "function",
-              image: o.image,
-              args: ["serve", fn],
-              ports: [{ name: "http1", containerPort: CONTAINER_PORT }],
-              env,
-              // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts.
-              // `serve` loads everything before it listens, so a ready pod is a loaded one.
-              readinessProbe: { httpGet: { path: "/healthz" } },
-              resources: o.resources,
-              securityContext: {
-                runAsNonRoot: true,
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ["ALL"] },
-                seccompProfile: { type: "RuntimeDefault" },
-              },
-            },
-          ],
+          containers: [functionContainer(o, fn)],
         },
       },
     },
@@ -220,6 +225,12 @@ export function namespaceSelectorFor(o: ResolvedOptions) {
   };
 }
 
+type WebhookRule = NonNullable<IMutatingWebhook["rules"]>[number];
+
+function podRule(operations: WebhookRule["operations"], resources: string[]): WebhookRule {
+  return { apiGroups: [""], apiVersions: ["v1"], operations, resources, scope: "Namespaced" };
+}
+
 function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhook {
   const name = `${fn}.${o.name}.${WEBHOOK_DOMAIN}`;
   const clientConfig = webhookClientConfig(o, fn);
@@ -233,16 +244,8 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
       name,
       admissionReviewVersions: ["v1"],
       clientConfig,
-      rules: [
-        {
-          apiGroups: [""],
-          apiVersions: ["v1"],
-          // UPDATE too: KWOK's Pending -> Running status write is when lifecycle annotations land.
-          operations: ["CREATE", "UPDATE"],
-          resources: ["pods", "pods/status"],
-          scope: "Namespaced",
-        },
-      ],
+      // UPDATE too: KWOK's Pending -> Running status write is when lifecycle annotations land.
+      rules: [podRule(["CREATE", "UPDATE"], ["pods", "pods/status"])],
       matchPolicy: "Equivalent",
       namespaceSelector,
       matchConditions,
@@ -260,15 +263,7 @@ function buildWebhook(o: ResolvedOptions, fn: DeployedFunction): IMutatingWebhoo
     name,
     admissionReviewVersions: ["v1"],
     clientConfig,
-    rules: [
-      {
-        apiGroups: [""],
-        apiVersions: ["v1"],
-        operations: ["DELETE"],
-        resources: ["pods"],
-        scope: "Namespaced",
-      },
-    ],
+    rules: [podRule(["DELETE"], ["pods"])],
     matchPolicy: "Equivalent",
     namespaceSelector,
     matchConditions,

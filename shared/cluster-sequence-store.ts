@@ -110,227 +110,277 @@ type AttemptResult =
   | { kind: "retry"; backoff: "none" | "conflict" | "transient"; error: unknown }
   | { kind: "fail"; error: SequenceStoreError };
 
+/** The options with their defaults applied. */
+interface StoreSettings {
+  namespace: string;
+  deadlineMs: number;
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  conflictBackoffMaxMs: number;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+/** One store: the API, its settings and the shards this process has used. */
+interface StoreState {
+  kube: KubeApi;
+  settings: StoreSettings;
+  counters: Map<string, Counter>;
+}
+
+function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
+  const backoffMaxMs = options.backoffMaxMs ?? 200;
+  return {
+    namespace: options.namespace,
+    deadlineMs: options.deadlineMs ?? 3_000,
+    maxAttempts: options.maxAttempts ?? 25,
+    backoffBaseMs: options.backoffBaseMs ?? 5,
+    backoffMaxMs,
+    conflictBackoffMaxMs: Math.min(options.conflictBackoffMaxMs ?? 20, backoffMaxMs),
+    random: options.random ?? Math.random,
+    sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    now: options.now ?? (() => performance.now()),
+  };
+}
+
+function counterFor(state: StoreState, scope: SequenceScope, hash: string): Counter {
+  const name = sequenceConfigMapName(scope, sequenceShardOf(hash));
+  let counter = state.counters.get(name);
+  if (counter === undefined) {
+    counter = {
+      ref: { apiVersion: "v1", kind: "ConfigMap", namespace: state.settings.namespace, name },
+      scope,
+      cached: undefined,
+      queue: [],
+      draining: false,
+    };
+    state.counters.set(name, counter);
+  }
+  return counter;
+}
+
+function where(counter: Counter): string {
+  return `ConfigMap ${counter.ref.namespace}/${counter.ref.name}`;
+}
+
+function fail(counter: Counter, pending: Pending, reason: string, cause?: unknown): void {
+  if (pending.settled) return;
+  pending.settled = true;
+  const what = `pod sequence store: no sequence number for spec hash ${pending.hash} of simulation ${counter.scope.simName}`;
+  pending.reject(new SequenceStoreError(`${what}: ${reason}`, { cause }));
+}
+
+// Drop what is answered, expired or out of attempts; what is left takes part in the next attempt.
+function prune(settings: StoreSettings, counter: Counter, lastError: unknown): void {
+  const { deadlineMs, maxAttempts } = settings;
+  const t = settings.now();
+  const last = lastError === undefined ? "" : `; last error: ${describeError(lastError)}`;
+  counter.queue = counter.queue.filter((p) => {
+    if (p.settled) return false;
+    if (t >= p.deadline) {
+      fail(
+        counter,
+        p,
+        `${where(counter)} could not be updated within ${deadlineMs} ms (${p.attempts} attempts${last})`,
+        lastError,
+      );
+      return false;
+    }
+    if (p.attempts >= maxAttempts) {
+      fail(counter, p, `${where(counter)} could not be updated in ${maxAttempts} attempts${last}`, lastError);
+      return false;
+    }
+    return true;
+  });
+}
+
+// One read-modify-write for the whole batch. Never throws.
+async function attempt(state: StoreState, counter: Counter, batch: Pending[]): Promise<AttemptResult> {
+  const { kube } = state;
+  const bounded = <T>(call: Promise<T>): Promise<T> => boundedCall(state.settings.deadlineMs, call);
+  let verb = "read";
+  try {
+    if (counter.cached === undefined) {
+      try {
+        counter.cached = await bounded(kube.read<ConfigMap>(counter.ref));
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        // Nobody has counted in this run yet: create the object already holding this batch's numbers.
+        verb = "create";
+        const { data, numbers } = reserve({}, batch);
+        checkShardSize(counter, data);
+        try {
+          counter.cached = await bounded(
+            kube.create(buildSequenceConfigMap(counter.ref, counter.scope, data)),
+          );
+          return { kind: "written", numbers };
+        } catch (createErr) {
+          if (isAlreadyExists(createErr)) return { kind: "retry", backoff: "none", error: createErr };
+          throw createErr;
+        }
+      }
+    }
+    verb = "update";
+    const base = counter.cached;
+    const { data, numbers } = reserve(base.data ?? {}, batch);
+    checkShardSize(counter, data);
+    counter.cached = await bounded(kube.replace<ConfigMap>({ ...base, data }));
+    return { kind: "written", numbers };
+  } catch (err) {
+    counter.cached = undefined;
+    return classifyFailure(counter, verb, err);
+  }
+}
+
+/** What a failed read, create or update means for the batch: retry (and how to back off) or fail. */
+function classifyFailure(counter: Counter, verb: string, err: unknown): AttemptResult {
+  if (err instanceof SequenceStoreError) return { kind: "fail", error: err };
+  if (isConflict(err)) return { kind: "retry", backoff: "conflict", error: err };
+  // Deleted under us (by hand, or by the garbage collector at the end of the run): create it again.
+  if (verb === "update" && isNotFound(err)) return { kind: "retry", backoff: "none", error: err };
+  if (isTransient(err)) return { kind: "retry", backoff: "transient", error: err };
+  return { kind: "fail", error: refusal(counter, verb, err) };
+}
+
+// Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
+function checkShardSize(counter: Counter, data: Record<string, string>): void {
+  const size = configMapDataSize(data);
+  if (size <= CONFIGMAP_DATA_LIMIT_BYTES) return;
+  throw new SequenceStoreError(
+    `${where(counter)} is full: its ${Object.keys(data).length} counters would take ${size} bytes, ` +
+      `over the ${CONFIGMAP_DATA_LIMIT_BYTES} bytes a ConfigMap may hold (this run has too many distinct ` +
+      `spec hashes for ${SEQUENCE_SHARD_COUNT} shards)`,
+  );
+}
+
+function refusal(counter: Counter, verb: string, err: unknown): SequenceStoreError {
+  const e = kubeErrorOf(err);
+  let message = `could not ${verb} ${where(counter)}: ${describeError(err)}`;
+  if (e?.status === 403 || e?.status === 401) {
+    // OwnerReferencesPermissionEnforcement (OpenShift, some hardened clusters) also wants delete to set an owner.
+    const verbs = /ownerRef/i.test(e.message) ? "get, create, update and delete" : "get, create and update";
+    message += `; the function's service account needs ${verbs} on configmaps in namespace ${counter.ref.namespace}`;
+  }
+  return new SequenceStoreError(message, { cause: err });
+}
+
+// A hung API call must not stall every later next() of this simulation: give up on it after the
+// deadline and treat its outcome as unknown (the object is read again before the next try).
+function boundedCall<T>(deadlineMs: number, call: Promise<T>): Promise<T> {
+  return withDeadline(call, deadlineMs, () => {
+    throw new KubeError(0, "Timeout", `no answer from the API server within ${deadlineMs} ms`);
+  });
+}
+
+/** Full jitter, capped, and never past the oldest caller's deadline. */
+function backoffAfter(
+  settings: StoreSettings,
+  counter: Counter,
+  backoff: "conflict" | "transient",
+  failures: number,
+): number {
+  const cap = backoff === "conflict" ? settings.conflictBackoffMaxMs : settings.backoffMaxMs;
+  const step = backoffDelay(failures, settings.backoffBaseMs, cap, settings.random());
+  const firstDeadline = counter.queue.reduce((t, p) => Math.min(t, p.deadline), Number.POSITIVE_INFINITY);
+  return Math.min(step, firstDeadline - settings.now());
+}
+
+/** Hands the batch its numbers, or its failure. */
+function settleBatch(
+  counter: Counter,
+  batch: Pending[],
+  result: Exclude<AttemptResult, { kind: "retry" }>,
+): void {
+  batch.forEach((p, i) => {
+    if (result.kind === "fail") {
+      fail(counter, p, result.error.message, result.error.cause);
+    } else if (!p.settled) {
+      // A call that timed out while its write was in flight leaves a gap here, never a duplicate.
+      p.settled = true;
+      p.resolve(result.numbers[i] as number);
+    }
+  });
+}
+
+async function drain(state: StoreState, counter: Counter): Promise<void> {
+  const { settings } = state;
+  counter.draining = true;
+  let failures = 0;
+  let lastError: unknown;
+  try {
+    // Let callers of the same tick join the first batch.
+    await Promise.resolve();
+    for (;;) {
+      prune(settings, counter, lastError);
+      if (counter.queue.length === 0) return;
+      const batch = counter.queue.slice();
+      for (const p of batch) p.attempts += 1;
+      const result = await attempt(state, counter, batch);
+      if (result.kind === "retry") {
+        lastError = result.error;
+        if (result.backoff === "none") continue;
+        prune(settings, counter, lastError); // no sleeping for callers that are out of attempts
+        if (counter.queue.length === 0) return;
+        failures += 1;
+        const delay = backoffAfter(settings, counter, result.backoff, failures);
+        if (delay > 0) await settings.sleep(delay);
+        continue;
+      }
+      // Only appends happened during the attempt, so the batch is still the head of the queue.
+      counter.queue.splice(0, batch.length);
+      failures = 0;
+      lastError = undefined;
+      settleBatch(counter, batch, result);
+    }
+  } catch (err) {
+    // Not expected (attempt() does not throw); fail what waits rather than leave it hanging.
+    for (const p of counter.queue) fail(counter, p, `internal error: ${describeError(err)}`, err);
+    counter.queue = [];
+  } finally {
+    counter.draining = false;
+  }
+}
+
+/** Queues one call for a number; it is answered by the deadline even while a write is in flight. */
+function enqueue(state: StoreState, hash: string, scope: SequenceScope): Promise<number> {
+  const { deadlineMs, now } = state.settings;
+  return new Promise<number>((resolve, reject) => {
+    checkSequenceHash(hash);
+    const counter = counterFor(state, scope, hash);
+    // Answer by the deadline even while a write is in flight; drain() drops the settled entry later.
+    const timer = setTimeout(
+      () => fail(counter, pending, `${where(counter)} could not be updated within ${deadlineMs} ms`),
+      deadlineMs,
+    );
+    const pending: Pending = {
+      hash,
+      deadline: now() + deadlineMs,
+      attempts: 0,
+      settled: false,
+      resolve(seq) {
+        clearTimeout(timer);
+        resolve(seq);
+      },
+      reject(err) {
+        clearTimeout(timer);
+        reject(err);
+      },
+    };
+    counter.queue.push(pending);
+    if (!counter.draining) void drain(state, counter);
+  });
+}
+
 export function createClusterSequenceStore(
   kube: KubeApi,
   options: ClusterSequenceStoreOptions,
 ): SequenceStore {
-  const namespace = options.namespace;
-  const deadlineMs = options.deadlineMs ?? 3_000;
-  const maxAttempts = options.maxAttempts ?? 25;
-  const backoffBaseMs = options.backoffBaseMs ?? 5;
-  const backoffMaxMs = options.backoffMaxMs ?? 200;
-  const conflictBackoffMaxMs = Math.min(options.conflictBackoffMaxMs ?? 20, backoffMaxMs);
-  const random = options.random ?? Math.random;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const now = options.now ?? (() => performance.now());
-  const counters = new Map<string, Counter>();
-
-  function counterFor(scope: SequenceScope, hash: string): Counter {
-    const name = sequenceConfigMapName(scope, sequenceShardOf(hash));
-    let counter = counters.get(name);
-    if (counter === undefined) {
-      counter = {
-        ref: { apiVersion: "v1", kind: "ConfigMap", namespace, name },
-        scope,
-        cached: undefined,
-        queue: [],
-        draining: false,
-      };
-      counters.set(name, counter);
-    }
-    return counter;
-  }
-
-  function where(counter: Counter): string {
-    return `ConfigMap ${counter.ref.namespace}/${counter.ref.name}`;
-  }
-
-  function fail(counter: Counter, pending: Pending, reason: string, cause?: unknown): void {
-    if (pending.settled) return;
-    pending.settled = true;
-    const what = `pod sequence store: no sequence number for spec hash ${pending.hash} of simulation ${counter.scope.simName}`;
-    pending.reject(new SequenceStoreError(`${what}: ${reason}`, { cause }));
-  }
-
-  // Drop what is answered, expired or out of attempts; what is left takes part in the next attempt.
-  function prune(counter: Counter, lastError: unknown): void {
-    const t = now();
-    const last = lastError === undefined ? "" : `; last error: ${describeError(lastError)}`;
-    counter.queue = counter.queue.filter((p) => {
-      if (p.settled) return false;
-      if (t >= p.deadline) {
-        fail(
-          counter,
-          p,
-          `${where(counter)} could not be updated within ${deadlineMs} ms (${p.attempts} attempts${last})`,
-          lastError,
-        );
-        return false;
-      }
-      if (p.attempts >= maxAttempts) {
-        fail(
-          counter,
-          p,
-          `${where(counter)} could not be updated in ${maxAttempts} attempts${last}`,
-          lastError,
-        );
-        return false;
-      }
-      return true;
-    });
-  }
-
-  // One read-modify-write for the whole batch. Never throws.
-  async function attempt(counter: Counter, batch: Pending[]): Promise<AttemptResult> {
-    let verb = "read";
-    try {
-      if (counter.cached === undefined) {
-        try {
-          counter.cached = await bounded(kube.read<ConfigMap>(counter.ref));
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-          // Nobody has counted in this run yet: create the object already holding this batch's numbers.
-          verb = "create";
-          const { data, numbers } = reserve({}, batch);
-          checkShardSize(counter, data);
-          try {
-            counter.cached = await bounded(
-              kube.create(buildSequenceConfigMap(counter.ref, counter.scope, data)),
-            );
-            return { kind: "written", numbers };
-          } catch (createErr) {
-            if (isAlreadyExists(createErr)) return { kind: "retry", backoff: "none", error: createErr };
-            throw createErr;
-          }
-        }
-      }
-      verb = "update";
-      const base = counter.cached;
-      const { data, numbers } = reserve(base.data ?? {}, batch);
-      checkShardSize(counter, data);
-      counter.cached = await bounded(kube.replace<ConfigMap>({ ...base, data }));
-      return { kind: "written", numbers };
-    } catch (err) {
-      counter.cached = undefined;
-      if (err instanceof SequenceStoreError) return { kind: "fail", error: err };
-      if (isConflict(err)) return { kind: "retry", backoff: "conflict", error: err };
-      // Deleted under us (by hand, or by the garbage collector at the end of the run): create it again.
-      if (verb === "update" && isNotFound(err)) return { kind: "retry", backoff: "none", error: err };
-      if (isTransient(err)) return { kind: "retry", backoff: "transient", error: err };
-      return { kind: "fail", error: refusal(counter, verb, err) };
-    }
-  }
-
-  // Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
-  function checkShardSize(counter: Counter, data: Record<string, string>): void {
-    const size = configMapDataSize(data);
-    if (size <= CONFIGMAP_DATA_LIMIT_BYTES) return;
-    throw new SequenceStoreError(
-      `${where(counter)} is full: its ${Object.keys(data).length} counters would take ${size} bytes, ` +
-        `over the ${CONFIGMAP_DATA_LIMIT_BYTES} bytes a ConfigMap may hold (this run has too many distinct ` +
-        `spec hashes for ${SEQUENCE_SHARD_COUNT} shards)`,
-    );
-  }
-
-  function refusal(counter: Counter, verb: string, err: unknown): SequenceStoreError {
-    const e = kubeErrorOf(err);
-    let message = `could not ${verb} ${where(counter)}: ${describeError(err)}`;
-    if (e?.status === 403 || e?.status === 401) {
-      // OwnerReferencesPermissionEnforcement (OpenShift, some hardened clusters) also wants delete to set an owner.
-      const verbs = /ownerRef/i.test(e.message) ? "get, create, update and delete" : "get, create and update";
-      message += `; the function's service account needs ${verbs} on configmaps in namespace ${counter.ref.namespace}`;
-    }
-    return new SequenceStoreError(message, { cause: err });
-  }
-
-  // A hung API call must not stall every later next() of this simulation: give up on it after the
-  // deadline and treat its outcome as unknown (the object is read again before the next try).
-  function bounded<T>(call: Promise<T>): Promise<T> {
-    return withDeadline(call, deadlineMs, () => {
-      throw new KubeError(0, "Timeout", `no answer from the API server within ${deadlineMs} ms`);
-    });
-  }
-
-  async function drain(counter: Counter): Promise<void> {
-    counter.draining = true;
-    let failures = 0;
-    let lastError: unknown;
-    try {
-      // Let callers of the same tick join the first batch.
-      await Promise.resolve();
-      for (;;) {
-        prune(counter, lastError);
-        if (counter.queue.length === 0) return;
-        const batch = counter.queue.slice();
-        for (const p of batch) p.attempts += 1;
-        const result = await attempt(counter, batch);
-        if (result.kind === "retry") {
-          lastError = result.error;
-          if (result.backoff === "none") continue;
-          prune(counter, lastError); // no sleeping for callers that are out of attempts
-          if (counter.queue.length === 0) return;
-          failures += 1;
-          // Full jitter, capped, and never past the oldest caller's deadline.
-          const cap = result.backoff === "conflict" ? conflictBackoffMaxMs : backoffMaxMs;
-          const step = backoffDelay(failures, backoffBaseMs, cap, random());
-          const firstDeadline = counter.queue.reduce(
-            (t, p) => Math.min(t, p.deadline),
-            Number.POSITIVE_INFINITY,
-          );
-          const delay = Math.min(step, firstDeadline - now());
-          if (delay > 0) await sleep(delay);
-          continue;
-        }
-        // Only appends happened during the attempt, so the batch is still the head of the queue.
-        counter.queue.splice(0, batch.length);
-        failures = 0;
-        lastError = undefined;
-        batch.forEach((p, i) => {
-          if (result.kind === "fail") {
-            fail(counter, p, result.error.message, result.error.cause);
-          } else if (!p.settled) {
-            // A call that timed out while its write was in flight leaves a gap here, never a duplicate.
-            p.settled = true;
-            p.resolve(result.numbers[i] as number);
-          }
-        });
-      }
-    } catch (err) {
-      // Not expected (attempt() does not throw); fail what waits rather than leave it hanging.
-      for (const p of counter.queue) fail(counter, p, `internal error: ${describeError(err)}`, err);
-      counter.queue = [];
-    } finally {
-      counter.draining = false;
-    }
-  }
-
+  const state: StoreState = { kube, settings: resolveSettings(options), counters: new Map() };
   return {
     next(hash, scope) {
-      return new Promise<number>((resolve, reject) => {
-        checkSequenceHash(hash);
-        const counter = counterFor(scope, hash);
-        // Answer by the deadline even while a write is in flight; drain() drops the settled entry later.
-        const timer = setTimeout(
-          () => fail(counter, pending, `${where(counter)} could not be updated within ${deadlineMs} ms`),
-          deadlineMs,
-        );
-        const pending: Pending = {
-          hash,
-          deadline: now() + deadlineMs,
-          attempts: 0,
-          settled: false,
-          resolve(seq) {
-            clearTimeout(timer);
-            resolve(seq);
-          },
-          reject(err) {
-            clearTimeout(timer);
-            reject(err);
-          },
-        };
-        counter.queue.push(pending);
-        if (!counter.draining) void drain(counter);
-      });
+      return enqueue(state, hash, scope);
     },
   };
 }

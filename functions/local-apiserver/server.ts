@@ -16,6 +16,18 @@
 // storage-retry.ts (admission inside the storage retry loop), admission.ts (calls the webhooks), status.ts
 // (metav1.Status errors), http.ts (users, faults, the log); pods.ts, names.ts, selectors.ts, objects.ts and
 // request-body.ts are the pure pieces they share.
+//
+// Where it differs from a real kube-apiserver, as measured: the same deletion paths run on both and the
+// DELETE reviews are compared (test/cluster/real-cluster.test.ts, test/support/cluster/double-scenarios.ts).
+// - It never reviews a step twice. The real server sometimes sends one phase's review twice in a row: it
+//   re-runs delete admission when the update or the storage delete retries (a conflict, or a stale
+//   watch-cache copy). The functions must be idempotent either way, so the double keeps one call.
+// - It ignores webhook matchConditions, so it sends the driver's first-phase DELETE review that the real
+//   server's "not-driver-deletes" condition filters out. reschedule-delete checks DRIVER_USERS itself, so
+//   the extra review exercises that check instead of hiding it.
+// - It has no eviction subresource, and no taint manager, garbage collector or pod GC: those controllers
+//   live in kube-controller-manager, not the API server. Tests play their part by sending the requests
+//   those controllers send, with their users (test/support/cluster/double-scenarios.ts).
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";

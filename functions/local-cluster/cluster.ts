@@ -176,6 +176,46 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   }
 }
 
+/** Gives KWOK cluster-admin, starts it, and waits for its virtual nodes to be Ready. */
+async function startKwokNodes(
+  admin: RestClient,
+  options: LocalClusterOptions,
+  kwokKubeconfig: string,
+  dir: string,
+  processes: ManagedProcess[],
+): Promise<string[]> {
+  await clusterAdminBinding(admin, KWOK_USER, {
+    apiGroup: "rbac.authorization.k8s.io",
+    kind: "User",
+    name: KWOK_USER,
+  });
+  const kwok = startKwok(options.binaries, kwokKubeconfig, path.join(dir, "logs"));
+  processes.push(kwok);
+  return createNodes(admin, kwok);
+}
+
+/** The functions' namespace and RBAC, and a kubeconfig per service account (the driver's and each function's). */
+async function applyAccounts(s: Setup, deployment: ReturnType<typeof deploymentOptions>) {
+  await s.admin.ensure("/api/v1/namespaces", buildNamespace(FUNCTIONS_NAMESPACE));
+  const rbac = buildRbac(deployment);
+  await applyObjects(s.admin, rbac);
+  const driverKubeconfig = await driverAccount(s);
+  const functionKubeconfigs = {} as Record<FunctionName, string>;
+  for (const fn of FUNCTION_NAMES)
+    functionKubeconfigs[fn] = await serviceAccountKubeconfig(
+      s,
+      FUNCTIONS_NAMESPACE,
+      serviceAccountOf(rbac, fn),
+    );
+  return { driverKubeconfig, functionKubeconfigs };
+}
+
+async function functionPorts(): Promise<Record<FunctionName, number>> {
+  const ports = {} as Record<FunctionName, number>;
+  for (const fn of FUNCTION_NAMES) ports[fn] = await freePort();
+  return ports;
+}
+
 async function bringUp(
   options: LocalClusterOptions,
   dir: string,
@@ -189,8 +229,7 @@ async function bringUp(
   const timings: Record<string, number> = { ...plane.timings };
   const admin = createRestClient(plane.server, pki.caCertPem, plane.adminToken);
   const simName = options.simName ?? DEFAULT_SIM_NAME;
-  const ports = {} as Record<FunctionName, number>;
-  for (const fn of FUNCTION_NAMES) ports[fn] = await freePort();
+  const ports = await functionPorts();
   const s: Setup = {
     dir,
     pki,
@@ -201,38 +240,17 @@ async function bringUp(
     ports,
   };
 
-  await clusterAdminBinding(admin, KWOK_USER, {
-    apiGroup: "rbac.authorization.k8s.io",
-    kind: "User",
-    name: KWOK_USER,
-  });
-  const kwok = startKwok(options.binaries, plane.kwokKubeconfig, path.join(dir, "logs"));
-  processes.push(kwok);
-  const nodeNames = await createNodes(admin, kwok);
+  const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
 
   await applyCrds(admin);
   const sim = await createSimulation(s, options);
   const deployment = deploymentOptions(s, options);
-  await admin.ensure("/api/v1/namespaces", buildNamespace(FUNCTIONS_NAMESPACE));
-  const rbac = buildRbac(deployment);
-  await applyObjects(admin, rbac);
-  const driverKubeconfig = await driverAccount(s);
-  const functionKubeconfigs = {} as Record<FunctionName, string>;
-  for (const fn of FUNCTION_NAMES)
-    functionKubeconfigs[fn] = await serviceAccountKubeconfig(
-      s,
-      FUNCTIONS_NAMESPACE,
-      serviceAccountOf(rbac, fn),
-    );
+  const { driverKubeconfig, functionKubeconfigs } = await applyAccounts(s, deployment);
 
   const reviews: RecordedReview[] = [];
-  const functions = await serveFunctions(
-    s,
-    options,
-    functionKubeconfigs,
-    options.recordReviews ? reviews : undefined,
-  );
+  const recorded = options.recordReviews ? reviews : undefined;
+  const functions = await serveFunctions(s, options, functionKubeconfigs, recorded);
   served.push(...Object.values(functions));
   await registerWebhooks(s, deployment, functions["mutate-create"]);
   timings.ready = Date.now() - t0;

@@ -102,37 +102,8 @@ export interface StartControlPlaneOptions {
   processes: ManagedProcess[];
 }
 
-export async function startControlPlane(options: StartControlPlaneOptions): Promise<ControlPlane> {
-  const { dir, pki, binaries, processes } = options;
-  const bin = (name: string) => path.join(binaries.binDir, name);
-  const ports = await freePorts(["etcd", "etcdPeer", "apiserver", "kcm", "scheduler"] as const);
-  const tokens = { admin: token(), kcm: token(), scheduler: token(), kwok: token() };
-  await writeTokens(dir, tokens);
-  const server = `https://127.0.0.1:${ports.apiserver}`;
-  const kubeconfig = (name: string, user: string, t: string) =>
-    writeKubeconfigFile(path.join(dir, `${name}.kubeconfig`), {
-      server,
-      caFile: pki.caCertFile,
-      token: t,
-      user,
-    });
-  const adminKubeconfig = await kubeconfig("admin", ADMIN_USER, tokens.admin);
-  const kcmKubeconfig = await kubeconfig("kcm", "system:kube-controller-manager", tokens.kcm);
-  const schedulerKubeconfig = await kubeconfig("scheduler", "system:kube-scheduler", tokens.scheduler);
-  const kwokKubeconfig = await kubeconfig("kwok", KWOK_USER, tokens.kwok);
-  const logs = path.join(dir, "logs");
-  await mkdir(logs, { recursive: true });
-  const start = (name: string, args: string[]) => {
-    const p = startProcess(name, bin(name), args, path.join(logs, `${name}.log`));
-    processes.push(p);
-    return p;
-  };
-  const t0 = Date.now();
-  const timings: Record<string, number> = {};
-
-  const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
-  const peerUrl = `http://127.0.0.1:${ports.etcdPeer}`;
-  const etcd = start("etcd", [
+function etcdArgs(dir: string, etcdUrl: string, peerUrl: string): string[] {
+  return [
     "--name=default",
     `--data-dir=${path.join(dir, "etcd")}`,
     `--listen-client-urls=${etcdUrl}`,
@@ -143,7 +114,77 @@ export async function startControlPlane(options: StartControlPlaneOptions): Prom
     "--unsafe-no-fsync",
     "--listen-metrics-urls=",
     "--log-level=warn",
-  ]);
+  ];
+}
+
+function schedulerArgs(kubeconfig: string, port: number): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${port}`,
+    "--leader-elect=false",
+  ];
+}
+
+type Tokens = { admin: string; kcm: string; scheduler: string; kwok: string };
+
+/** One kubeconfig per client of the API server, each with its own identity. */
+async function writeKubeconfigs(dir: string, server: string, pki: Pki, tokens: Tokens) {
+  const kubeconfig = (name: string, user: string, t: string) =>
+    writeKubeconfigFile(path.join(dir, `${name}.kubeconfig`), {
+      server,
+      caFile: pki.caCertFile,
+      token: t,
+      user,
+    });
+  return {
+    admin: await kubeconfig("admin", ADMIN_USER, tokens.admin),
+    kcm: await kubeconfig("kcm", "system:kube-controller-manager", tokens.kcm),
+    scheduler: await kubeconfig("scheduler", "system:kube-scheduler", tokens.scheduler),
+    kwok: await kubeconfig("kwok", KWOK_USER, tokens.kwok),
+  };
+}
+
+function waitForHealthz(p: ManagedProcess, port: number): Promise<void> {
+  return waitUntil(
+    `${p.name} /healthz`,
+    async () => (await httpGet(`https://127.0.0.1:${port}/healthz`, { insecure: true }))[0] === 200,
+    {
+      timeoutMs: 60_000,
+      process: p,
+    },
+  );
+}
+
+async function waitForApiserver(apiserver: ManagedProcess, server: string, pki: Pki, adminToken: string) {
+  const readyz = async () => {
+    const [status, body] = await httpGet(`${server}/readyz`, { ca: pki.caCertPem, token: adminToken });
+    return status === 200 && body.trim() === "ok";
+  };
+  await waitUntil("kube-apiserver /readyz", readyz, { timeoutMs: 120_000, process: apiserver });
+}
+
+export async function startControlPlane(options: StartControlPlaneOptions): Promise<ControlPlane> {
+  const { dir, pki, binaries, processes } = options;
+  const ports = await freePorts(["etcd", "etcdPeer", "apiserver", "kcm", "scheduler"] as const);
+  const tokens: Tokens = { admin: token(), kcm: token(), scheduler: token(), kwok: token() };
+  await writeTokens(dir, tokens);
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const kubeconfigs = await writeKubeconfigs(dir, server, pki, tokens);
+  const logs = path.join(dir, "logs");
+  await mkdir(logs, { recursive: true });
+  const start = (name: string, args: string[]) => {
+    const p = startProcess(name, path.join(binaries.binDir, name), args, path.join(logs, `${name}.log`));
+    processes.push(p);
+    return p;
+  };
+  const t0 = Date.now();
+  const timings: Record<string, number> = {};
+
+  const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
+  const etcd = start("etcd", etcdArgs(dir, etcdUrl, `http://127.0.0.1:${ports.etcdPeer}`));
   await waitUntil("etcd /health", async () => (await httpGet(`${etcdUrl}/health`))[0] === 200, {
     timeoutMs: 30_000,
     process: etcd,
@@ -151,35 +192,17 @@ export async function startControlPlane(options: StartControlPlaneOptions): Prom
   timings.etcd = Date.now() - t0;
 
   const apiserver = start("kube-apiserver", apiserverArgs(dir, pki, ports));
-  const readyz = async () => {
-    const [status, body] = await httpGet(`${server}/readyz`, { ca: pki.caCertPem, token: tokens.admin });
-    return status === 200 && body.trim() === "ok";
-  };
-  await waitUntil("kube-apiserver /readyz", readyz, { timeoutMs: 120_000, process: apiserver });
+  await waitForApiserver(apiserver, server, pki, tokens.admin);
   timings.apiserver = Date.now() - t0;
 
-  const healthz = (p: ManagedProcess, port: number) =>
-    waitUntil(
-      `${p.name} /healthz`,
-      async () => (await httpGet(`https://127.0.0.1:${port}/healthz`, { insecure: true }))[0] === 200,
-      {
-        timeoutMs: 60_000,
-        process: p,
-      },
-    );
-  const kcm = start("kube-controller-manager", controllerManagerArgs(pki, kcmKubeconfig, ports.kcm));
-  const scheduler = start("kube-scheduler", [
-    `--kubeconfig=${schedulerKubeconfig}`,
-    `--authentication-kubeconfig=${schedulerKubeconfig}`,
-    `--authorization-kubeconfig=${schedulerKubeconfig}`,
-    "--bind-address=127.0.0.1",
-    `--secure-port=${ports.scheduler}`,
-    "--leader-elect=false",
-  ]);
-  await healthz(kcm, ports.kcm);
+  // Both start at once; each waits for the API server, not for the other.
+  const kcm = start("kube-controller-manager", controllerManagerArgs(pki, kubeconfigs.kcm, ports.kcm));
+  const scheduler = start("kube-scheduler", schedulerArgs(kubeconfigs.scheduler, ports.scheduler));
+  await waitForHealthz(kcm, ports.kcm);
   timings.controllerManager = Date.now() - t0;
-  await healthz(scheduler, ports.scheduler);
+  await waitForHealthz(scheduler, ports.scheduler);
   timings.scheduler = Date.now() - t0;
 
+  const { admin: adminKubeconfig, kwok: kwokKubeconfig } = kubeconfigs;
   return { server, adminToken: tokens.admin, adminKubeconfig, kwokKubeconfig, processes, timings };
 }

@@ -3,6 +3,7 @@
 // subresources (serviceaccounts/token), status writes and arbitrary paths, and must not depend on discovery
 // of CRDs it is itself creating.
 
+import type { IncomingMessage } from "node:http";
 import https from "node:https";
 
 export class RestError extends Error {
@@ -28,56 +29,75 @@ export interface RestClient {
   ensure(path: string, body: unknown): Promise<void>;
 }
 
+interface Connection {
+  server: string;
+  agent: https.Agent;
+  token: string;
+}
+
+function requestHeaders(token: string, payload: string | undefined, contentType: string) {
+  return {
+    authorization: `Bearer ${token}`,
+    accept: "application/json",
+    ...(payload !== undefined
+      ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) }
+      : {}),
+  };
+}
+
+/** Collects the answer: its JSON on 2xx, a RestError otherwise. */
+function readAnswer<T>(
+  res: IncomingMessage,
+  method: string,
+  path: string,
+  resolve: (value: T) => void,
+  reject: (err: Error) => void,
+): void {
+  let text = "";
+  res.setEncoding("utf8");
+  res.on("data", (chunk: string) => {
+    text += chunk;
+  });
+  res.on("error", reject);
+  res.on("aborted", () => reject(new Error(`${method} ${path}: response aborted`)));
+  res.on("end", () => {
+    const status = res.statusCode ?? 0;
+    if (status >= 300) reject(new RestError(status, method, path, text));
+    else resolve((text ? JSON.parse(text) : {}) as T);
+  });
+}
+
+function sendRequest<T>(
+  c: Connection,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<T> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise<T>((resolve, reject) => {
+    const req = https.request(
+      `${c.server}${path}`,
+      { method, agent: c.agent, timeout: 15_000, headers: requestHeaders(c.token, payload, contentType) },
+      (res) => readAnswer(res, method, path, resolve, reject),
+    );
+    // A deadline for the whole exchange (the socket timeout alone misses a request queued in the agent).
+    const deadline = setTimeout(() => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)), 30_000);
+    req.on("close", () => clearTimeout(deadline));
+    req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
 export function createRestClient(server: string, ca: string, token: string): RestClient {
-  const agent = new https.Agent({ ca, keepAlive: true, maxSockets: 8 });
-  function request<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    contentType = "application/json",
-  ): Promise<T> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    return new Promise<T>((resolve, reject) => {
-      const req = https.request(
-        `${server}${path}`,
-        {
-          method,
-          agent,
-          timeout: 15_000,
-          headers: {
-            authorization: `Bearer ${token}`,
-            accept: "application/json",
-            ...(payload !== undefined
-              ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) }
-              : {}),
-          },
-        },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            text += chunk;
-          });
-          res.on("error", reject);
-          res.on("aborted", () => reject(new Error(`${method} ${path}: response aborted`)));
-          res.on("end", () => {
-            const status = res.statusCode ?? 0;
-            if (status >= 300) reject(new RestError(status, method, path, text));
-            else resolve((text ? JSON.parse(text) : {}) as T);
-          });
-        },
-      );
-      // A deadline for the whole exchange (the socket timeout alone misses a request queued in the agent).
-      const deadline = setTimeout(
-        () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)),
-        30_000,
-      );
-      req.on("close", () => clearTimeout(deadline));
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path} timed out`)));
-      req.on("error", reject);
-      req.end(payload);
-    });
-  }
+  const connection: Connection = {
+    server,
+    agent: new https.Agent({ ca, keepAlive: true, maxSockets: 8 }),
+    token,
+  };
+  const request = <T>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> =>
+    sendRequest<T>(connection, method, path, body, contentType);
   return {
     server,
     request,

@@ -71,52 +71,67 @@ function positiveSeconds(raw: string | undefined, fallback: number, flag: string
   return value;
 }
 
-/** Pure: the flags of `loadtest teardown`, validated. Throws RangeError with a one-line reason. */
-export function parseTeardownArgs(args: string[]): TeardownArgs {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      target: { type: "string" },
-      reviews: { type: "string" },
-      concurrency: { type: "string" },
-      timeout: { type: "string" },
-      "request-timeout": { type: "string" },
-      interruptions: { type: "string" },
-      sim: { type: "string" },
-      root: { type: "string" },
-      "root-uid": { type: "string" },
-      namespaces: { type: "string" },
-      seed: { type: "string" },
-      stats: { type: "string" },
-      insecure: { type: "boolean" },
-      json: { type: "boolean" },
-    },
-  });
-  if (positionals[0] !== "teardown" || positionals.length !== 1) {
-    throw new RangeError('loadtest has one scenario: "teardown"');
-  }
+const TEARDOWN_FLAGS = {
+  target: { type: "string" },
+  reviews: { type: "string" },
+  concurrency: { type: "string" },
+  timeout: { type: "string" },
+  "request-timeout": { type: "string" },
+  interruptions: { type: "string" },
+  sim: { type: "string" },
+  root: { type: "string" },
+  "root-uid": { type: "string" },
+  namespaces: { type: "string" },
+  seed: { type: "string" },
+  stats: { type: "string" },
+  insecure: { type: "boolean" },
+  json: { type: "boolean" },
+} as const;
+
+/** The --target and --stats URLs. */
+function parseUrls(values: { target?: string; stats?: string }): { target: URL; stats?: URL } {
   if (!values.target) throw new RangeError("--target URL is required");
   const target = validateTarget(values.target);
   if (typeof target === "string") throw new RangeError(target);
-  let stats: URL | undefined;
-  if (values.stats) {
-    const parsed = validateTarget(values.stats);
-    if (typeof parsed === "string") throw new RangeError(`--stats: ${parsed}`);
-    stats = parsed;
-  }
-  const interruptions = values.interruptions === undefined ? 0 : Number(values.interruptions);
+  if (!values.stats) return { target };
+  const stats = validateTarget(values.stats);
+  if (typeof stats === "string") throw new RangeError(`--stats: ${stats}`);
+  return { target, stats };
+}
+
+function parseInterruptions(raw: string | undefined): number {
+  const interruptions = raw === undefined ? 0 : Number(raw);
   if (!Number.isFinite(interruptions) || interruptions < 0 || interruptions > 1) {
-    throw new RangeError(`--interruptions must be a fraction from 0 to 1, got "${values.interruptions}"`);
+    throw new RangeError(`--interruptions must be a fraction from 0 to 1, got "${raw}"`);
   }
-  const seed = values.seed === undefined ? 1 : Number(values.seed);
-  if (!Number.isSafeInteger(seed))
-    throw new RangeError(`--seed must be a whole number, got "${values.seed}"`);
-  const simName = values.sim?.trim() || "loadtest";
-  const namespaces = (values.namespaces ?? DEFAULT_NAMESPACES.join(","))
+  return interruptions;
+}
+
+function parseSeed(raw: string | undefined): number {
+  const seed = raw === undefined ? 1 : Number(raw);
+  if (!Number.isSafeInteger(seed)) throw new RangeError(`--seed must be a whole number, got "${raw}"`);
+  return seed;
+}
+
+function parseNamespaces(raw: string | undefined): string[] {
+  const namespaces = (raw ?? DEFAULT_NAMESPACES.join(","))
     .split(",")
     .map((ns) => ns.trim())
     .filter((ns) => ns !== "");
+  return namespaces.length > 0 ? namespaces : [...DEFAULT_NAMESPACES];
+}
+
+/** Pure: the flags of `loadtest teardown`, validated. Throws RangeError with a one-line reason. */
+export function parseTeardownArgs(args: string[]): TeardownArgs {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: TEARDOWN_FLAGS });
+  if (positionals[0] !== "teardown" || positionals.length !== 1) {
+    throw new RangeError('loadtest has one scenario: "teardown"');
+  }
+  const { target, stats } = parseUrls(values);
+  const interruptions = parseInterruptions(values.interruptions);
+  const seed = parseSeed(values.seed);
+  const simName = values.sim?.trim() || "loadtest";
+  const namespaces = parseNamespaces(values.namespaces);
   const parsed: TeardownArgs = {
     target,
     reviews: positiveInt(values.reviews, 1000, "--reviews"),
@@ -127,13 +142,63 @@ export function parseTeardownArgs(args: string[]): TeardownArgs {
     simName,
     rootName: values.root?.trim() || `sk-${simName}-driver-00000-root`,
     rootUid: values["root-uid"]?.trim() || "loadtest-root-uid",
-    namespaces: namespaces.length > 0 ? namespaces : [...DEFAULT_NAMESPACES],
+    namespaces,
     seed,
     insecure: values.insecure ?? false,
     json: values.json ?? false,
   };
   if (stats) parsed.stats = stats;
   return parsed;
+}
+
+/** The reviews, serialized up front so the loop spends its time on the wire, not in JSON.stringify. */
+function prepareReviews(options: TeardownArgs, now: Date) {
+  const generated = buildTeardownReviews({
+    count: options.reviews,
+    simName: options.simName,
+    rootName: options.rootName,
+    rootUid: options.rootUid,
+    namespaces: options.namespaces,
+    interruptions: options.interruptions,
+    seed: options.seed,
+    now,
+  });
+  const requests: LoadRequest[] = generated.reviews.map((r) => ({
+    uid: r.uid,
+    body: Buffer.from(JSON.stringify(r.review)),
+  }));
+  return { generated, requests };
+}
+
+/** A progress bar on a terminal; none when piped or printing JSON. */
+function progressBar(io: CommandIo, options: TeardownArgs): cliProgress.SingleBar | undefined {
+  if (!io.stdout.isTTY || options.json) return undefined;
+  return new cliProgress.SingleBar(
+    {
+      stream: io.stdout as NodeJS.WritableStream,
+      format: "teardown [{bar}] {value}/{total} reviews | {eta_formatted} left",
+      hideCursor: true,
+      clearOnComplete: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+}
+
+async function sendWithProgress(io: CommandIo, options: TeardownArgs, requests: LoadRequest[]) {
+  const bar = progressBar(io, options);
+  bar?.start(requests.length, 0);
+  const result = await runLoad({
+    target: options.target,
+    requests,
+    concurrency: options.concurrency,
+    timeoutMs: options.timeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs,
+    insecure: options.insecure,
+    check: { allowPatch: false },
+    ...(bar ? { onProgress: (done: number) => bar.update(done) } : {}),
+  });
+  bar?.stop();
+  return result;
 }
 
 export async function runLoadtestCommand(args: string[], io: CommandIo = defaultIo): Promise<number> {
@@ -148,52 +213,11 @@ export async function runLoadtestCommand(args: string[], io: CommandIo = default
     io.stderr.write(`simkube-fn loadtest: ${(err as Error).message}\n\n${LOADTEST_USAGE}`);
     return 2;
   }
-
-  const generated = buildTeardownReviews({
-    count: options.reviews,
-    simName: options.simName,
-    rootName: options.rootName,
-    rootUid: options.rootUid,
-    namespaces: options.namespaces,
-    interruptions: options.interruptions,
-    seed: options.seed,
-    now: io.now(),
-  });
-  // Serialized up front so the loop spends its time on the wire, not in JSON.stringify.
-  const requests: LoadRequest[] = generated.reviews.map((r) => ({
-    uid: r.uid,
-    body: Buffer.from(JSON.stringify(r.review)),
-  }));
-
+  const { generated, requests } = prepareReviews(options, io.now());
   const stats = options.stats ?? statsUrl(options.target);
   const statsOptions = { insecure: options.insecure };
   const before = await fetchStats(stats, statsOptions);
-
-  const bar =
-    io.stdout.isTTY && !options.json
-      ? new cliProgress.SingleBar(
-          {
-            stream: io.stdout as NodeJS.WritableStream,
-            format: "teardown [{bar}] {value}/{total} reviews | {eta_formatted} left",
-            hideCursor: true,
-            clearOnComplete: true,
-          },
-          cliProgress.Presets.shades_classic,
-        )
-      : undefined;
-  bar?.start(requests.length, 0);
-  const result = await runLoad({
-    target: options.target,
-    requests,
-    concurrency: options.concurrency,
-    timeoutMs: options.timeoutMs,
-    requestTimeoutMs: options.requestTimeoutMs,
-    insecure: options.insecure,
-    check: { allowPatch: false },
-    ...(bar ? { onProgress: (done: number) => bar.update(done) } : {}),
-  });
-  bar?.stop();
-
+  const result = await sendWithProgress(io, options, requests);
   const after = await fetchStats(stats, statsOptions);
   const report = buildReport({
     target: options.target.href,

@@ -136,112 +136,149 @@ export function validateTarget(raw: string): URL | string {
   return url;
 }
 
-/** Runs the load; never rejects (failures are counted), and always resolves within about timeoutMs. */
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+/** One run's connections and everything it counts; the workers share it. */
+interface LoadRun {
+  options: LoadOptions;
+  total: number;
+  requestTimeoutMs: number;
+  maxSamples: number;
+  agent: http.Agent;
+  send: typeof http.request;
+  latencies: Float64Array;
+  answered: number;
+  next: number;
+  sent: number;
+  ok: number;
+  errors: number;
+  done: number;
+  timedOut: boolean;
+  errorsByKind: Partial<Record<ErrorKind, number>>;
+  errorSamples: string[];
+  inFlight: Set<http.ClientRequest>;
+}
+
+function startRun(options: LoadOptions, concurrency: number): LoadRun {
   const total = options.requests.length;
-  const concurrency = Math.max(1, Math.min(options.concurrency, total || 1));
-  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-  const maxSamples = options.maxErrorSamples ?? 10;
   const tls = isTls(options.target);
   const agentOptions = { keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency };
   const agent = tls
     ? new https.Agent({ ...agentOptions, rejectUnauthorized: !options.insecure })
     : new http.Agent(agentOptions);
-  const send = tls ? https.request : http.request;
-
-  const latencies = new Float64Array(total);
-  let answered = 0;
-  let next = 0;
-  let sent = 0;
-  let ok = 0;
-  let errors = 0;
-  let done = 0;
-  let timedOut = false;
-  const errorsByKind: Partial<Record<ErrorKind, number>> = {};
-  const errorSamples: string[] = [];
-  const inFlight = new Set<http.ClientRequest>();
-
-  const recordError = (kind: ErrorKind, detail: string) => {
-    errors += 1;
-    errorsByKind[kind] = (errorsByKind[kind] ?? 0) + 1;
-    if (errorSamples.length < maxSamples) errorSamples.push(`${kind}: ${detail}`);
+  return {
+    options,
+    total,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    maxSamples: options.maxErrorSamples ?? 10,
+    agent,
+    send: tls ? https.request : http.request,
+    latencies: new Float64Array(total),
+    answered: 0,
+    next: 0,
+    sent: 0,
+    ok: 0,
+    errors: 0,
+    done: 0,
+    timedOut: false,
+    errorsByKind: {},
+    errorSamples: [],
+    inFlight: new Set<http.ClientRequest>(),
   };
+}
 
-  const attempt = (request: LoadRequest): Promise<Attempt> =>
-    new Promise((resolve) => {
-      const started = performance.now();
-      let settled = false;
-      const finish = (result: Omit<Attempt, "latencyMs">) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        inFlight.delete(req);
-        resolve({ ...result, latencyMs: performance.now() - started });
-      };
-      const req = send(
-        options.target,
-        {
-          method: "POST",
-          agent,
-          headers: { "content-type": "application/json", "content-length": request.body.length },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () =>
-            finish({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-          );
-          res.on("error", (err) =>
-            finish({ failure: timedOut ? "deadline" : "transport", message: err.message }),
-          );
-          res.on("close", () => {
-            if (!res.complete)
-              finish({ failure: timedOut ? "deadline" : "transport", message: "answer cut short" });
-          });
-        },
-      );
-      const timer = setTimeout(() => {
-        finish({ failure: "timeout", message: `no answer within ${requestTimeoutMs} ms` });
-        req.destroy();
-      }, requestTimeoutMs);
-      req.on("error", (err) =>
-        finish({ failure: timedOut ? "deadline" : "transport", message: err.message }),
-      );
-      inFlight.add(req);
-      req.end(request.body);
-    });
+function recordError(run: LoadRun, kind: ErrorKind, detail: string): void {
+  run.errors += 1;
+  run.errorsByKind[kind] = (run.errorsByKind[kind] ?? 0) + 1;
+  if (run.errorSamples.length < run.maxSamples) run.errorSamples.push(`${kind}: ${detail}`);
+}
 
-  const worker = async () => {
-    while (!timedOut && next < total) {
-      const request = options.requests[next++] as LoadRequest;
-      sent += 1;
-      const result = await attempt(request);
-      if (result.failure) {
-        recordError(result.failure, result.message ?? result.failure);
-      } else {
-        latencies[answered++] = result.latencyMs;
-        const checked = checkAnswer(result.status ?? 0, result.body ?? "", request.uid, options.check);
-        if (checked.error) recordError(checked.error, checked.detail ?? checked.error);
-        else ok += 1;
-      }
-      done += 1;
-      options.onProgress?.(done, total);
-    }
-  };
+/** A connection failure after the overall deadline is the deadline's doing, not the function's. */
+function brokenBy(run: LoadRun): "deadline" | "transport" {
+  return run.timedOut ? "deadline" : "transport";
+}
 
+/** POSTs one review; resolves (never rejects) with its answer or why there was none. */
+function postReview(run: LoadRun, request: LoadRequest): Promise<Attempt> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    let settled = false;
+    const finish = (result: Omit<Attempt, "latencyMs">) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      run.inFlight.delete(req);
+      resolve({ ...result, latencyMs: performance.now() - started });
+    };
+    const req = run.send(
+      run.options.target,
+      {
+        method: "POST",
+        agent: run.agent,
+        headers: { "content-type": "application/json", "content-length": request.body.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          finish({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+        res.on("error", (err) => finish({ failure: brokenBy(run), message: err.message }));
+        res.on("close", () => {
+          if (!res.complete) finish({ failure: brokenBy(run), message: "answer cut short" });
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      finish({ failure: "timeout", message: `no answer within ${run.requestTimeoutMs} ms` });
+      req.destroy();
+    }, run.requestTimeoutMs);
+    req.on("error", (err) => finish({ failure: brokenBy(run), message: err.message }));
+    run.inFlight.add(req);
+    req.end(request.body);
+  });
+}
+
+function recordResult(run: LoadRun, request: LoadRequest, result: Attempt): void {
+  if (result.failure) {
+    recordError(run, result.failure, result.message ?? result.failure);
+  } else {
+    run.latencies[run.answered++] = result.latencyMs;
+    const checked = checkAnswer(result.status ?? 0, result.body ?? "", request.uid, run.options.check);
+    if (checked.error) recordError(run, checked.error, checked.detail ?? checked.error);
+    else run.ok += 1;
+  }
+  run.done += 1;
+  run.options.onProgress?.(run.done, run.total);
+}
+
+/** One of `concurrency` loops: takes the next review until none is left or the deadline passed. */
+async function worker(run: LoadRun): Promise<void> {
+  while (!run.timedOut && run.next < run.total) {
+    const request = run.options.requests[run.next++] as LoadRequest;
+    run.sent += 1;
+    const result = await postReview(run, request);
+    recordResult(run, request, result);
+  }
+}
+
+/** Runs the load; never rejects (failures are counted), and always resolves within about timeoutMs. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const total = options.requests.length;
+  const concurrency = Math.max(1, Math.min(options.concurrency, total || 1));
+  const run = startRun(options, concurrency);
   const started = performance.now();
   const deadline = setTimeout(() => {
-    timedOut = true;
-    for (const req of inFlight) req.destroy(new Error("overall timeout reached"));
+    run.timedOut = true;
+    for (const req of run.inFlight) req.destroy(new Error("overall timeout reached"));
   }, options.timeoutMs);
   try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    await Promise.all(Array.from({ length: concurrency }, () => worker(run)));
   } finally {
     clearTimeout(deadline);
-    agent.destroy();
+    run.agent.destroy();
   }
   const durationMs = performance.now() - started;
-  const sorted = latencies.slice(0, answered).sort();
+  const sorted = run.latencies.slice(0, run.answered).sort();
+  const { sent, ok, errors, errorsByKind, errorSamples, timedOut } = run;
   return { total, sent, ok, errors, errorsByKind, errorSamples, latenciesMs: sorted, durationMs, timedOut };
 }
 

@@ -175,8 +175,22 @@ interface PodContext {
   prefix: string;
 }
 
-function buildPod(ctx: PodContext, bare: boolean, phase: Phase, disrupted: boolean): PodShape {
-  const { random, options } = ctx;
+/** The pod's randomly drawn facts. The draw order is fixed: a seed must always make the same pods. */
+interface PodFacts {
+  original: string;
+  namespace: string;
+  uid: string;
+  /** Seconds relative to options.now. */
+  created: number;
+  started: number;
+  node: string;
+  image: string;
+  hash: string;
+  sequence: number;
+}
+
+function drawPodFacts(ctx: PodContext): PodFacts {
+  const { random } = ctx;
   const original = pick(random, ctx.namespaces);
   const namespace = `${ctx.prefix}-${original}`;
   const uid = uuid(random);
@@ -186,64 +200,65 @@ function buildPod(ctx: PodContext, bare: boolean, phase: Phase, disrupted: boole
   const image = pick(random, IMAGES);
   const hash = hex(random, 16);
   const sequence = Math.floor(random() * 20);
+  return { original, namespace, uid, created, started, node, image, hash, sequence };
+}
 
-  let name: string;
-  let ownerReferences: Record<string, unknown>[];
+interface PodOwnership {
+  name: string;
+  labels: Record<string, string>;
+  ownerReferences: Record<string, unknown>[];
+}
+
+/** A bare pod is owned by the SimulationRoot (as the driver makes it); others by a Deployment's ReplicaSet. */
+function drawOwnership(ctx: PodContext, bare: boolean): PodOwnership {
+  const { random, options } = ctx;
   const labels: Record<string, string> = { [SIMULATION_LABEL_KEY]: options.simName };
   if (bare) {
     const base = pick(random, BARE_PODS);
-    name = `${base}-${nameSuffix(random)}`;
+    const name = `${base}-${nameSuffix(random)}`;
     labels.app = base;
-    ownerReferences = [
-      {
-        apiVersion: SIMKUBE_API_VERSION,
-        kind: SIMULATION_ROOT_KIND,
-        name: options.rootName,
-        uid: options.rootUid,
-      },
-    ];
-  } else {
-    const workload = pick(random, WORKLOADS);
-    const templateHash = hex(random, 10).replace(/[0-9a-f]/g, (c) => SUFFIX_ALPHABET[parseInt(c, 16)] ?? c);
-    const replicaSet = `${workload}-${templateHash}`;
-    name = `${replicaSet}-${nameSuffix(random)}`;
-    labels.app = workload;
-    labels["pod-template-hash"] = templateHash;
-    ownerReferences = [
-      {
-        apiVersion: "apps/v1",
-        kind: "ReplicaSet",
-        name: replicaSet,
-        uid: uuid(random),
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ];
+    const root = { apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_ROOT_KIND, name: options.rootName };
+    return { name, labels, ownerReferences: [{ ...root, uid: options.rootUid }] };
   }
-  if (phase !== "Running") labels[KWOK_STAGE_COMPLETE_KEY] = "true";
+  const workload = pick(random, WORKLOADS);
+  const templateHash = hex(random, 10).replace(/[0-9a-f]/g, (c) => SUFFIX_ALPHABET[parseInt(c, 16)] ?? c);
+  const replicaSet = `${workload}-${templateHash}`;
+  const name = `${replicaSet}-${nameSuffix(random)}`;
+  labels.app = workload;
+  labels["pod-template-hash"] = templateHash;
+  const ownerReferences = [
+    {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      name: replicaSet,
+      uid: uuid(random),
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ];
+  return { name, labels, ownerReferences };
+}
 
+/** SimKube's annotations, and the completion time KWOK set on a pod that finished. */
+function podAnnotations(facts: PodFacts, phase: Phase, now: Date): Record<string, string> {
   const annotations: Record<string, string> = {
-    [ORIG_NAMESPACE_ANNOTATION_KEY]: original,
-    [POD_SPEC_STABLE_HASH_KEY]: hash,
-    [POD_SEQUENCE_NUMBER_KEY]: String(sequence),
+    [ORIG_NAMESPACE_ANNOTATION_KEY]: facts.original,
+    [POD_SPEC_STABLE_HASH_KEY]: facts.hash,
+    [POD_SEQUENCE_NUMBER_KEY]: String(facts.sequence),
   };
-  if (phase !== "Running") annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] = iso(options.now, -30);
+  if (phase !== "Running") annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] = iso(now, -30);
+  return annotations;
+}
 
-  const terminated = phase !== "Running";
+function podConditions(facts: PodFacts, terminated: boolean, disrupted: boolean, now: Date) {
+  const { created, started } = facts;
+  const ready = terminated ? "False" : "True";
   const conditions: Record<string, unknown>[] = [
-    {
-      type: "PodReadyToStartContainers",
-      status: terminated ? "False" : "True",
-      lastTransitionTime: iso(options.now, started),
-    },
-    { type: "Initialized", status: "True", lastTransitionTime: iso(options.now, created + 1) },
-    { type: "Ready", status: terminated ? "False" : "True", lastTransitionTime: iso(options.now, started) },
-    {
-      type: "ContainersReady",
-      status: terminated ? "False" : "True",
-      lastTransitionTime: iso(options.now, started),
-    },
-    { type: "PodScheduled", status: "True", lastTransitionTime: iso(options.now, created + 1) },
+    { type: "PodReadyToStartContainers", status: ready, lastTransitionTime: iso(now, started) },
+    { type: "Initialized", status: "True", lastTransitionTime: iso(now, created + 1) },
+    { type: "Ready", status: ready, lastTransitionTime: iso(now, started) },
+    { type: "ContainersReady", status: ready, lastTransitionTime: iso(now, started) },
+    { type: "PodScheduled", status: "True", lastTransitionTime: iso(now, created + 1) },
   ];
   if (disrupted) {
     conditions.push({
@@ -251,134 +266,164 @@ function buildPod(ctx: PodContext, bare: boolean, phase: Phase, disrupted: boole
       status: "True",
       reason: "DeletionByTaintManager",
       message: "Taint manager: deleting due to NoExecute taint",
-      lastTransitionTime: iso(options.now, -1),
+      lastTransitionTime: iso(now, -1),
     });
   }
-  const state = terminated
-    ? {
-        terminated: {
-          exitCode: phase === "Succeeded" ? 0 : 1,
-          reason: phase === "Succeeded" ? "Completed" : "Error",
-          startedAt: iso(options.now, started),
-          finishedAt: iso(options.now, -30),
-        },
-      }
-    : { running: { startedAt: iso(options.now, started) } };
+  return conditions;
+}
 
-  const pod = {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name,
-      namespace,
-      uid,
-      resourceVersion: String(100000 + Math.floor(random() * 900000)),
-      creationTimestamp: iso(options.now, created),
-      labels,
-      annotations,
-      ownerReferences,
-      managedFields: [
-        {
-          manager: bare ? "sk-driver" : "kube-controller-manager",
-          operation: "Update",
-          apiVersion: "v1",
-          time: iso(options.now, created),
-          fieldsType: "FieldsV1",
-          fieldsV1: {
-            "f:metadata": { "f:labels": { ".": {}, "f:app": {} }, "f:ownerReferences": { ".": {} } },
-            "f:spec": { "f:containers": {}, "f:nodeSelector": {}, "f:tolerations": {} },
-          },
-        },
-        {
-          manager: "kwok",
-          operation: "Update",
-          apiVersion: "v1",
-          time: iso(options.now, started),
-          fieldsType: "FieldsV1",
-          fieldsV1: { "f:status": { "f:conditions": {}, "f:containerStatuses": {}, "f:phase": {} } },
-          subresource: "status",
-        },
-      ],
-    },
-    spec: {
-      containers: [
-        {
-          name: "main",
-          image,
-          ports: [{ containerPort: 8080, protocol: "TCP" }],
-          env: [
-            { name: "LOG_FORMAT", value: "json" },
-            { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
-          ],
-          resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "512Mi" } },
-          terminationMessagePath: "/dev/termination-log",
-          terminationMessagePolicy: "File",
-          imagePullPolicy: "IfNotPresent",
-          volumeMounts: [
-            {
-              name: "kube-api-access",
-              readOnly: true,
-              mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
-            },
-          ],
-        },
-      ],
-      volumes: [
-        {
-          name: "kube-api-access",
-          projected: {
-            defaultMode: 420,
-            sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: "token" } }],
-          },
-        },
-      ],
-      restartPolicy: bare ? "Never" : "Always",
-      terminationGracePeriodSeconds: GRACE_PERIOD_SECONDS,
-      dnsPolicy: "ClusterFirst",
-      serviceAccountName: "default",
-      nodeName: node,
-      nodeSelector: { [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE },
-      tolerations: [
-        { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" },
-        {
-          key: "node.kubernetes.io/not-ready",
-          operator: "Exists",
-          effect: "NoExecute",
-          tolerationSeconds: 300,
-        },
-        {
-          key: "node.kubernetes.io/unreachable",
-          operator: "Exists",
-          effect: "NoExecute",
-          tolerationSeconds: 300,
-        },
-      ],
-      schedulerName: "default-scheduler",
-      priority: 0,
-      enableServiceLinks: true,
-      preemptionPolicy: "PreemptLowerPriority",
-    },
-    status: {
-      phase,
-      conditions,
-      hostIP: `10.0.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}`,
-      podIP: `10.244.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}`,
-      startTime: iso(options.now, created + 1),
-      containerStatuses: [
-        {
-          name: "main",
-          state,
-          ready: !terminated,
-          restartCount: 0,
-          image,
-          imageID: "",
-          started: !terminated,
-        },
-      ],
-      qosClass: "Burstable",
+function containerState(phase: Phase, started: number, now: Date) {
+  if (phase === "Running") return { running: { startedAt: iso(now, started) } };
+  return {
+    terminated: {
+      exitCode: phase === "Succeeded" ? 0 : 1,
+      reason: phase === "Succeeded" ? "Completed" : "Error",
+      startedAt: iso(now, started),
+      finishedAt: iso(now, -30),
     },
   };
-  return { pod, uid, name, namespace, phase, bare };
+}
+
+/** Who wrote the pod: its creator (the driver or the ReplicaSet controller), then KWOK's status. */
+function managedFields(bare: boolean, facts: PodFacts, now: Date) {
+  return [
+    {
+      manager: bare ? "sk-driver" : "kube-controller-manager",
+      operation: "Update",
+      apiVersion: "v1",
+      time: iso(now, facts.created),
+      fieldsType: "FieldsV1",
+      fieldsV1: {
+        "f:metadata": { "f:labels": { ".": {}, "f:app": {} }, "f:ownerReferences": { ".": {} } },
+        "f:spec": { "f:containers": {}, "f:nodeSelector": {}, "f:tolerations": {} },
+      },
+    },
+    {
+      manager: "kwok",
+      operation: "Update",
+      apiVersion: "v1",
+      time: iso(now, facts.started),
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:status": { "f:conditions": {}, "f:containerStatuses": {}, "f:phase": {} } },
+      subresource: "status",
+    },
+  ];
+}
+
+function podMetadata(ctx: PodContext, facts: PodFacts, owner: PodOwnership, phase: Phase, bare: boolean) {
+  const { random, options } = ctx;
+  if (phase !== "Running") owner.labels[KWOK_STAGE_COMPLETE_KEY] = "true";
+  return {
+    name: owner.name,
+    namespace: facts.namespace,
+    uid: facts.uid,
+    resourceVersion: String(100000 + Math.floor(random() * 900000)),
+    creationTimestamp: iso(options.now, facts.created),
+    labels: owner.labels,
+    annotations: podAnnotations(facts, phase, options.now),
+    ownerReferences: owner.ownerReferences,
+    managedFields: managedFields(bare, facts, options.now),
+  };
+}
+
+/** One container as the API server stores it after defaulting (service account volume included). */
+function mainContainer(image: string) {
+  return {
+    name: "main",
+    image,
+    ports: [{ containerPort: 8080, protocol: "TCP" }],
+    env: [
+      { name: "LOG_FORMAT", value: "json" },
+      { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
+    ],
+    resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "512Mi" } },
+    terminationMessagePath: "/dev/termination-log",
+    terminationMessagePolicy: "File",
+    imagePullPolicy: "IfNotPresent",
+    volumeMounts: [
+      {
+        name: "kube-api-access",
+        readOnly: true,
+        mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+      },
+    ],
+  };
+}
+
+/** The tolerations: SimKube's for the virtual nodes, then the two the API server adds by default. */
+function podTolerations() {
+  const notReady = (key: string) => ({
+    key,
+    operator: "Exists",
+    effect: "NoExecute",
+    tolerationSeconds: 300,
+  });
+  return [
+    { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" },
+    notReady("node.kubernetes.io/not-ready"),
+    notReady("node.kubernetes.io/unreachable"),
+  ];
+}
+
+function podSpec(facts: PodFacts, bare: boolean) {
+  return {
+    containers: [mainContainer(facts.image)],
+    volumes: [
+      {
+        name: "kube-api-access",
+        projected: {
+          defaultMode: 420,
+          sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: "token" } }],
+        },
+      },
+    ],
+    restartPolicy: bare ? "Never" : "Always",
+    terminationGracePeriodSeconds: GRACE_PERIOD_SECONDS,
+    dnsPolicy: "ClusterFirst",
+    serviceAccountName: "default",
+    nodeName: facts.node,
+    nodeSelector: { [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE },
+    tolerations: podTolerations(),
+    schedulerName: "default-scheduler",
+    priority: 0,
+    enableServiceLinks: true,
+    preemptionPolicy: "PreemptLowerPriority",
+  };
+}
+
+function podStatus(ctx: PodContext, facts: PodFacts, phase: Phase, disrupted: boolean) {
+  const { random, options } = ctx;
+  const terminated = phase !== "Running";
+  return {
+    phase,
+    conditions: podConditions(facts, terminated, disrupted, options.now),
+    hostIP: `10.0.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}`,
+    podIP: `10.244.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}`,
+    startTime: iso(options.now, facts.created + 1),
+    containerStatuses: [
+      {
+        name: "main",
+        state: containerState(phase, facts.started, options.now),
+        ready: !terminated,
+        restartCount: 0,
+        image: facts.image,
+        imageID: "",
+        started: !terminated,
+      },
+    ],
+    qosClass: "Burstable",
+  };
+}
+
+function buildPod(ctx: PodContext, bare: boolean, phase: Phase, disrupted: boolean): PodShape {
+  // The calls below draw from ctx.random in this order; reordering them changes every generated pod.
+  const facts = drawPodFacts(ctx);
+  const owner = drawOwnership(ctx, bare);
+  const metadata = podMetadata(ctx, facts, owner, phase, bare);
+  const spec = podSpec(facts, bare);
+  const status = podStatus(ctx, facts, phase, disrupted);
+  const pod = { apiVersion: "v1", kind: "Pod", metadata, spec, status };
+  return { pod, uid: facts.uid, name: owner.name, namespace: facts.namespace, phase, bare };
 }
 
 function withDeletion(
@@ -434,6 +479,49 @@ function serviceAccount(username: string, random: () => number): UserInfo {
 
 type Initiator = "namespace-controller" | "garbage-collector" | "interruption";
 
+/** Who asks for the deletion first, and how: its user, request.name, DeleteOptions and review kind. */
+function initiatorRequest(random: () => number, initiator: Initiator, shape: PodShape) {
+  if (initiator === "namespace-controller") {
+    return {
+      user: serviceAccount(NAMESPACE_CONTROLLER_USER, random),
+      name: "", // DeleteCollection: the per-pod reviews carry the collection's empty name
+      deleteOptions: { propagationPolicy: "Background" } as Record<string, unknown>,
+      kind: "namespace-controller" as ReviewKind,
+    };
+  }
+  if (initiator === "garbage-collector") {
+    return {
+      user: serviceAccount(GARBAGE_COLLECTOR_USER, random),
+      name: shape.name,
+      deleteOptions: { propagationPolicy: "Background", preconditions: { uid: shape.uid } },
+      kind: "garbage-collector" as ReviewKind,
+    };
+  }
+  const evicted = (shape.pod.status.conditions as { type: string }[]).some(
+    (c) => c.type === "DisruptionTarget",
+  );
+  const user: UserInfo = evicted
+    ? serviceAccount(NODE_CONTROLLER_USER, random)
+    : { username: ADMIN_USER, groups: ["kubeadm:cluster-admins", "system:authenticated"] };
+  return { user, name: shape.name, deleteOptions: {}, kind: "interruption" as ReviewKind };
+}
+
+/** KWOK's final DELETE: shortening update (sees the pod's grace), then the storage delete (sees grace 0). */
+function kwokFinalReviews(ctx: PodContext, shape: PodShape): GeneratedReview[] {
+  const { random, options } = ctx;
+  const deletionTimestamp = iso(options.now, GRACE_PERIOD_SECONDS);
+  const kwok = serviceAccount(KWOK_USER, random);
+  return [GRACE_PERIOD_SECONDS, 0].map((grace) =>
+    buildReview(random, shape, {
+      kind: "kwok-final",
+      user: kwok,
+      name: shape.name,
+      oldObject: withDeletion(shape.pod, deletionTimestamp, grace),
+      options: { gracePeriodSeconds: 0 },
+    }),
+  );
+}
+
 /** Every review one pod's deletion produces, in order; the first one is the initiator's. */
 function podDeletion(
   ctx: PodContext,
@@ -441,62 +529,21 @@ function podDeletion(
   shape: PodShape,
 ): { first: GeneratedReview[]; later: GeneratedReview[] } {
   const { random, options } = ctx;
-  const deletedAt = iso(options.now, 0);
-  let user: UserInfo;
-  let name = shape.name;
-  let deleteOptions: Record<string, unknown>;
-  let kind: ReviewKind;
-  if (initiator === "namespace-controller") {
-    user = serviceAccount(NAMESPACE_CONTROLLER_USER, random);
-    name = ""; // DeleteCollection: the per-pod reviews carry the collection's empty name
-    deleteOptions = { propagationPolicy: "Background" };
-    kind = "namespace-controller";
-  } else if (initiator === "garbage-collector") {
-    user = serviceAccount(GARBAGE_COLLECTOR_USER, random);
-    deleteOptions = { propagationPolicy: "Background", preconditions: { uid: shape.uid } };
-    kind = "garbage-collector";
-  } else {
-    const evicted = (shape.pod.status.conditions as { type: string }[]).some(
-      (c) => c.type === "DisruptionTarget",
-    );
-    user = evicted
-      ? serviceAccount(NODE_CONTROLLER_USER, random)
-      : { username: ADMIN_USER, groups: ["kubeadm:cluster-admins", "system:authenticated"] };
-    deleteOptions = {};
-    kind = "interruption";
-  }
-
+  const { user, name, deleteOptions, kind } = initiatorRequest(random, initiator, shape);
   const first = [
     buildReview(random, shape, { kind, user, name, oldObject: shape.pod, options: deleteOptions }),
   ];
-  const later: GeneratedReview[] = [];
-  if (shape.phase !== "Running") {
-    // Terminal pods get grace 0 at once: the same request calls the webhook again for the storage delete.
-    later.push(
-      buildReview(random, shape, {
-        kind: "finished-final",
-        user,
-        name,
-        oldObject: withDeletion(shape.pod, deletedAt, 0),
-        options: deleteOptions,
-      }),
-    );
-    return { first, later };
-  }
-  // KWOK's final DELETE: shortening update (sees the pod's grace), then the storage delete (sees grace 0).
-  const deletionTimestamp = iso(options.now, GRACE_PERIOD_SECONDS);
-  const kwok = serviceAccount(KWOK_USER, random);
-  for (const grace of [GRACE_PERIOD_SECONDS, 0]) {
-    later.push(
-      buildReview(random, shape, {
-        kind: "kwok-final",
-        user: kwok,
-        name: shape.name,
-        oldObject: withDeletion(shape.pod, deletionTimestamp, grace),
-        options: { gracePeriodSeconds: 0 },
-      }),
-    );
-  }
+  if (shape.phase === "Running") return { first, later: kwokFinalReviews(ctx, shape) };
+  // Terminal pods get grace 0 at once: the same request calls the webhook again for the storage delete.
+  const later = [
+    buildReview(random, shape, {
+      kind: "finished-final",
+      user,
+      name,
+      oldObject: withDeletion(shape.pod, iso(options.now, 0), 0),
+      options: deleteOptions,
+    }),
+  ];
   return { first, later };
 }
 

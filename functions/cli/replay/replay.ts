@@ -23,6 +23,7 @@ import type { KubeObject, OwnerReference } from "../../../shared/kube-api.js";
 import type { Logger } from "../../../shared/log.js";
 import { parseTrace, type Trace } from "../../../shared/trace.js";
 import { startFakeApiServer } from "../../local-apiserver/server.js";
+import type { FakeApiServer } from "../../local-apiserver/types.js";
 import { startFunction } from "../../runtime/registry.js";
 import { buildVirtualNamespace, buildVirtualPod, virtualNamespace } from "./virtual-pod.js";
 
@@ -117,6 +118,287 @@ function printTable(rows: string[][], out: (line: string) => void): void {
     );
 }
 
+/** The Simulation, its driver's SimulationRoot and the virtual namespaces it owns, as SimKube makes them. */
+function putSimulation(api: FakeApiServer, options: ReplayOptions, namespaces: string[]): OwnerReference {
+  const { simName } = options;
+  const sim = api.store.put({
+    apiVersion: SIMKUBE_API_VERSION,
+    kind: SIMULATION_KIND,
+    metadata: { name: simName },
+    spec: {
+      speed: options.speed,
+      rescheduleInterruptedBarePods: true,
+      lifecycleParams: { imagePullDelay: 500, podStartupDelay: 1000 },
+      driver: {
+        namespace: FUNCTION_NAMESPACE,
+        virtualNsPrefix: VIRTUAL_PREFIX,
+        tracePath: options.traceLabel,
+      },
+    },
+    status: { state: "Running" },
+  });
+  const rootObject = api.store.put({
+    apiVersion: SIMKUBE_API_VERSION,
+    kind: SIMULATION_ROOT_KIND,
+    metadata: {
+      name: `sk-${simName}-driver-root`,
+      ownerReferences: [
+        {
+          apiVersion: SIMKUBE_API_VERSION,
+          kind: SIMULATION_KIND,
+          name: simName,
+          uid: sim.metadata?.uid ?? "",
+        },
+      ],
+    },
+    spec: {},
+  });
+  const root: OwnerReference = {
+    apiVersion: SIMKUBE_API_VERSION,
+    kind: SIMULATION_ROOT_KIND,
+    name: rootObject.metadata?.name ?? "",
+    uid: rootObject.metadata?.uid ?? "",
+  };
+  for (const namespace of namespaces) api.store.put(buildVirtualNamespace(namespace, root));
+  return root;
+}
+
+/** The trace and a kubeconfig for the double, written where the functions read them. */
+async function writeFunctionInputs(
+  dir: string,
+  api: FakeApiServer,
+  traceBytes: Uint8Array,
+): Promise<{ tracePath: string; kubeconfigPath: string }> {
+  const tracePath = path.join(dir, "trace.sktrace");
+  await writeFile(tracePath, traceBytes);
+  const kubeconfigPath = path.join(dir, "kubeconfig");
+  await writeFile(
+    kubeconfigPath,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "local", cluster: { server: api.url, "insecure-skip-tls-verify": true } }],
+      users: [{ name: "local", user: { token: "local" } }],
+      contexts: [{ name: "local", context: { cluster: "local", user: "local" } }],
+      "current-context": "local",
+    }),
+  );
+  return { tracePath, kubeconfigPath };
+}
+
+/** Starts both functions on 127.0.0.1 (servers pushed as they start, so a failure still closes them). */
+async function startBothFunctions(
+  simName: string,
+  files: { tracePath: string; kubeconfigPath: string },
+  log: Logger,
+  servers: Server[],
+): Promise<Partial<Record<FunctionName, string>>> {
+  const config: FunctionConfig = {
+    simName,
+    tracePath: files.tracePath,
+    port: 0,
+    logLevel: "warn",
+    driverUsers: [SIMKUBE_DRIVER_USER],
+    sequenceStore: "cluster",
+    storeNamespace: FUNCTION_NAMESPACE,
+  };
+  const urls: Partial<Record<FunctionName, string>> = {};
+  for (const name of ["mutate-create", "reschedule-delete"] as const) {
+    const running = await startFunction(
+      name,
+      config,
+      createKubeApi({ kubeconfigPath: files.kubeconfigPath }),
+      log.child({ function: name }),
+      "127.0.0.1",
+    );
+    servers.push(running.server);
+    urls[name] = `http://127.0.0.1:${running.port}/`;
+  }
+  return urls;
+}
+
+/** Registers the functions as the double's webhooks, as the MutatingWebhookConfiguration would. */
+function registerWebhooks(api: FakeApiServer, urls: Partial<Record<FunctionName, string>>): void {
+  api.webhooks = [
+    {
+      name: "mutate-create.simkube.io",
+      url: urls["mutate-create"] ?? "",
+      operations: ["CREATE", "UPDATE"],
+      resources: ["pods", "pods/status"],
+    },
+    {
+      name: "reschedule-delete.simkube.io",
+      url: urls["reschedule-delete"] ?? "",
+      operations: ["DELETE"],
+      resources: ["pods"],
+      failurePolicy: "Ignore",
+    },
+  ];
+}
+
+function announce(
+  options: ReplayOptions,
+  trace: Trace,
+  podCount: number,
+  apiUrl: string,
+  urls: Partial<Record<FunctionName, string>>,
+): void {
+  const { out } = options;
+  out(
+    `Replaying ${podCount} bare pod(s) from ${options.traceLabel} as Simulation ${options.simName} (speed ${options.speed}),`,
+  );
+  out(
+    `against the embedded API double at ${apiUrl}; mutate-create at ${urls["mutate-create"]}, reschedule-delete at ${urls["reschedule-delete"]}.`,
+  );
+  const others = otherObjects(trace);
+  if (others.length > 0) {
+    // Only bare pods are replayed here: workloads would need a controller manager, which the double lacks.
+    out(`Not replayed here (no controllers in the API double): ${others.join(", ")}.`);
+  }
+}
+
+interface PodRef {
+  namespace: string;
+  name: string;
+}
+
+/** Step 1: the driver applies the pods; the API double sends each CREATE to mutate-create. */
+async function createPods(
+  api: FakeApiServer,
+  pods: KubeObject[],
+  simName: string,
+  root: OwnerReference,
+): Promise<PodRef[]> {
+  const created: PodRef[] = [];
+  for (const pod of pods) {
+    const virtual = buildVirtualPod(pod, simName, root, VIRTUAL_PREFIX);
+    const namespace = virtual.metadata?.namespace ?? "";
+    const res = await api.request("POST", `/api/v1/namespaces/${namespace}/pods`, virtual, {
+      user: SIMKUBE_DRIVER_USER,
+    });
+    if (res.status !== 201)
+      throw new Error(`creating ${namespace}/${virtual.metadata?.name} failed: ${JSON.stringify(res.body)}`);
+    created.push({ namespace, name: virtual.metadata?.name ?? "" });
+  }
+  return created;
+}
+
+/** KWOK's status write to Running, which mutate-create answers with the completion time. */
+async function kwokMarksRunning(api: FakeApiServer, { namespace, name }: PodRef): Promise<void> {
+  await api.request(
+    "PATCH",
+    `/api/v1/namespaces/${namespace}/pods/${name}/status`,
+    { status: { phase: "Running" } },
+    {
+      contentType: "application/merge-patch+json",
+      user: KWOK_USER,
+    },
+  );
+}
+
+/** Step 2: KWOK marks the pods Running; counts and prints what the functions made of them. */
+async function runPods(
+  api: FakeApiServer,
+  created: PodRef[],
+  out: (line: string) => void,
+): Promise<{ mutated: number; completed: number }> {
+  let mutated = 0;
+  let completed = 0;
+  for (const pod of created) await kwokMarksRunning(api, pod);
+  const table: string[][] = [["pod", "nodeSelector", "spec hash", "seq", "completes at"]];
+  for (const { namespace, name } of created) {
+    const stored = api.store.get<PodView>({ kind: "Pod", namespace, name });
+    const annotations = stored?.metadata?.annotations ?? {};
+    if (stored?.spec?.nodeSelector?.type === "virtual") mutated += 1;
+    if (annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY]) completed += 1;
+    table.push(describePod(stored, namespace, name));
+  }
+  out("");
+  printTable(table, out);
+  return { mutated, completed };
+}
+
+/** The taint manager's eviction: DisruptionTarget on the status, then its DELETE; KWOK finishes it. */
+async function taintManagerEvicts(api: FakeApiServer, victim: PodRef): Promise<void> {
+  const podPath = `/api/v1/namespaces/${victim.namespace}/pods/${victim.name}`;
+  await api.request(
+    "PATCH",
+    `${podPath}/status`,
+    {
+      status: {
+        conditions: [
+          {
+            type: "DisruptionTarget",
+            status: "True",
+            reason: "DeletionByTaintManager",
+            message: "Taint manager: deleting due to NoExecute taint",
+          },
+        ],
+      },
+    },
+    { contentType: "application/merge-patch+json", user: TAINT_MANAGER_USER },
+  );
+  await api.request("DELETE", podPath, undefined, { user: TAINT_MANAGER_USER });
+  await api.finishPodTerminations({ namespace: victim.namespace, user: KWOK_USER });
+}
+
+/** Step 3: a node goes NotReady; the taint manager evicts one pod and reschedule-delete clones it. */
+async function interruptOne(
+  api: FakeApiServer,
+  victim: PodRef | undefined,
+  out: (line: string) => void,
+): Promise<number> {
+  if (!victim) return 0;
+  const before = api.store.list("Pod").length;
+  await taintManagerEvicts(api, victim);
+  const cloneNames = api.store
+    .list("Pod", victim.namespace)
+    .map((p) => p.metadata?.name ?? "")
+    .filter((name) => name.startsWith(`${victim.name}-clone-`));
+  // KWOK runs the clone; it finds the original's lifecycle through static.simkube.io/original-owner.
+  for (const name of cloneNames) await kwokMarksRunning(api, { namespace: victim.namespace, name });
+  const clones = cloneNames.map(
+    (name) => api.store.get({ kind: "Pod", namespace: victim.namespace, name }) ?? {},
+  );
+  out("");
+  out(
+    `Interrupted ${victim.namespace}/${victim.name} (taint manager): ${clones.length} clone(s); pods ${before} -> ${api.store.list("Pod").length}.`,
+  );
+  if (clones.length > 0) {
+    printTable(
+      clones.map((c) => describePod(c as PodView, victim.namespace, c.metadata?.name ?? "")),
+      out,
+    );
+  }
+  return clones.length;
+}
+
+/** Step 4: the namespace controller deletes everything; no pod may be cloned. */
+async function tearDown(
+  api: FakeApiServer,
+  namespaces: string[],
+  out: (line: string) => void,
+): Promise<{ teardownReviews: number; clonesOnTeardown: number }> {
+  const podsBeforeTeardown = new Set(api.store.list("Pod").map((p) => p.metadata?.uid));
+  const reviewsBeforeTeardown = api.admissions.length;
+  for (const namespace of namespaces) {
+    await api.terminateNamespace(namespace);
+    await api.finishPodTerminations({ namespace, user: KWOK_USER });
+  }
+  const clonesOnTeardown = api.store
+    .list("Pod")
+    .filter((p) => !podsBeforeTeardown.has(p.metadata?.uid)).length;
+  const teardownReviews = api.admissions
+    .slice(reviewsBeforeTeardown)
+    .filter((call) => call.webhook === "reschedule-delete.simkube.io").length;
+  out(`Tore down ${namespaces.join(", ")}: ${clonesOnTeardown} clone(s) created during teardown.`);
+  return { teardownReviews, clonesOnTeardown };
+}
+
+function failedWebhookCalls(api: FakeApiServer): number {
+  return api.admissions.filter((call) => call.error !== undefined || call.response?.allowed === false).length;
+}
+
 export async function replayLocally(options: ReplayOptions): Promise<ReplayResult> {
   const { simName, log, out } = options;
   const trace = parseTrace(options.traceBytes);
@@ -129,230 +411,25 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
   const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-local-"));
   const servers: Server[] = [];
   try {
-    const sim = api.store.put({
-      apiVersion: SIMKUBE_API_VERSION,
-      kind: SIMULATION_KIND,
-      metadata: { name: simName },
-      spec: {
-        speed: options.speed,
-        rescheduleInterruptedBarePods: true,
-        lifecycleParams: { imagePullDelay: 500, podStartupDelay: 1000 },
-        driver: {
-          namespace: FUNCTION_NAMESPACE,
-          virtualNsPrefix: VIRTUAL_PREFIX,
-          tracePath: options.traceLabel,
-        },
-      },
-      status: { state: "Running" },
-    });
-    const rootObject = api.store.put({
-      apiVersion: SIMKUBE_API_VERSION,
-      kind: SIMULATION_ROOT_KIND,
-      metadata: {
-        name: `sk-${simName}-driver-root`,
-        ownerReferences: [
-          {
-            apiVersion: SIMKUBE_API_VERSION,
-            kind: SIMULATION_KIND,
-            name: simName,
-            uid: sim.metadata?.uid ?? "",
-          },
-        ],
-      },
-      spec: {},
-    });
-    const root: OwnerReference = {
-      apiVersion: SIMKUBE_API_VERSION,
-      kind: SIMULATION_ROOT_KIND,
-      name: rootObject.metadata?.name ?? "",
-      uid: rootObject.metadata?.uid ?? "",
-    };
-    for (const namespace of namespaces) api.store.put(buildVirtualNamespace(namespace, root));
+    const root = putSimulation(api, options, namespaces);
+    const files = await writeFunctionInputs(dir, api, options.traceBytes);
+    const urls = await startBothFunctions(simName, files, log, servers);
+    registerWebhooks(api, urls);
+    announce(options, trace, pods.length, api.url, urls);
 
-    const tracePath = path.join(dir, "trace.sktrace");
-    await writeFile(tracePath, options.traceBytes);
-    const kubeconfigPath = path.join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfigPath,
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "local", cluster: { server: api.url, "insecure-skip-tls-verify": true } }],
-        users: [{ name: "local", user: { token: "local" } }],
-        contexts: [{ name: "local", context: { cluster: "local", user: "local" } }],
-        "current-context": "local",
-      }),
-    );
-    const config: FunctionConfig = {
-      simName,
-      tracePath,
-      port: 0,
-      logLevel: "warn",
-      driverUsers: [SIMKUBE_DRIVER_USER],
-      sequenceStore: "cluster",
-      storeNamespace: FUNCTION_NAMESPACE,
-    };
-    const urls: Partial<Record<FunctionName, string>> = {};
-    for (const name of ["mutate-create", "reschedule-delete"] as const) {
-      const running = await startFunction(
-        name,
-        config,
-        createKubeApi({ kubeconfigPath }),
-        log.child({ function: name }),
-        "127.0.0.1",
-      );
-      servers.push(running.server);
-      urls[name] = `http://127.0.0.1:${running.port}/`;
-    }
-    api.webhooks = [
-      {
-        name: "mutate-create.simkube.io",
-        url: urls["mutate-create"] ?? "",
-        operations: ["CREATE", "UPDATE"],
-        resources: ["pods", "pods/status"],
-      },
-      {
-        name: "reschedule-delete.simkube.io",
-        url: urls["reschedule-delete"] ?? "",
-        operations: ["DELETE"],
-        resources: ["pods"],
-        failurePolicy: "Ignore",
-      },
-    ];
-
-    out(
-      `Replaying ${pods.length} bare pod(s) from ${options.traceLabel} as Simulation ${simName} (speed ${options.speed}),`,
-    );
-    out(
-      `against the embedded API double at ${api.url}; mutate-create at ${urls["mutate-create"]}, reschedule-delete at ${urls["reschedule-delete"]}.`,
-    );
-    const others = otherObjects(trace);
-    if (others.length > 0) {
-      // Only bare pods are replayed here: workloads would need a controller manager, which the double lacks.
-      out(`Not replayed here (no controllers in the API double): ${others.join(", ")}.`);
-    }
-
-    // 1. The driver applies the pods; the API double sends each CREATE to mutate-create.
-    let mutated = 0;
-    const created: Array<{ namespace: string; name: string }> = [];
-    for (const pod of pods) {
-      const virtual = buildVirtualPod(pod, simName, root, VIRTUAL_PREFIX);
-      const namespace = virtual.metadata?.namespace ?? "";
-      const res = await api.request("POST", `/api/v1/namespaces/${namespace}/pods`, virtual, {
-        user: SIMKUBE_DRIVER_USER,
-      });
-      if (res.status !== 201)
-        throw new Error(
-          `creating ${namespace}/${virtual.metadata?.name} failed: ${JSON.stringify(res.body)}`,
-        );
-      created.push({ namespace, name: virtual.metadata?.name ?? "" });
-    }
-
-    // 2. KWOK marks them Running through pods/status; mutate-create adds the completion time.
-    let completed = 0;
-    for (const { namespace, name } of created) {
-      await api.request(
-        "PATCH",
-        `/api/v1/namespaces/${namespace}/pods/${name}/status`,
-        { status: { phase: "Running" } },
-        {
-          contentType: "application/merge-patch+json",
-          user: KWOK_USER,
-        },
-      );
-    }
-    const table: string[][] = [["pod", "nodeSelector", "spec hash", "seq", "completes at"]];
-    for (const { namespace, name } of created) {
-      const stored = api.store.get<PodView>({ kind: "Pod", namespace, name });
-      const annotations = stored?.metadata?.annotations ?? {};
-      if (stored?.spec?.nodeSelector?.type === "virtual") mutated += 1;
-      if (annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY]) completed += 1;
-      table.push(describePod(stored, namespace, name));
-    }
-    out("");
-    printTable(table, out);
-
-    // 3. A node goes NotReady: the taint manager marks one pod DisruptionTarget and deletes it.
-    let clonesOnInterruption = 0;
+    const created = await createPods(api, pods, simName, root);
+    const { mutated, completed } = await runPods(api, created, out);
     const victim = created[interruptedIndex(trace, pods)];
-    if (victim) {
-      const podPath = `/api/v1/namespaces/${victim.namespace}/pods/${victim.name}`;
-      await api.request(
-        "PATCH",
-        `${podPath}/status`,
-        {
-          status: {
-            conditions: [
-              {
-                type: "DisruptionTarget",
-                status: "True",
-                reason: "DeletionByTaintManager",
-                message: "Taint manager: deleting due to NoExecute taint",
-              },
-            ],
-          },
-        },
-        { contentType: "application/merge-patch+json", user: TAINT_MANAGER_USER },
-      );
-      const before = api.store.list("Pod").length;
-      await api.request("DELETE", podPath, undefined, { user: TAINT_MANAGER_USER });
-      await api.finishPodTerminations({ namespace: victim.namespace, user: KWOK_USER });
-      const cloneNames = api.store
-        .list("Pod", victim.namespace)
-        .map((p) => p.metadata?.name ?? "")
-        .filter((name) => name.startsWith(`${victim.name}-clone-`));
-      // KWOK runs the clone; it finds the original's lifecycle through static.simkube.io/original-owner.
-      for (const name of cloneNames) {
-        await api.request(
-          "PATCH",
-          `/api/v1/namespaces/${victim.namespace}/pods/${name}/status`,
-          { status: { phase: "Running" } },
-          {
-            contentType: "application/merge-patch+json",
-            user: KWOK_USER,
-          },
-        );
-      }
-      const clones = cloneNames.map(
-        (name) => api.store.get({ kind: "Pod", namespace: victim.namespace, name }) ?? {},
-      );
-      clonesOnInterruption = clones.length;
-      out("");
-      out(
-        `Interrupted ${victim.namespace}/${victim.name} (taint manager): ${clonesOnInterruption} clone(s); pods ${before} -> ${api.store.list("Pod").length}.`,
-      );
-      if (clones.length > 0) {
-        printTable(
-          clones.map((c) => describePod(c as PodView, victim.namespace, c.metadata?.name ?? "")),
-          out,
-        );
-      }
-    }
-
-    // 4. Teardown: the namespace controller deletes everything; no pod may be cloned.
-    const podsBeforeTeardown = new Set(api.store.list("Pod").map((p) => p.metadata?.uid));
-    const reviewsBeforeTeardown = api.admissions.length;
-    for (const namespace of namespaces) {
-      await api.terminateNamespace(namespace);
-      await api.finishPodTerminations({ namespace, user: KWOK_USER });
-    }
-    const clonesOnTeardown = api.store
-      .list("Pod")
-      .filter((p) => !podsBeforeTeardown.has(p.metadata?.uid)).length;
-    const teardownReviews = api.admissions
-      .slice(reviewsBeforeTeardown)
-      .filter((call) => call.webhook === "reschedule-delete.simkube.io").length;
-    out(`Tore down ${namespaces.join(", ")}: ${clonesOnTeardown} clone(s) created during teardown.`);
+    const clonesOnInterruption = await interruptOne(api, victim, out);
+    const teardown = await tearDown(api, namespaces, out);
     return {
       pods: pods.length,
       mutated,
       completed,
       interruptions: victim ? 1 : 0,
       clonesOnInterruption,
-      teardownReviews,
-      clonesOnTeardown,
-      errors: api.admissions.filter((call) => call.error !== undefined || call.response?.allowed === false)
-        .length,
+      ...teardown,
+      errors: failedWebhookCalls(api),
     };
   } finally {
     for (const server of servers) {

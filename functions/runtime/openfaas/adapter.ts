@@ -63,79 +63,113 @@ export function decodeBody(body: unknown): DecodedBody {
   }
 }
 
-export function createOpenfaasHandler(
-  getHandle: () => Promise<ReviewHandler>,
-  options: OpenfaasAdapterOptions = {},
-): OpenfaasHandler {
+/** Builds the handler on first use; a failed build (missing SIM_NAME, trace not reachable) is retried on the next call, not cached. */
+function lazyHandle(getHandle: () => Promise<ReviewHandler>): () => Promise<ReviewHandler> {
   let handle: Promise<ReviewHandler> | undefined;
-  let fallbackLog: Logger | undefined;
-  const log = (): Logger => {
-    if (options.log) return options.log;
-    if (!fallbackLog) fallbackLog = createLogger("info").child({ adapter: "openfaas" });
-    return fallbackLog;
-  };
-
-  function handler(): Promise<ReviewHandler> {
+  return () => {
     if (!handle) {
       const building = getHandle();
       handle = building;
-      // A failed build (missing SIM_NAME, trace not reachable) is retried on the next call, not cached.
       building.catch(() => {
         if (handle === building) handle = undefined;
       });
     }
     return handle;
-  }
+  };
+}
 
-  function reply(context: OpenfaasContext, status: number, value: unknown): void {
-    context.status(status).headers(JSON_HEADERS).succeed(value);
+function lazyLog(options: OpenfaasAdapterOptions): () => Logger {
+  let fallbackLog: Logger | undefined;
+  return () => {
+    if (options.log) return options.log;
+    if (!fallbackLog) fallbackLog = createLogger("info").child({ adapter: "openfaas" });
+    return fallbackLog;
+  };
+}
+
+function reply(context: OpenfaasContext, status: number, value: unknown): void {
+  context.status(status).headers(JSON_HEADERS).succeed(value);
+}
+
+interface Dispatch {
+  handler: () => Promise<ReviewHandler>;
+  log: () => Logger;
+  secretError: Error | undefined;
+  isReviewPath: (path: string) => boolean;
+}
+
+/** Why a request other than GET is not a review to handle, as [HTTP status, message]. */
+function refusalOf(method: string, event: OpenfaasEvent, d: Dispatch): [number, string] | undefined {
+  if (method !== "POST") return [405, "POST an AdmissionReview; GET answers ok"];
+  if (d.secretError) return [500, d.secretError.message];
+  if (!d.isReviewPath(event.path ?? "/")) return [404, "not found"];
+  return undefined;
+}
+
+/**
+ * Answers every request that is not a review to handle (GET, other methods, a bad path or body) and
+ * returns undefined; otherwise returns the decoded review, unanswered.
+ */
+function reviewBodyOf(
+  event: OpenfaasEvent,
+  context: OpenfaasContext,
+  d: Dispatch,
+): { value: unknown } | undefined {
+  const method = (event.method ?? "POST").toUpperCase();
+  if (method === "GET") {
+    // The watchdog answers /_/health itself; this is for a person (or probe) calling the function.
+    context.status(200).headers({ "content-type": "text/plain" }).succeed("ok");
+    return undefined;
   }
+  const refusal = refusalOf(method, event, d);
+  if (refusal) {
+    reply(context, refusal[0], { message: refusal[1] });
+    return undefined;
+  }
+  const decoded = decodeBody(event.body);
+  if (!decoded.ok) {
+    reply(context, 400, { message: decoded.message });
+    return undefined;
+  }
+  return decoded;
+}
+
+async function answerReview(body: unknown, context: OpenfaasContext, d: Dispatch): Promise<void> {
+  let review: unknown;
+  try {
+    review = await (await d.handler())(body);
+  } catch (err) {
+    if (err instanceof UnanswerableReviewError) {
+      reply(context, 400, { message: err.message });
+      return;
+    }
+    d.log().error({ err }, "review failed");
+    // The API server treats a 500 as a failed call: mutate-create fails closed, reschedule-delete open.
+    reply(context, 500, { message: `internal error: ${errorMessage(err)}` });
+    return;
+  }
+  reply(context, 200, review);
+}
+
+export function createOpenfaasHandler(
+  getHandle: () => Promise<ReviewHandler>,
+  options: OpenfaasAdapterOptions = {},
+): OpenfaasHandler {
   const secretError = options.pathSecret instanceof Error ? options.pathSecret : undefined;
-  const isReviewPath = reviewPathCheck(secretError ? undefined : (options.pathSecret as string | undefined));
-
+  const d: Dispatch = {
+    handler: lazyHandle(getHandle),
+    log: lazyLog(options),
+    secretError,
+    isReviewPath: reviewPathCheck(secretError ? undefined : (options.pathSecret as string | undefined)),
+  };
   return async (event, context) => {
     try {
-      const method = (event.method ?? "POST").toUpperCase();
-      if (method === "GET") {
-        // The watchdog answers /_/health itself; this is for a person (or probe) calling the function.
-        context.status(200).headers({ "content-type": "text/plain" }).succeed("ok");
-        return;
-      }
-      if (method !== "POST") {
-        reply(context, 405, { message: "POST an AdmissionReview; GET answers ok" });
-        return;
-      }
-      if (secretError) {
-        reply(context, 500, { message: secretError.message });
-        return;
-      }
-      if (!isReviewPath(event.path ?? "/")) {
-        reply(context, 404, { message: "not found" });
-        return;
-      }
-      const decoded = decodeBody(event.body);
-      if (!decoded.ok) {
-        reply(context, 400, { message: decoded.message });
-        return;
-      }
-      let review: unknown;
-      try {
-        review = await (await handler())(decoded.value);
-      } catch (err) {
-        if (err instanceof UnanswerableReviewError) {
-          reply(context, 400, { message: err.message });
-          return;
-        }
-        log().error({ err }, "review failed");
-        // The API server treats a 500 as a failed call: mutate-create fails closed, reschedule-delete open.
-        reply(context, 500, { message: `internal error: ${errorMessage(err)}` });
-        return;
-      }
-      reply(context, 200, review);
+      const decoded = reviewBodyOf(event, context, d);
+      if (decoded) await answerReview(decoded.value, context, d);
     } catch (err) {
       // The context itself failed (not the template's); nothing left to answer with.
       try {
-        log().error({ err }, "openfaas context failed");
+        d.log().error({ err }, "openfaas context failed");
       } catch {
         // never throw out of the handler
       }
