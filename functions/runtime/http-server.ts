@@ -23,7 +23,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import express, { type ErrorRequestHandler } from "express";
-import { type ReviewHandler, UnanswerableReviewError } from "../../shared/admission.js";
+import { type AdmissionReview, type ReviewHandler, UnanswerableReviewError } from "../../shared/admission.js";
 import type { Logger } from "../../shared/log.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
@@ -60,46 +60,60 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Reads the whole body within `limit` bytes and parses it as JSON. */
-function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    if (Number(req.headers["content-length"]) > limit) {
-      req.resume();
-      reject(new HttpError(413, `request body exceeds ${limit} bytes`));
+type BodyCallback = (err: unknown, body?: unknown) => void;
+
+/**
+ * Reads the whole body within `limit` bytes and parses it as JSON, calling `done` once. A callback, not a
+ * promise: the review path then pays for one promise (the handler's) instead of three.
+ */
+function readJson(req: IncomingMessage, limit: number, done: BodyCallback): void {
+  if (Number(req.headers["content-length"]) > limit) {
+    req.resume();
+    done(new HttpError(413, `request body exceeds ${limit} bytes`));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failed = false;
+  req.on("data", (chunk: Buffer) => {
+    if (failed) return;
+    size += chunk.length;
+    if (size > limit) {
+      failed = true;
+      done(new HttpError(413, `request body exceeds ${limit} bytes`));
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on("data", (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        reject(new HttpError(413, `request body exceeds ${limit} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("error", (err) => {
-      if (!failed) {
-        failed = true;
-        reject(err);
-      }
-    });
-    req.on("end", () => {
-      if (failed) return;
-      const text =
-        chunks.length === 1
-          ? (chunks[0] as Buffer).toString("utf8")
-          : Buffer.concat(chunks, size).toString("utf8");
-      try {
-        resolve(JSON.parse(text));
-      } catch (err) {
-        reject(new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`));
-      }
-    });
+    chunks.push(chunk);
   });
+  req.on("error", (err) => {
+    if (!failed) {
+      failed = true;
+      done(err);
+    }
+  });
+  req.on("end", () => {
+    if (failed) return;
+    let body: unknown;
+    try {
+      body = parseBody(chunks, size);
+    } catch (err) {
+      done(err);
+      return;
+    }
+    done(null, body);
+  });
+}
+
+function parseBody(chunks: Buffer[], size: number): unknown {
+  const text =
+    chunks.length === 1
+      ? (chunks[0] as Buffer).toString("utf8")
+      : Buffer.concat(chunks, size).toString("utf8");
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
+  }
 }
 
 function sendError(res: ServerResponse, err: unknown, log: Logger): void {
@@ -123,18 +137,23 @@ function reviewRoute(
   return (req, res) => {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-    readJson(req, MAX_BODY_BYTES)
-      .then(handle)
-      .then(
-        (review) => {
-          sendJson(res, 200, review);
-          metrics?.observeReview(reviewOutcome(review), seconds());
-        },
-        (err: unknown) => {
-          sendError(res, err, log);
-          metrics?.observeReview("error", seconds());
-        },
-      );
+    const fail = (err: unknown) => {
+      sendError(res, err, log);
+      metrics?.observeReview("error", seconds());
+    };
+    readJson(req, MAX_BODY_BYTES, (err, body) => {
+      if (err) return fail(err);
+      let answer: Promise<AdmissionReview>;
+      try {
+        answer = handle(body);
+      } catch (thrown) {
+        return fail(thrown);
+      }
+      answer.then((review) => {
+        sendJson(res, 200, review);
+        metrics?.observeReview(reviewOutcome(review), seconds());
+      }, fail);
+    });
   };
 }
 
