@@ -14,3 +14,27 @@ export function createLogger(level: LogLevel = "info", destination?: Destination
   const options = { level, base: { app: "simkube-fn" } };
   return destination ? pino(options, destination) : pino(options);
 }
+
+/** The logging a unit of work does: pino's methods, with the unit's bindings on every line. */
+export type WorkLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/**
+ * `log.child(bindings())`, made only when a line is written at an enabled level. pino's child() serialises its
+ * bindings when called, which cost every review at LOG_LEVEL=warn although nothing was written.
+ */
+export function lazyChild(log: Logger, bindings: () => Record<string, unknown>): WorkLogger {
+  let child: Logger | undefined;
+  const forward =
+    (level: keyof WorkLogger) =>
+    (...args: unknown[]): void => {
+      if (!log.isLevelEnabled(level)) return;
+      child ??= log.child(bindings());
+      (child[level] as (...a: unknown[]) => void)(...args);
+    };
+  return {
+    debug: forward("debug") as Logger["debug"],
+    info: forward("info") as Logger["info"],
+    warn: forward("warn") as Logger["warn"],
+    error: forward("error") as Logger["error"],
+  };
+}

@@ -18,7 +18,7 @@ import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.
 import type { FunctionConfig } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
 import type { KubeApi } from "../../shared/kube-api.js";
-import type { Logger } from "../../shared/log.js";
+import { type Logger, lazyChild, type WorkLogger } from "../../shared/log.js";
 import {
   createOwnerResolver,
   type OwnerLink,
@@ -92,7 +92,7 @@ async function reserveSequence(
 }
 
 /** What SimKube's add_lifecycle_fields needs: a Running pod's completion time, when the trace has one. */
-function completionTimeOf(ctx: Context, facts: Facts, sequence: number, log: Logger): string | undefined {
+function completionTimeOf(ctx: Context, facts: Facts, sequence: number, log: WorkLogger): string | undefined {
   const { pod, labelsForbidden } = facts.candidate;
   const trace = ctx.deps.trace;
   if (!needsLifecycle(pod)) return undefined;
@@ -119,7 +119,7 @@ async function mutate(
   request: AdmissionRequest,
   facts: Facts,
   scope: Mutation,
-  log: Logger,
+  log: WorkLogger,
 ): Promise<AdmissionReview> {
   const { candidate, hash } = facts;
   const sequence = scope.mutate === "full" ? await reserveSequence(ctx, facts, scope.root) : undefined;
@@ -148,7 +148,7 @@ async function admit(
   ctx: Context,
   request: AdmissionRequest,
   candidate: Candidate,
-  log: Logger,
+  log: WorkLogger,
 ): Promise<AdmissionReview> {
   const sim = await ctx.deps.simulation.get();
   const chain = await ctx.deps.owners.ownerChain(candidate.pod);
@@ -175,7 +175,12 @@ async function admitOrDeny(
   candidate: Candidate,
 ): Promise<AdmissionReview> {
   const { namespace, pod, operation } = candidate;
-  const log = ctx.deps.log.child({ uid: request.uid, namespace, pod: podName(pod), op: operation });
+  const log = lazyChild(ctx.deps.log, () => ({
+    uid: request.uid,
+    namespace,
+    pod: podName(pod),
+    op: operation,
+  }));
   try {
     return await admit(ctx, request, candidate, log);
   } catch (err) {

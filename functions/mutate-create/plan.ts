@@ -5,7 +5,6 @@
 // (add_lifecycle_fields). Which pods, and how far, is triage.ts's business.
 
 import type { Operation } from "fast-json-patch";
-import fastJsonPatch from "fast-json-patch";
 import {
   KWOK_STAGE_COMPLETE_KEY,
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
@@ -156,7 +155,12 @@ export function addLifecycleFields(labels: StringMap, annotations: StringMap, co
   annotations[KWOK_STAGE_COMPLETE_TIMESTAMP_KEY] = completionTime;
 }
 
-/** The mutated pod (the input is not changed). Throws when a CREATE has no spec (SimKube denies those). */
+/**
+ * The mutated pod, built step by step as SimKube's mutate_pod does (the input is not changed). It is the
+ * statement of the semantics that mutationPatch is held to (test/unit/mutate-patch.test.ts); the serve path
+ * does not call it, because cloning the pod and diffing it back was the largest cost of a review.
+ * Throws when a CREATE has no spec (SimKube denies those).
+ */
 export function planMutation(input: MutationInput): Pod {
   const next = structuredClone(input.pod);
   const { labels, annotations } = addEmptyLabelsAnnotations(next);
@@ -173,7 +177,66 @@ export function planMutation(input: MutationInput): Pod {
   return next;
 }
 
-/** The JSONPatch that turns the pod into its mutation. */
+/** One JSON Pointer reference token (RFC 6901): `~` is written `~0`, then `/` is written `~1`. */
+export function pointerToken(key: string): string {
+  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+function isMissing(value: unknown): value is null | undefined {
+  return value === undefined || value === null;
+}
+
+/** `add` creates the map when it is missing (SimKube's `{}` first), else sets each key that differs. */
+function mapOps(path: string, current: unknown, wanted: StringMap): Operation[] {
+  if (isMissing(current)) return [{ op: "add", path, value: wanted }];
+  if (typeof current !== "object" || Array.isArray(current)) throw new Error(`pod ${path} is not a map`);
+  const ops: Operation[] = [];
+  for (const [key, value] of Object.entries(wanted)) {
+    if ((current as StringMap)[key] !== value)
+      ops.push({ op: "add", path: `${path}/${pointerToken(key)}`, value });
+  }
+  return ops;
+}
+
+/** addNodeSelectorTolerations as patch operations against the pod's spec. */
+function nodeSelectorTolerationOps(spec: Record<string, unknown>): Operation[] {
+  const ops = mapOps("/spec/nodeSelector", spec.nodeSelector, {
+    [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE,
+  });
+  const toleration = { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" };
+  const tolerations = spec.tolerations;
+  if (isMissing(tolerations)) ops.push({ op: "add", path: "/spec/tolerations", value: [toleration] });
+  else if (!Array.isArray(tolerations)) throw new Error("pod spec.tolerations is not a list");
+  else if (!tolerations.some((t) => t?.key === VIRTUAL_NODE_TOLERATION_KEY)) {
+    ops.push({ op: "add", path: "/spec/tolerations/-", value: toleration });
+  }
+  return ops;
+}
+
+/**
+ * The JSONPatch that turns the pod into planMutation's pod, written directly: the same steps fill only the
+ * labels and annotations to add, and each becomes an `add` against the pod as it is. No clone, no diff.
+ */
 export function mutationPatch(input: MutationInput): Operation[] {
-  return fastJsonPatch.compare(input.pod, planMutation(input));
+  const { pod } = input;
+  const labels: StringMap = {};
+  const annotations: StringMap = {};
+  const spec = input.operation === "CREATE" ? specOf(pod) : undefined;
+  if (input.operation === "CREATE") {
+    labels[SIMULATION_LABEL_KEY] = input.simName;
+    addPodHashAnnotations(annotations, input.hash, input.sequence);
+    addDelayAnnotations(annotations, input.lifecycleParams);
+  }
+  if (input.completionTime !== undefined && needsLifecycle(pod) && !input.labelsForbidden) {
+    addLifecycleFields(labels, annotations, input.completionTime);
+  }
+  const metadata = pod.metadata;
+  const ops: Operation[] = isMissing(metadata)
+    ? [{ op: "add", path: "/metadata", value: { labels, annotations } }]
+    : [
+        ...mapOps("/metadata/labels", metadata.labels, labels),
+        ...mapOps("/metadata/annotations", metadata.annotations, annotations),
+      ];
+  if (spec !== undefined) ops.push(...nodeSelectorTolerationOps(spec));
+  return ops;
 }

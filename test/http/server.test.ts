@@ -119,4 +119,14 @@ describe("createApp", () => {
     assert.match((missing.body as { message: string }).message, /POST \/ takes an AdmissionReview/);
     await request(app).get("/").expect(404);
   });
+
+  it("answers the readiness probe itself, with a query and on HEAD, as express's route did", async () => {
+    const { log } = logSink();
+    const app = createApp(echo, log);
+    const probe = await request(app).get("/healthz?full=1").expect(200, "ok");
+    assert.equal(probe.headers["content-type"], "text/plain; charset=utf-8");
+    const head = await request(app).head("/healthz").expect(200);
+    assert.equal(head.headers["content-length"], "2");
+    await request(app).post("/healthz").send({}).expect(404);
+  });
 });

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import { createLogger, lazyChild } from "../../shared/log.js";
+
+function sink(level: "info" | "warn") {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger(
+    level,
+    new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
+  return { log, lines };
+}
+
+describe("lazyChild", () => {
+  it("computes its bindings only when a line is written at an enabled level, and only once", () => {
+    const { log, lines } = sink("warn");
+    let bound = 0;
+    const child = lazyChild(log, () => {
+      bound++;
+      return { uid: "u1" };
+    });
+    child.info({ decision: "mutated" }, "review done");
+    child.debug("nothing");
+    assert.equal(bound, 0);
+    assert.equal(lines.length, 0);
+    child.warn({ ops: 3 }, "pinned");
+    child.error("denied");
+    assert.equal(bound, 1);
+    assert.deepEqual(
+      lines.map((l) => [l.uid, l.msg, l.ops]),
+      [
+        ["u1", "pinned", 3],
+        ["u1", "denied", undefined],
+      ],
+    );
+  });
+
+  it("writes what log.child would: the parent's base fields, the bindings, the line's own fields", () => {
+    const { log, lines } = sink("info");
+    lazyChild(log, () => ({ pod: "p" })).info({ hash: "1" }, "review done");
+    assert.equal(lines[0]?.app, "simkube-fn");
+    assert.equal(lines[0]?.pod, "p");
+    assert.equal(lines[0]?.hash, "1");
+    assert.equal(lines[0]?.level, 30);
+  });
+});
