@@ -80,8 +80,11 @@ export interface DeploymentOptions {
   tuning?: Partial<Record<DeployedFunction, FunctionTuning>>;
   /** Render the deployment's own MutatingWebhookConfiguration. Default true; false when SimKube's per-simulation one is used. */
   webhookConfiguration?: boolean;
-  /** The simkube.io/v1 Simulation the functions serve (SIM_NAME). Required. */
-  simName: string;
+  /**
+   * The simkube.io/v1 Simulation the functions serve (SIM_NAME). Unset: one deployment serves every
+   * Simulation, and renders no webhook configuration (each simulation gets its own: manifests webhook).
+   */
+  simName?: string;
   /** Where the functions, their ServiceAccounts and the sequence ConfigMaps live. Default "simkube-fn" (knative), "openfaas-fn" (openfaas); never SimKube's own "simkube" by default. */
   namespace?: string;
   /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
@@ -168,7 +171,7 @@ export interface ResolvedOptions {
   openfaasEdition: OpenfaasEdition;
   tuning: Record<DeployedFunction, ResolvedTuning>;
   webhookConfiguration: boolean;
-  simName: string;
+  simName: string | undefined;
   namespace: string;
   name: string;
   image: string;
@@ -300,10 +303,10 @@ function resolveTarget(options: DeploymentOptions): Pick<ResolvedOptions, "targe
   return { target, platform: platformOf(target) };
 }
 
-function resolveSimName(options: DeploymentOptions): string {
-  const simName = options.simName?.trim();
-  if (!simName) fail("simName is required: the name of the simkube.io/v1 Simulation the functions serve");
-  if (simName.length > 63)
+/** Optional: without a Simulation the deployment serves every one (SimulationRoot owners decide). */
+function resolveSimName(options: DeploymentOptions): string | undefined {
+  const simName = options.simName?.trim() || undefined;
+  if (simName !== undefined && simName.length > 63)
     fail(`simName "${simName}" is longer than 63 characters (it is used as a label value)`);
   return simName;
 }
@@ -416,11 +419,16 @@ function resolveAddonNamespaces(
 }
 
 /** What the options give as is or with a default, with nothing to check. */
-function passThrough(options: DeploymentOptions, webhookMode: ResolvedOptions["webhookMode"]) {
+function passThrough(
+  options: DeploymentOptions,
+  webhookMode: ResolvedOptions["webhookMode"],
+  simName: string | undefined,
+) {
   return {
     clusterPlatform: options.clusterPlatform,
     issuer: options.issuer,
-    webhookConfiguration: options.webhookConfiguration ?? true,
+    // Without a Simulation, the webhook configurations are per simulation (manifests webhook --sim-name).
+    webhookConfiguration: simName !== undefined && (options.webhookConfiguration ?? true),
     image: options.image ?? DEFAULT_IMAGE,
     tracePath: options.tracePath?.trim() || undefined,
     webhookUrlBase: options.webhookUrlBase,
@@ -452,7 +460,7 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   const scaling = resolveScaling(options, platform);
   const addons = resolveAddonNamespaces(options);
   const resolved: ResolvedOptions = {
-    ...passThrough(options, webhook.webhookMode),
+    ...passThrough(options, webhook.webhookMode, simName),
     target,
     platform,
     simName,
@@ -489,7 +497,7 @@ export function functionResourceName(baseName: string, fn: DeployedFunction): st
 
 /** The environment `simkube-fn serve` reads (shared/config.ts); PORT is left to the platform. */
 export function functionEnvironment(o: ResolvedOptions): Record<string, string> {
-  const env: Record<string, string> = { SIM_NAME: o.simName };
+  const env: Record<string, string> = o.simName ? { SIM_NAME: o.simName } : {};
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
   env.LOG_LEVEL = o.logLevel;
   env.DRIVER_USERS = o.driverUsers.join(",");

@@ -107,7 +107,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
   const labels: Record<string, string> = {
     "app.kubernetes.io/name": "simkube-fn",
     "app.kubernetes.io/component": fn,
-    "simkube.io/simulation": o.simName,
+    ...(o.simName ? { "simkube.io/simulation": o.simName } : {}),
     ...scalingLabels(o, fn),
   };
   // The path secret reaches the function as a mounted file, never as a literal in stack.yml.

@@ -1,6 +1,7 @@
 // Least privilege, per function: each function runs as its own ServiceAccount, with only the verbs its code
 // calls (test/unit/rbac.test.ts derives those from the API calls the functions make and compares).
-//   mutate-create     get: the Simulation, SimulationRoots, the owner kinds a pod's chain goes through;
+//   mutate-create     get: the Simulation, SimulationRoots, the owner kinds a pod's chain goes through,
+//                     and (serving every Simulation, no SIM_NAME) namespaces, to tell a virtual one's;
 //                     get/create/update: ConfigMaps in its own namespace (the cluster sequence store).
 //   reschedule-delete get: the Simulation, SimulationRoots, namespaces, pods; create: pods (the clones),
 //                     which the ValidatingAdmissionPolicy (pod-create-policy.ts) narrows further.
@@ -66,7 +67,16 @@ function ownerKindRules(): IPolicyRule[] {
 /** Cluster-wide rules: the virtual namespaces are many and not known when the functions are deployed. */
 export function clusterRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPolicyRule[] {
   if (fn === "mutate-create") {
-    return [{ ...SIMKUBE_READS }, ...ownerKindRules(), ...o.extraRules.map((rule) => ({ ...rule }))];
+    // Without SIM_NAME an ownerless pod's Simulation is its virtual namespace's, read from the namespace.
+    const namespaces: IPolicyRule[] = o.simName
+      ? []
+      : [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get"] }];
+    return [
+      { ...SIMKUBE_READS },
+      ...ownerKindRules(),
+      ...namespaces,
+      ...o.extraRules.map((rule) => ({ ...rule })),
+    ];
   }
   return [
     { ...SIMKUBE_READS },

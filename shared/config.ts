@@ -6,7 +6,11 @@ import { isLogLevel, type LogLevel } from "./log.js";
 export type SequenceStoreKind = "cluster" | "memory";
 
 export interface FunctionConfig {
-  simName: string;
+  /**
+   * The one Simulation served (SIM_NAME). Unset: every Simulation, each pod's found from the SimulationRoot
+   * in its owner chain (or its virtual namespace's), with that Simulation's settings.
+   */
+  simName?: string;
   /** File path, file:// URL or http(s):// URL of the .sktrace; without it no lifecycles are applied. */
   tracePath?: string;
   port: number;
@@ -56,9 +60,7 @@ function parsePort(raw: string, source: string): number {
 
 /** Flag beats env beats default. */
 export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
-  const simName = env.SIM_NAME?.trim();
-  if (!simName)
-    throw new ConfigError("SIM_NAME is required: the name of the simkube.io/v1 Simulation to serve");
+  const simName = env.SIM_NAME?.trim() || undefined;
 
   const port =
     flags.port !== undefined
@@ -86,13 +88,13 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   }
 
   const config: FunctionConfig = {
-    simName,
     port,
     logLevel,
     driverUsers,
     sequenceStore: store,
     storeNamespace: storeNamespaceOf(env, flags),
   };
+  if (simName) config.simName = simName;
   const tracePath = env.TRACE_PATH?.trim();
   if (tracePath) config.tracePath = tracePath;
   const pathSecret = pathSecretOf(env);

@@ -38,3 +38,26 @@ export function lazyChild(log: Logger, bindings: () => Record<string, unknown>):
     error: forward("error") as Logger["error"],
   };
 }
+
+/** A WorkLogger whose lines also carry `extra` (pino's merge object), without making a child logger. */
+export function withBindings(log: WorkLogger, extra: Record<string, unknown>): WorkLogger {
+  const forward =
+    (level: keyof WorkLogger) =>
+    (first: unknown, ...rest: unknown[]): void => {
+      const write = log[level] as (...a: unknown[]) => void;
+      const isMergeObject = typeof first === "object" && first !== null && !(first instanceof Error);
+      if (isMergeObject) write.call(log, { ...extra, ...(first as Record<string, unknown>) }, ...rest);
+      else
+        write.call(
+          log,
+          first instanceof Error ? { ...extra, err: first } : extra,
+          ...(first instanceof Error ? rest : [first, ...rest]),
+        );
+    };
+  return {
+    debug: forward("debug") as Logger["debug"],
+    info: forward("info") as Logger["info"],
+    warn: forward("warn") as Logger["warn"],
+    error: forward("error") as Logger["error"],
+  };
+}

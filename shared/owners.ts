@@ -66,6 +66,31 @@ export function simulationRootOf(chain: readonly OwnerLink[], simName: string): 
   )?.ref;
 }
 
+/** A SimulationRoot in the chain and the Simulation that owns it. */
+export interface SimulationOwnership {
+  root: OwnerReference;
+  simName: string;
+}
+
+/**
+ * The first SimulationRoot in the chain that a Simulation owns, whichever Simulation that is: how a
+ * deployment without SIM_NAME tells which simulation a pod (or a virtual namespace) belongs to.
+ */
+export function simulationOwnershipOf(chain: readonly OwnerLink[]): SimulationOwnership | undefined {
+  for (const link of chain) {
+    if (link.ref.apiVersion !== SIMKUBE_API_VERSION || link.ref.kind !== SIMULATION_ROOT_KIND) continue;
+    const sim = link.ownedBy.find(
+      (owner) =>
+        owner.apiVersion === SIMKUBE_API_VERSION &&
+        owner.kind === SIMULATION_KIND &&
+        typeof owner.name === "string" &&
+        owner.name !== "",
+    );
+    if (sim) return { root: link.ref, simName: sim.name };
+  }
+  return undefined;
+}
+
 /** The same object: apiVersion, kind, name and uid all equal (uid required: a name alone may be reused). */
 export function refersTo(
   ref: Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">,

@@ -1,4 +1,4 @@
-// The simkube.io/v1 Simulation this function serves: its shape, pure readers, and a short-lived cache.
+// The simkube.io/v1 Simulations this function serves: its shape, pure readers, and a short-lived cache.
 
 import { LRUCache } from "lru-cache";
 import { SIMKUBE_API_VERSION, SIMULATION_KIND } from "./keys.js";
@@ -76,9 +76,12 @@ export function delayAnnotationValue(millis: number | undefined): string {
 }
 
 export interface SimulationSource {
-  /** The Simulation, read at most once per TTL however many reviews ask at once. */
-  get(): Promise<Simulation>;
-  /** Forget the cached copy (the next get() reads the API). */
+  /**
+   * The Simulation `name` (default: the one the source was created for), read at most once per TTL however
+   * many reviews ask at once. One source serves every Simulation a deployment without SIM_NAME meets.
+   */
+  get(name?: string): Promise<Simulation>;
+  /** Forget the cached copies (the next get() reads the API). */
   invalidate(): void;
 }
 
@@ -86,29 +89,38 @@ export interface SimulationSourceOptions {
   ttlMs?: number;
   /** Milliseconds clock; injectable so tests need no sleeps. */
   now?: () => number;
+  /** How many Simulations are remembered at once. */
+  maxEntries?: number;
 }
 
 export function createSimulationSource(
   kube: KubeApi,
-  simName: string,
+  simName?: string,
   options: SimulationSourceOptions = {},
 ): SimulationSource {
   const now = options.now ?? (() => performance.now());
   const cache = new LRUCache<string, Simulation>({
-    max: 1,
+    max: options.maxEntries ?? 256,
     ttl: options.ttlMs ?? 5_000,
     perf: { now },
-    fetchMethod: async () =>
-      kube.read<Simulation>({ apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_KIND, name: simName }),
+    fetchMethod: async (name) =>
+      kube.read<Simulation>({ apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_KIND, name }),
   });
   return {
-    async get() {
-      const sim = await cache.fetch(simName);
-      if (sim === undefined) throw new Error(`Simulation ${simName} could not be read`);
+    async get(name = simName) {
+      if (!name) throw new Error("no Simulation name: SIM_NAME is unset and none was found for this pod");
+      const sim = await cache.fetch(name);
+      if (sim === undefined) throw new Error(`Simulation ${name} could not be read`);
       return sim;
     },
     invalidate() {
       cache.clear();
     },
   };
+}
+
+/** spec.driver.tracePath: where the Simulation's driver reads its trace (file path, file:// or http(s):// URL). */
+export function simulationTracePath(sim: Simulation): string | undefined {
+  const location = sim.spec?.driver?.tracePath;
+  return typeof location === "string" && location.trim() !== "" ? location.trim() : undefined;
 }

@@ -6,7 +6,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { buildRbac, buildWebhookConfiguration, type DeploymentOptions } from "../../knative/manifests.js";
+import {
+  buildRbac,
+  buildSimulationWebhookConfiguration,
+  buildWebhookConfiguration,
+  type DeploymentOptions,
+} from "../../knative/manifests.js";
 import { loadConfig } from "../../shared/config.js";
 import { FUNCTION_NAMES, type FunctionName } from "../../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
@@ -46,6 +51,12 @@ export interface LocalClusterOptions {
   logLevel?: LogLevel;
   /** Keep every review each function answered, in order (tests read it). */
   recordReviews?: boolean;
+  /**
+   * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
+   * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
+   * deployment render it (manifests webhook --sim-name).
+   */
+  everySimulation?: boolean;
 }
 
 export interface LocalCluster {
@@ -58,6 +69,8 @@ export interface LocalCluster {
   /** The functions' service accounts, by function. */
   readonly functionKubeconfigs: Record<FunctionName, string>;
   readonly simName: string;
+  /** The deployment options the RBAC and the webhook configuration were rendered from. */
+  readonly deployment: DeploymentOptions;
   readonly virtualNamespacePrefix: string;
   readonly simulation: KubeObject;
   readonly root: KubeObject;
@@ -252,7 +265,10 @@ async function bringUp(
   const recorded = options.recordReviews ? reviews : undefined;
   const functions = await serveFunctions(s, options, functionKubeconfigs, recorded);
   served.push(...Object.values(functions));
-  await registerWebhooks(s, deployment, functions["mutate-create"]);
+  const webhooks = options.everySimulation
+    ? buildSimulationWebhookConfiguration({ ...deployment, simName })
+    : buildWebhookConfiguration(deployment);
+  await registerWebhooks(s, webhooks, functions["mutate-create"]);
   timings.ready = Date.now() - t0;
   return {
     dir,
@@ -261,6 +277,7 @@ async function bringUp(
     driverKubeconfig,
     functionKubeconfigs,
     simName,
+    deployment,
     virtualNamespacePrefix: s.prefix,
     simulation: sim.simulation,
     root: sim.root,
@@ -318,7 +335,7 @@ const functionUrl = (port: number) => `https://127.0.0.1:${port}/`;
 
 function deploymentOptions(s: Setup, o: LocalClusterOptions): DeploymentOptions {
   return {
-    simName: s.simName,
+    ...(o.everySimulation ? {} : { simName: s.simName }),
     namespace: FUNCTIONS_NAMESPACE,
     virtualNsPrefix: s.prefix,
     rescheduleInterruptedBarePods: o.reschedule ?? false,
@@ -347,7 +364,8 @@ async function serveFunctions(
   kubeconfigs: Record<FunctionName, string>,
   record: RecordedReview[] | undefined,
 ): Promise<Record<FunctionName, LocalFunction>> {
-  const env: Record<string, string> = { SIM_NAME: s.simName, SEQUENCE_NAMESPACE: FUNCTIONS_NAMESPACE };
+  const env: Record<string, string> = { SEQUENCE_NAMESPACE: FUNCTIONS_NAMESPACE };
+  if (!o.everySimulation) env.SIM_NAME = s.simName;
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
   const functions = {} as Record<FunctionName, LocalFunction>;
   for (const name of FUNCTION_NAMES) {
@@ -367,12 +385,7 @@ async function serveFunctions(
 }
 
 /** The MutatingWebhookConfiguration from the project's builders, then a dry-run create until it is live. */
-async function registerWebhooks(
-  s: Setup,
-  deployment: DeploymentOptions,
-  mutateCreate: LocalFunction,
-): Promise<void> {
-  const config = buildWebhookConfiguration(deployment);
+async function registerWebhooks(s: Setup, config: object, mutateCreate: LocalFunction): Promise<void> {
   await s.admin.request(
     "POST",
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",

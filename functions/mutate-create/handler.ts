@@ -3,6 +3,8 @@
 // Fails closed: any failure while mutating a simulation pod denies it, so it never reaches a real node
 // unmutated. A pod in a virtual namespace is pinned to virtual nodes even when its owner chain cannot reach
 // the SimulationRoot; only its sequence number and lifecycle need that chain (triage.ts).
+// Without SIM_NAME one deployment serves every Simulation: each pod's is found from its owner chain (or its
+// virtual namespace), and that Simulation's settings and trace are used.
 
 import {
   type AdmissionRequest,
@@ -17,13 +19,15 @@ import {
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import type { FunctionConfig } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
-import type { KubeApi } from "../../shared/kube-api.js";
-import { type Logger, lazyChild, type WorkLogger } from "../../shared/log.js";
+import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
+import { isNotFound, type KubeApi, type KubeObject } from "../../shared/kube-api.js";
+import { type Logger, lazyChild, type WorkLogger, withBindings } from "../../shared/log.js";
 import {
   createOwnerResolver,
   type OwnerLink,
   type OwnerReference,
   type OwnerResolver,
+  simulationOwnershipOf,
   workloadOwners,
 } from "../../shared/owners.js";
 import { podSpecHash } from "../../shared/pod-hash.js";
@@ -33,9 +37,11 @@ import {
   type Simulation,
   type SimulationSource,
   simulationSpeed,
+  simulationTracePath,
   virtualNsPrefix,
 } from "../../shared/simulation.js";
 import { loadTrace, type Trace } from "../../shared/trace.js";
+import { createTraceCache, type TraceCache } from "../../shared/trace-cache.js";
 import { findCompletionTime } from "./lifecycle-plan.js";
 import {
   lifecycleCandidates,
@@ -46,16 +52,28 @@ import {
   recordedSequence,
 } from "./plan.js";
 import { createMutateStats, type MutateDecision, type MutateStats } from "./stats.js";
-import { type Candidate, planScope, type Scope, triageReview } from "./triage.js";
+import {
+  type Candidate,
+  planScope,
+  planScopeAnySimulation,
+  type Scope,
+  type SkipReason,
+  triageReview,
+} from "./triage.js";
 
 export interface MutateCreateDeps {
-  simName: string;
+  /** The one Simulation served (SIM_NAME); unset: every Simulation, each pod's found from the cluster. */
+  simName?: string;
   log: Logger;
   owners: OwnerResolver;
   simulation: SimulationSource;
   sequences: SequenceStore;
   /** Without a trace, pods are still pinned to virtual nodes; they just get no completion time. */
   trace?: Trace;
+  /** Without SIM_NAME and TRACE_PATH: each Simulation's spec.driver.tracePath, loaded once per location. */
+  traces?: TraceCache;
+  /** Without SIM_NAME: the namespace object (undefined when not found), to tell a virtual namespace's Simulation. */
+  readNamespace?: (name: string) => Promise<KubeObject | undefined>;
   now?: () => Date;
   /** Default: fresh stats (pass one to read them, as GET /stats does). */
   stats?: MutateStats;
@@ -64,6 +82,7 @@ export interface MutateCreateDeps {
 /** What one admission has found out so far. */
 interface Facts {
   candidate: Candidate;
+  simName: string;
   sim: Simulation;
   chain: OwnerLink[];
   hash: string;
@@ -78,6 +97,11 @@ interface Context {
 
 type Mutation = Exclude<Scope, { skip: unknown }>;
 
+/** How far to mutate a pod, and for which Simulation. */
+type Resolved =
+  | { skip: SkipReason }
+  | { mutation: Mutation; simName: string; sim: Simulation; chain: OwnerLink[] };
+
 /** The number SimKube's add_pod_hash_annotations records: the pod's own, or the next one of its hash. */
 async function reserveSequence(
   ctx: Context,
@@ -88,14 +112,26 @@ async function reserveSequence(
   // A dry run is never stored, so it must not consume a number (the webhook declares NoneOnDryRun).
   if (recorded !== undefined || facts.candidate.dryRun) return recorded;
   const owner = { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid };
-  return ctx.deps.sequences.next(facts.hash, { simName: ctx.deps.simName, owner });
+  return ctx.deps.sequences.next(facts.hash, { simName: facts.simName, owner });
+}
+
+/** TRACE_PATH's trace; without it and without SIM_NAME, the one the pod's Simulation names. */
+async function traceFor(ctx: Context, sim: Simulation): Promise<Trace | undefined> {
+  if (ctx.deps.trace) return ctx.deps.trace;
+  const location = ctx.deps.traces ? simulationTracePath(sim) : undefined;
+  return location && ctx.deps.traces ? ctx.deps.traces.get(location) : undefined;
 }
 
 /** What SimKube's add_lifecycle_fields needs: a Running pod's completion time, when the trace has one. */
-function completionTimeOf(ctx: Context, facts: Facts, sequence: number, log: WorkLogger): string | undefined {
+async function completionTimeOf(
+  ctx: Context,
+  facts: Facts,
+  sequence: number,
+  log: WorkLogger,
+): Promise<string | undefined> {
   const { pod, labelsForbidden } = facts.candidate;
-  const trace = ctx.deps.trace;
   if (!needsLifecycle(pod)) return undefined;
+  const trace = await traceFor(ctx, facts.sim);
   if (trace === undefined) {
     ctx.stats.lifecycle("no-trace");
     return undefined;
@@ -123,11 +159,12 @@ async function mutate(
 ): Promise<AdmissionReview> {
   const { candidate, hash } = facts;
   const sequence = scope.mutate === "full" ? await reserveSequence(ctx, facts, scope.root) : undefined;
-  const completionTime = sequence === undefined ? undefined : completionTimeOf(ctx, facts, sequence, log);
+  const completionTime =
+    sequence === undefined ? undefined : await completionTimeOf(ctx, facts, sequence, log);
   const ops = mutationPatch({
     operation: candidate.operation,
     pod: candidate.pod,
-    simName: ctx.deps.simName,
+    simName: facts.simName,
     hash,
     ...(sequence !== undefined ? { sequence } : {}),
     lifecycleParams: facts.sim.spec?.lifecycleParams ?? {},
@@ -143,13 +180,8 @@ async function mutate(
   return withPatch(request, ops);
 }
 
-/** Gathers the facts and lets planScope say how far to go. Throws on any failure (the caller denies). */
-async function admit(
-  ctx: Context,
-  request: AdmissionRequest,
-  candidate: Candidate,
-  log: WorkLogger,
-): Promise<AdmissionReview> {
+/** SIM_NAME set: the served Simulation, and planScope over its prefix and the pod's chain. */
+async function resolveServed(ctx: Context, candidate: Candidate, simName: string): Promise<Resolved> {
   const sim = await ctx.deps.simulation.get();
   const chain = await ctx.deps.owners.ownerChain(candidate.pod);
   const scope = planScope({
@@ -157,15 +189,53 @@ async function admit(
     namespace: candidate.namespace,
     virtualNsPrefix: virtualNsPrefix(sim),
     chain,
-    simName: ctx.deps.simName,
+    simName,
   });
-  if ("skip" in scope) {
-    ctx.stats.decision(scope.skip);
-    log.debug({ decision: "skip", reason: scope.skip }, "review done");
+  return "skip" in scope ? scope : { mutation: scope, simName, sim, chain };
+}
+
+/** The Simulation whose virtual namespace this is: labelled virtual, owned by a root a Simulation owns. */
+async function namespaceSimulationOf(ctx: Context, name: string): Promise<string | undefined> {
+  const read = ctx.deps.readNamespace;
+  if (!read) throw new Error("without SIM_NAME, mutate-create needs to read namespaces");
+  const namespace = await read(name);
+  if (namespace?.metadata?.labels?.[VIRTUAL_LABEL_KEY] !== "true") return undefined;
+  return simulationOwnershipOf(await ctx.deps.owners.ownerChain(namespace))?.simName;
+}
+
+/** SIM_NAME unset: the pod's Simulation from its chain, else from its namespace; then that Simulation. */
+async function resolveAnySimulation(ctx: Context, candidate: Candidate): Promise<Resolved> {
+  const chain = await ctx.deps.owners.ownerChain(candidate.pod);
+  const namespaceSimulation = simulationOwnershipOf(chain)
+    ? undefined
+    : await namespaceSimulationOf(ctx, candidate.namespace);
+  const scope = planScopeAnySimulation({ operation: candidate.operation, chain, namespaceSimulation });
+  if ("skip" in scope) return scope;
+  const sim = await ctx.deps.simulation.get(scope.simName);
+  return { mutation: scope, simName: scope.simName, sim, chain };
+}
+
+/** Gathers the facts and lets the scope say how far to go. Throws on any failure (the caller denies). */
+async function admit(
+  ctx: Context,
+  request: AdmissionRequest,
+  candidate: Candidate,
+  log: WorkLogger,
+): Promise<AdmissionReview> {
+  const { simName } = ctx.deps;
+  const resolved =
+    simName === undefined
+      ? await resolveAnySimulation(ctx, candidate)
+      : await resolveServed(ctx, candidate, simName);
+  if ("skip" in resolved) {
+    ctx.stats.decision(resolved.skip);
+    log.debug({ decision: "skip", reason: resolved.skip }, "review done");
     return allow(request);
   }
   const hash = recordedHash(candidate.pod) ?? podSpecHash(candidate.pod);
-  return mutate(ctx, request, { candidate, sim, chain, hash }, scope, log);
+  const facts = { candidate, simName: resolved.simName, sim: resolved.sim, chain: resolved.chain, hash };
+  const simLog = simName === undefined ? withBindings(log, { sim: resolved.simName }) : log;
+  return mutate(ctx, request, facts, resolved.mutation, simLog);
 }
 
 /** Fail closed: whatever goes wrong while judging or mutating a pod, it is denied, saying why. */
@@ -219,6 +289,19 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
   };
 }
 
+/** What a deployment without SIM_NAME needs in addition: namespace reads and, without TRACE_PATH, traces. */
+function multiSimulationDeps(kube: KubeApi, config: FunctionConfig): Partial<MutateCreateDeps> {
+  const readNamespace = async (name: string): Promise<KubeObject | undefined> => {
+    try {
+      return await kube.read({ apiVersion: "v1", kind: "Namespace", name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+  return config.tracePath ? { readNamespace } : { readNamespace, traces: createTraceCache() };
+}
+
 /** Builds everything the handler needs from configuration: trace, caches, sequence store. */
 export async function buildMutateCreateDeps(
   config: FunctionConfig,
@@ -229,9 +312,11 @@ export async function buildMutateCreateDeps(
   const trace = config.tracePath ? await loadTrace(config.tracePath) : undefined;
   const traceLoadSeconds = (performance.now() - started) / 1000;
   if (trace) log.info({ tracePath: config.tracePath, events: trace.events.length }, "trace loaded");
-  else log.warn("no TRACE_PATH: pods are pinned to virtual nodes but get no lifecycle from a trace");
+  else if (config.simName)
+    log.warn("no TRACE_PATH: pods are pinned to virtual nodes but get no lifecycle from a trace");
+  else log.info("no TRACE_PATH: each Simulation's spec.driver.tracePath is loaded when first needed");
   const deps: MutateCreateDeps & { stats: MutateStats; traceLoadSeconds?: number } = {
-    simName: config.simName,
+    ...(config.simName ? { simName: config.simName } : multiSimulationDeps(kube, config)),
     log,
     owners: createOwnerResolver(kube, log),
     simulation: createSimulationSource(kube, config.simName),

@@ -11,7 +11,12 @@
 import type { AdmissionRequest } from "../../shared/admission.js";
 import { isRecord } from "../../shared/json.js";
 import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
-import { type OwnerLink, type OwnerReference, simulationRootOf } from "../../shared/owners.js";
+import {
+  type OwnerLink,
+  type OwnerReference,
+  simulationOwnershipOf,
+  simulationRootOf,
+} from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
 
 export type SkipReason =
@@ -124,5 +129,38 @@ export function planScope(facts: ScopeFacts): Scope {
   return {
     mutate: "pin",
     reason: facts.chain.some((link) => link.gone) ? "owner-gone" : "no-simulation-root",
+  };
+}
+
+export interface AnySimulationFacts {
+  operation: "CREATE" | "UPDATE";
+  chain: readonly OwnerLink[];
+  /**
+   * The Simulation whose virtual namespace the pod is in, when its namespace object says so (labelled
+   * `simkube.io/virtual: "true"` and owned by a SimulationRoot that a Simulation owns); else undefined.
+   */
+  namespaceSimulation?: string | undefined;
+}
+
+export type AnySimulationScope =
+  | { mutate: "full"; root: OwnerReference; simName: string }
+  | { mutate: "pin"; reason: PinReason; simName: string }
+  | { skip: SkipReason };
+
+/**
+ * planScope for a deployment without SIM_NAME: the pod's Simulation is the owner of the SimulationRoot in
+ * its chain. Without one, a CREATE in a virtual namespace is pinned for the namespace's Simulation. The
+ * namespace object decides, not the name prefix: with no Simulation named in advance, a prefix alone cannot
+ * tell whose namespace it is, while its label and owner are what SimKube's driver sets on it.
+ */
+export function planScopeAnySimulation(facts: AnySimulationFacts): AnySimulationScope {
+  const owned = simulationOwnershipOf(facts.chain);
+  if (owned) return { mutate: "full", root: owned.root, simName: owned.simName };
+  if (facts.namespaceSimulation === undefined) return { skip: "not-in-simulation" };
+  if (facts.operation === "UPDATE") return { skip: "update-without-root" };
+  return {
+    mutate: "pin",
+    reason: facts.chain.some((link) => link.gone) ? "owner-gone" : "no-simulation-root",
+    simName: facts.namespaceSimulation,
   };
 }

@@ -48,7 +48,8 @@ export interface RetrySettings {
 
 export interface RescheduleDeleteDeps {
   kube: KubeApi;
-  simName: string;
+  /** The one Simulation served (SIM_NAME); unset: each pod's, from its virtual namespace's owner. */
+  simName?: string;
   /** Usernames whose deletes replay production (SimKube's driver): never interruptions. */
   driverUsers: readonly string[];
   log: Logger;
@@ -120,7 +121,7 @@ function buildState(deps: RescheduleDeleteDeps): HandlerState {
   const { kube, simName, simulation } = deps;
   return {
     deps,
-    world: { kube, simName, simulation, teardown, reads, stats },
+    world: { kube, ...(simName ? { simName } : {}), simulation, teardown, reads, stats },
     stats,
     answerWithinMs: deps.answerWithinMs ?? (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS) + 500,
     handled: new LRUCache<string, string>({ max: deps.memoSize ?? 10_000 }),
@@ -237,7 +238,7 @@ export async function buildRescheduleDeleteDeps(
   log.info({ simName: config.simName, driverUsers: config.driverUsers }, "reschedule-delete configured");
   return {
     kube,
-    simName: config.simName,
+    ...(config.simName ? { simName: config.simName } : {}),
     driverUsers: config.driverUsers,
     log,
     simulation: createSimulationSource(kube, config.simName),

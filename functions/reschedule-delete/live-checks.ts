@@ -1,6 +1,7 @@
 // What the cluster must show before reschedule-delete creates anything, as pure functions over objects read
 // from the API. A review is a claim anyone who can reach the function's URL can make; triageDelete uses it
 // only to skip cheaply. Every fact a clone depends on is judged here, from the live objects:
+// - without SIM_NAME, the Simulation is the one owning the root that owns the pod's virtual namespace;
 // - the SimulationRoot is the driver's root of this Simulation (`sk-<sim>-driver-root`, owned by it);
 // - the pod's namespace is one of that root's virtual namespaces (owned by the root, labelled
 //   `simkube.io/virtual: "true"`, as SimKube's driver creates them);
@@ -90,4 +91,24 @@ export function checkOwnedByRoot(
   const [only] = refs;
   if (refs.length !== 1 || only === undefined || !refersTo(only, root)) return { skip: "not-owned-by-root" };
   return { owner: only };
+}
+
+function isSimkubeRef(ref: unknown, kind: string): ref is OwnerReference {
+  if (typeof ref !== "object" || ref === null) return false;
+  const r = ref as Partial<OwnerReference>;
+  return (
+    r.apiVersion === SIMKUBE_API_VERSION && r.kind === kind && typeof r.name === "string" && r.name !== ""
+  );
+}
+
+/** A virtual namespace's SimulationRoot reference (labelled `simkube.io/virtual: "true"`), to find its Simulation. */
+export function virtualNamespaceRootOf(namespace: KubeObject | undefined): OwnerReference | undefined {
+  if (namespace?.metadata?.labels?.[VIRTUAL_LABEL_KEY] !== "true") return undefined;
+  return ownerReferencesOf(namespace).find((ref) => isSimkubeRef(ref, SIMULATION_ROOT_KIND));
+}
+
+/** The name of the Simulation owning this SimulationRoot. */
+export function owningSimulationName(root: KubeObject | undefined): string | undefined {
+  if (!root) return undefined;
+  return ownerReferencesOf(root).find((ref) => isSimkubeRef(ref, SIMULATION_KIND))?.name;
 }

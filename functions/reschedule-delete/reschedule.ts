@@ -1,4 +1,5 @@
-// reschedule-delete's steps for one interruption candidate, in SimKube's vocabulary: check the simulation,
+// reschedule-delete's steps for one interruption candidate, in SimKube's vocabulary: without SIM_NAME, find
+// the simulation from the pod's namespace (its owner root's owner); check the simulation,
 // find its root, check teardown, check the virtual namespace, confirm the live pod, check it is owned by the
 // root, create the clone once. Each step that reads the API goes through `call` (retries inside one
 // deadline); the judging is done by the pure functions of live-checks.ts and plan.ts.
@@ -25,7 +26,9 @@ import {
   checkVirtualNamespace,
   confirmLivePod,
   type LiveSkip,
+  owningSimulationName,
   type RootRef,
+  virtualNamespaceRootOf,
 } from "./live-checks.js";
 import { buildClone, type Candidate, type SkipReason } from "./plan.js";
 import type { RescheduleStats } from "./stats.js";
@@ -50,7 +53,8 @@ export type StepCall = <T>(step: string, fn: () => Promise<T>) => Promise<T>;
 /** What the steps read and write through. */
 export interface RescheduleWorld {
   kube: KubeApi;
-  simName: string;
+  /** The one Simulation served (SIM_NAME); unset: the one owning the pod's namespace's root. */
+  simName?: string;
   simulation: SimulationSource;
   teardown: TeardownGuard;
   /** The cached reads the teardown guard also uses: the root and the namespace cost one call per burst. */
@@ -65,10 +69,11 @@ export function skip(reason: SkipReason | HandlerSkip): Decision {
 /** Rescheduling wanted and the Simulation still running; an over Simulation is remembered for the fast path. */
 export async function checkSimulation(
   w: RescheduleWorld,
+  simName: string,
   candidate: Candidate,
   call: StepCall,
 ): Promise<{ sim: Simulation } | Decision> {
-  const sim = await call("simulation", () => w.simulation.get());
+  const sim = await call("simulation", () => w.simulation.get(simName));
   if (!wantsBarePodRescheduling(sim)) return skip("rescheduling-off");
   if (isSimulationOver(sim)) {
     if (candidate.directRoot) {
@@ -82,16 +87,33 @@ export async function checkSimulation(
 /** The driver's SimulationRoot of this Simulation, read by its name (never taken from the review). */
 export async function findSimulationRoot(
   w: RescheduleWorld,
+  simName: string,
   sim: Simulation,
   call: StepCall,
 ): Promise<{ root: RootRef } | Decision> {
   const ref = {
     apiVersion: SIMKUBE_API_VERSION,
     kind: SIMULATION_ROOT_KIND,
-    name: driverRootName(w.simName),
+    name: driverRootName(simName),
   };
   const found = checkSimulationRoot(await call("root", () => w.reads.read(ref)), sim);
   return "skip" in found ? skip(found.skip) : found;
+}
+
+/**
+ * SIM_NAME unset: the Simulation owning the root that owns the pod's virtual namespace (cached reads a burst
+ * shares). Only a name: the steps after it check the root by its driver name and uid, and the namespace.
+ */
+export async function simulationOfNamespace(
+  w: RescheduleWorld,
+  namespace: string,
+  call: StepCall,
+): Promise<string | undefined> {
+  const nsRef = { apiVersion: "v1", kind: "Namespace", name: namespace };
+  const rootRef = virtualNamespaceRootOf(await call("namespace", () => w.reads.read(nsRef)));
+  if (!rootRef) return undefined;
+  const ref = { apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_ROOT_KIND, name: rootRef.name };
+  return owningSimulationName(await call("root", () => w.reads.read(ref)));
 }
 
 /** The review's namespace must be one of the root's virtual namespaces; the pod is read there and nowhere else. */
@@ -150,9 +172,11 @@ export async function reschedule(
   candidate: Candidate,
   call: StepCall,
 ): Promise<Decision> {
-  const simulation = await checkSimulation(w, candidate, call);
+  const simName = w.simName ?? (await simulationOfNamespace(w, candidate.namespace, call));
+  if (simName === undefined) return skip("not-in-simulation");
+  const simulation = await checkSimulation(w, simName, candidate, call);
   if (!("sim" in simulation)) return simulation;
-  const found = await findSimulationRoot(w, simulation.sim, call);
+  const found = await findSimulationRoot(w, simName, simulation.sim, call);
   if (!("root" in found)) return found;
   const target: TeardownTarget = { namespace: candidate.namespace, root: found.root };
   const torn = await call("teardown", () => w.teardown.check(target));

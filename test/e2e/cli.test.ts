@@ -72,9 +72,9 @@ describe("simkube-fn as a process", { timeout: 120_000 }, () => {
   });
 
   it("bad configuration exits 2 with one line and no usage", () => {
-    const serve = cli(["serve", "mutate-create", "--check"]);
+    const serve = cli(["serve", "mutate-create", "--check"], undefined, { LOG_LEVEL: "loud" });
     assert.equal(serve.status, 2);
-    assert.match(serve.stderr, /^simkube-fn: SIM_NAME is required[^\n]*\n$/);
+    assert.match(serve.stderr, /^simkube-fn: LOG_LEVEL must be one of[^\n]*\n$/);
     const manifests = cli(["manifests", "--sim-name", "s", "--webhook-url-base", "http://fn.example"]);
     assert.equal(manifests.status, 2);
     assert.match(manifests.stderr, /^simkube-fn: webhook URL "[^"]+" for mutate-create must use https/);

@@ -134,10 +134,10 @@ describe("parseCommandLine (functions/cli/args.ts)", () => {
       command: "manifests",
       request: { kind: "deployment", options: { simName: "s", rescheduleInterruptedBarePods: false } },
     } satisfies Command);
-    // An empty --sim-name reaches the deployment options, which reject it with their own message.
+    // Without --sim-name the deployment serves every Simulation.
     assert.deepEqual(parseCommandLine(["manifests"]), {
       command: "manifests",
-      request: { kind: "deployment", options: { simName: "", rescheduleInterruptedBarePods: false } },
+      request: { kind: "deployment", options: { rescheduleInterruptedBarePods: false } },
     } satisfies Command);
     const webhook = parseCommandLine(["manifests", "webhook", "--sim-name", "s", "--ca-bundle", "ca.pem"]);
     assert.deepEqual(webhook, {

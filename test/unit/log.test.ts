@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger, lazyChild } from "../../shared/log.js";
+import { createLogger, lazyChild, withBindings } from "../../shared/log.js";
 
 function sink(level: "info" | "warn") {
   const lines: Array<Record<string, unknown>> = [];
@@ -48,5 +48,24 @@ describe("lazyChild", () => {
     assert.equal(lines[0]?.pod, "p");
     assert.equal(lines[0]?.hash, "1");
     assert.equal(lines[0]?.level, 30);
+  });
+});
+
+describe("withBindings", () => {
+  it("adds its fields to every line, whether the line starts with an object, a message or an error", () => {
+    const { log, lines } = sink("info");
+    const simLog = withBindings(log, { sim: "sim-two" });
+    simLog.info({ decision: "mutated" }, "review done");
+    simLog.warn("plain message");
+    simLog.error(new Error("boom"), "failed");
+    simLog.debug("below the level");
+    assert.deepEqual(
+      lines.map((l) => [l.sim, l.msg, l.decision, (l.err as { message?: string } | undefined)?.message]),
+      [
+        ["sim-two", "review done", "mutated", undefined],
+        ["sim-two", "plain message", undefined, undefined],
+        ["sim-two", "failed", undefined, "boom"],
+      ],
+    );
   });
 });

@@ -289,7 +289,6 @@ describe("webhook configuration", () => {
         /user info/,
       ],
       ["timeout above 30 s", { ...BASE, mutateTimeoutSeconds: 31 }, /from 1 to 30/],
-      ["no simulation", { ...BASE, simName: " " }, /simName is required/],
       ["function namespace is virtual", { ...BASE, namespace: "virtual-fns" }, /virtual namespace prefix/],
       ["name too long for a revision", { ...BASE, name: "a".repeat(40) }, /DNS-1035 label/],
       ["maxScale below minScale", { ...BASE, minScale: 4 }, /below minScale/],
@@ -655,6 +654,34 @@ describe("pod-create policy (ValidatingAdmissionPolicy, CEL evaluated as the API
   it("is rendered before the accounts it guards", () => {
     const kinds = objects.map((o) => o.kind);
     assert.ok(kinds.indexOf("ValidatingAdmissionPolicyBinding") < kinds.indexOf("ServiceAccount"));
+  });
+});
+
+describe("one deployment for every simulation (no simName)", () => {
+  const { simName: _sim, ...EVERY } = BASE;
+
+  it("sets no SIM_NAME and no simulation label, renders no webhook configuration, and says how to add one", () => {
+    const out = renderDeployment({ ...EVERY, rescheduleInterruptedBarePods: true });
+    const objects = parseAllDocuments(out).map((d) => d.toJS() as Manifest);
+    assert.ok(!objects.some((o) => o.kind === "MutatingWebhookConfiguration"));
+    assert.doesNotMatch(out, /SIM_NAME|simkube.io\/simulation/);
+    assert.match(out, /every simulation/);
+    assert.match(out, /manifests webhook --sim-name NAME/);
+    assert.ok(
+      objects.some((o) => o.kind === "Service"),
+      "the functions are still deployed",
+    );
+  });
+
+  it("lets mutate-create read namespaces only then (a virtual namespace's Simulation is read from it)", () => {
+    const rulesOf = (options: DeploymentOptions) =>
+      buildRbac(options)
+        .filter((o) => o.kind === "ClusterRole" && o.metadata?.name?.endsWith("mutate-create"))
+        .flatMap((o) => ("rules" in o ? (o.rules ?? []) : []));
+    const readsNamespaces = (options: DeploymentOptions) =>
+      rulesOf(options).some((rule) => rule.resources?.includes("namespaces"));
+    assert.equal(readsNamespaces(EVERY), true);
+    assert.equal(readsNamespaces(BASE), false);
   });
 });
 

@@ -81,7 +81,7 @@ describe("OpenFaaS stack.yml", () => {
     assert.equal(stack.provider.gateway, "https://gw.example.com");
     assert.doesNotMatch(text, /com.openfaas.scale.zero/, "Community Edition by default");
     assert.match(text, /Community Edition: no scale to zero/);
-    assert.throws(() => buildStack({ simName: "" }), DeploymentOptionsError);
+    assert.throws(() => buildStack({ simName: "a".repeat(64) }), DeploymentOptionsError);
   });
 
   it("derives per-function image names", () => {

@@ -101,8 +101,8 @@ function grantedTo(fn: FunctionName, manifests: readonly Manifest[] = MANIFESTS)
 }
 
 /** The environment the rendered Knative Service gives the function (literal values; secrets left out). */
-function renderedEnv(fn: FunctionName): Env {
-  const service = MANIFESTS.find(
+function renderedEnv(fn: FunctionName, manifests: readonly Manifest[] = MANIFESTS): Env {
+  const service = manifests.find(
     (m) => m.kind === "Service" && m.metadata?.name === `simkube-fn-${fn}`,
   ) as unknown as {
     spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
@@ -128,8 +128,8 @@ function assertPatched(review: AdmissionReview, what: string): void {
   assert.ok(review.response?.patch, `${what}: patched`);
 }
 
-async function driveMutateCreate(kube: RecordingKube): Promise<void> {
-  const config = loadConfig(renderedEnv("mutate-create"));
+async function driveMutateCreate(kube: RecordingKube, manifests = MANIFESTS): Promise<void> {
+  const config = loadConfig(renderedEnv("mutate-create", manifests));
   assert.equal(config.storeNamespace, FUNCTIONS_NS, "the sequence store lives in the functions' namespace");
   const { handle } = await buildFunction("mutate-create", config, kube, quiet);
   for (const { apiVersion, kind } of OWNER_KINDS) {
@@ -153,6 +153,13 @@ async function driveMutateCreate(kube: RecordingKube): Promise<void> {
     });
     assertPatched(await handle(buildCreateReview({ pod })), `pod owned by a ${kind}`);
   }
+  // An ownerless pod in a virtual namespace is pinned (without SIM_NAME its namespace says for which Simulation).
+  assertPatched(
+    await handle(
+      buildCreateReview({ pod: buildPod({ name: "stray", namespace: VIRTUAL_NS, ownerReferences: [] }) }),
+    ),
+    "ownerless pod",
+  );
   // A bare pod twice: the sequence store's first write of the run was above; these are later ones.
   for (const name of ["bare-1", "bare-2"]) {
     assertPatched(
@@ -235,6 +242,20 @@ describe("RBAC derived from the API calls each function makes", () => {
       "/configmaps get in fns",
       "/configmaps update in fns",
     ]);
+  });
+
+  it("mutate-create for every Simulation (no simName): the rendered roles grant exactly what its calls need, namespaces included", async () => {
+    const { simName: _sim, ...every } = OPTIONS;
+    const manifests = buildAllManifests(every);
+    assert.equal(renderedEnv("mutate-create", manifests).SIM_NAME, undefined);
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    // No trace to load: the Simulation names none (spec.driver.tracePath).
+    kube.memory.seed(buildSimulation({ rescheduleInterruptedBarePods: true, spec: { driver: {} } }));
+    await driveMutateCreate(kube, manifests);
+    const needed = neededBy(kube.calls);
+    assert.ok(needed.has("/namespaces get cluster-wide"), "the ownerless pod's namespace was read");
+    assert.deepEqual(compare(needed, grantedTo("mutate-create", manifests)), { missing: [], unused: [] });
   });
 
   it("the derivation sees what it should: mutate-create writes ConfigMaps only in its own namespace", async () => {

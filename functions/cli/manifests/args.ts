@@ -85,10 +85,12 @@ function flagSpec(): Spec {
 }
 
 /** This command's lines of the usage (args.ts shows them for `help manifests` and usage errors). */
-export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests --sim-name NAME --platform kind|k3s|managed|openfaas [options]
+export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME] --platform kind|k3s|managed|openfaas [options]
   simkube-fn manifests webhook --sim-name NAME --path-secret S [the same platform options]
       Print the deployment as YAML for kubectl (or stack.yml with --target openfaas-stack). "webhook" prints
       only the per-simulation MutatingWebhookConfiguration sk-NAME-mutatepods that stock SimKube adopts.
+      Without --sim-name the deployment serves every Simulation and has no webhook configuration: render
+      "manifests webhook --sim-name NAME" for each simulation.
   Platform and trust:
       --platform kind|k3s       per function a Service in Kourier's namespace, a DomainMapping and a
                                 cert-manager Certificate for its DNS name; webhooks in service mode
@@ -208,10 +210,9 @@ function webhookService(values: Values): DeploymentOptions["webhookService"] {
 
 /** Flags to options; values are checked by resolveOptions, which names the option in its error. */
 export function toDeploymentOptions(values: Values): DeploymentOptions {
-  const options: DeploymentOptions = {
-    simName: str(values, "sim-name") ?? "",
-    rescheduleInterruptedBarePods: values.reschedule === true,
-  };
+  const options: DeploymentOptions = { rescheduleInterruptedBarePods: values.reschedule === true };
+  const simName = str(values, "sim-name");
+  if (simName !== undefined) options.simName = simName;
   const strings: [keyof DeploymentOptions, string][] = [
     ["target", "target"],
     ["clusterPlatform", "platform"],

@@ -1,60 +1,25 @@
-// Least privilege enforced by the cluster: a ValidatingAdmissionPolicy (GA since 1.30) that lets the functions'
-// service accounts create pods only in namespaces labelled simkube.io/virtual=true and only pinned to virtual
-// nodes. On the real API server it refuses a clone aimed at kube-system made as reschedule-delete's account,
+// Least privilege enforced by the cluster: the ValidatingAdmissionPolicy (GA since 1.30) `simkube-fn manifests`
+// renders, which lets the functions' service accounts create pods only in namespaces labelled
+// simkube.io/virtual=true and only pinned to virtual nodes. On the real API server it refuses a clone aimed at kube-system made as reschedule-delete's account,
 // which RBAC alone allows, while the same account still creates a clone-shaped pod in a virtual namespace.
 
 import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
-import { FUNCTIONS_NAMESPACE } from "../../../functions/local-cluster/cluster.js";
+import { resolveOptions } from "../../../knative/deployment-options.js";
+import { buildAllManifests, type DeploymentOptions, type Manifest } from "../../../knative/manifests.js";
+import { podCreatePolicyName } from "../../../knative/pod-create-policy.js";
 import { clientsFor, eventually } from "./kube.js";
 import type { ClusterCase } from "./suite.js";
 import type { WorldRef } from "./world.js";
 
-const POLICY = "simkube-fn-pods-in-virtual-namespaces";
-
-/** The policy and its binding; `accountPrefix` selects the functions' service accounts. */
-export function functionsPodPolicy(
-  accountPrefix: string,
-): [Record<string, unknown>, Record<string, unknown>] {
-  const policy = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: POLICY },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [
-          { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
-        ],
-      },
-      matchConditions: [
-        {
-          name: "functions-accounts-only",
-          expression: `request.userInfo.username.startsWith('${accountPrefix}')`,
-        },
-      ],
-      validations: [
-        {
-          expression:
-            "namespaceObject != null && has(namespaceObject.metadata.labels) && 'simkube.io/virtual' in namespaceObject.metadata.labels && namespaceObject.metadata.labels['simkube.io/virtual'] == 'true'",
-          message:
-            "the simkube-fn functions may create pods only in virtual namespaces (label simkube.io/virtual=true)",
-        },
-        {
-          expression:
-            "has(object.spec.nodeSelector) && 'type' in object.spec.nodeSelector && object.spec.nodeSelector['type'] == 'virtual'",
-          message: "the simkube-fn functions may create pods only with nodeSelector type=virtual",
-        },
-      ],
-    },
-  };
-  const binding = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: POLICY },
-    spec: { policyName: POLICY, validationActions: ["Deny"] },
-  };
-  return [policy, binding];
+/**
+ * The policy and its binding exactly as `simkube-fn manifests` renders them for this cluster's deployment
+ * (knative/pod-create-policy.ts): the functions' own service accounts, virtual namespaces, virtual nodes.
+ */
+export function renderedPodPolicy(deployment: DeploymentOptions): Manifest[] {
+  return buildAllManifests(deployment).filter(
+    (o) => o.kind === "ValidatingAdmissionPolicy" || o.kind === "ValidatingAdmissionPolicyBinding",
+  );
 }
 
 /** The privileged, unpinned pod a tricked function would clone into kube-system. */
@@ -80,9 +45,12 @@ export function policyCases(ref: WorldRef, virtualNamespace: string): ClusterCas
         const fn = clientsFor(w.cluster.functionKubeconfigs["reschedule-delete"]).core;
         // RBAC alone lets the account do it (dry run: nothing is stored).
         await fn.createNamespacedPod({ namespace: "kube-system", body: escalatedClone(), dryRun: "All" });
-        const [policy, binding] = functionsPodPolicy(`system:serviceaccount:${FUNCTIONS_NAMESPACE}:`);
+        const [policy, binding] = renderedPodPolicy(w.cluster.deployment);
+        assert.equal(policy?.kind, "ValidatingAdmissionPolicy");
+        assert.equal(binding?.kind, "ValidatingAdmissionPolicyBinding");
         await w.admin.admission.createValidatingAdmissionPolicy({ body: policy as never });
         await w.admin.admission.createValidatingAdmissionPolicyBinding({ body: binding as never });
+        const name = podCreatePolicyName(resolveOptions(w.cluster.deployment));
         const refusal = await eventually("the policy to refuse the kube-system clone", async () => {
           try {
             await fn.createNamespacedPod({ namespace: "kube-system", body: escalatedClone(), dryRun: "All" });
@@ -91,13 +59,14 @@ export function policyCases(ref: WorldRef, virtualNamespace: string): ClusterCas
             return err as { code?: number; body?: string };
           }
         });
-        // A denying policy answers 422 Invalid (its validations set no reason), not 403.
-        assert.equal(refusal.code, 422);
+        // The rendered validations give reason Forbidden, so the API server answers 403 (without a reason a
+        // denying policy answers 422 Invalid).
+        assert.equal(refusal.code, 403);
         assert.match(
           String(refusal.body),
-          /ValidatingAdmissionPolicy .*simkube-fn-pods-in-virtual-namespaces.* denied request/,
+          new RegExp(`ValidatingAdmissionPolicy .*${name}.* denied request`),
         );
-        assert.match(String(refusal.body), /only in virtual namespaces/);
+        assert.match(String(refusal.body), /only in namespaces labelled simkube.io\/virtual=true/);
         // The same account still creates a clone in a virtual namespace (pinned, as every clone is).
         const created = await fn.createNamespacedPod({
           namespace: virtualNamespace,

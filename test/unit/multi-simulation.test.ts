@@ -1,0 +1,370 @@
+// One deployment serving every Simulation (SIM_NAME unset): each pod's Simulation is found from the cluster
+// and that Simulation's settings, trace and sequence are used.
+
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import fastJsonPatch from "fast-json-patch";
+import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
+import { createMutateStats } from "../../functions/mutate-create/stats.js";
+import { planScopeAnySimulation } from "../../functions/mutate-create/triage.js";
+import {
+  createRescheduleDeleteHandler,
+  type RescheduleDeleteDeps,
+} from "../../functions/reschedule-delete/handler.js";
+import {
+  owningSimulationName,
+  virtualNamespaceRootOf,
+} from "../../functions/reschedule-delete/live-checks.js";
+import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
+import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
+import { loadConfig } from "../../shared/config.js";
+import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import { createLogger } from "../../shared/log.js";
+import { createOwnerResolver, type OwnerLink, simulationOwnershipOf } from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
+import { createMemorySequenceStore } from "../../shared/sequence-store.js";
+import { createSimulationSource } from "../../shared/simulation.js";
+import type { Trace } from "../../shared/trace.js";
+import { createTraceCache } from "../../shared/trace-cache.js";
+import {
+  buildCreateReview,
+  buildDeleteReview,
+  buildNamespace,
+  buildPod,
+  buildSimulation,
+  buildSimulationRoot,
+  buildVirtualNamespace,
+  disruptionTarget,
+  rootOwnerRef,
+  simulationOwnerRef,
+} from "../support/builders.js";
+import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
+
+const NOW = new Date("2026-12-02T12:00:00.000Z");
+const ROOT_A = rootOwnerRef("sk-sim-a-driver-root", "root-a-uid");
+const ROOT_B = rootOwnerRef("sk-sim-b-driver-root", "root-b-uid");
+const SIM_LABEL = "simkube.io/simulation";
+const SEQ_KEY = "static.simkube.io/pod-sequence-number";
+const PULL_DELAY_KEY = "simkube.io/kwok-stage-create-delay";
+const COMPLETE_TIME_KEY = "simkube.io/kwok-stage-complete-time";
+
+/** Two Simulations with different settings and traces, their roots, and their virtual namespaces. */
+function twoSimulations(): KubeObject[] {
+  return [
+    buildSimulation({
+      name: "sim-a",
+      uid: "sim-a-uid",
+      speed: 2,
+      spec: {
+        lifecycleParams: { imagePullDelay: 100 },
+        driver: { tracePath: "trace-a", virtualNsPrefix: "alpha" },
+      },
+    }),
+    buildSimulation({
+      name: "sim-b",
+      uid: "sim-b-uid",
+      speed: 3,
+      rescheduleInterruptedBarePods: true,
+      spec: {
+        lifecycleParams: { imagePullDelay: 700 },
+        driver: { tracePath: "trace-b", virtualNsPrefix: "beta" },
+      },
+    }),
+    buildSimulationRoot({ name: ROOT_A.name, uid: ROOT_A.uid, simName: "sim-a", simUid: "sim-a-uid" }),
+    buildSimulationRoot({ name: ROOT_B.name, uid: ROOT_B.uid, simName: "sim-b", simUid: "sim-b-uid" }),
+    buildVirtualNamespace(ROOT_A, { name: "alpha-default", uid: "ns-a" }),
+    buildVirtualNamespace(ROOT_B, { name: "beta-default", uid: "ns-b" }),
+    // Named like a virtual namespace but neither labelled nor owned by a root.
+    buildNamespace({ name: "beta-impostor", uid: "ns-i" }),
+  ];
+}
+
+/** A KubeApi over objects keyed by kind and name; records each read. */
+function objectsKube(objects: KubeObject[]): KubeApi & { reads: string[]; put(o: KubeObject): void } {
+  const byKey = new Map(objects.map((o) => [`${o.kind}/${o.metadata?.name}`, o]));
+  const reads: string[] = [];
+  return {
+    reads,
+    put(o) {
+      byKey.set(`${o.kind}/${o.metadata?.name}`, o);
+    },
+    async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
+      reads.push(`${ref.kind}/${ref.name}`);
+      const found = byKey.get(`${ref.kind}/${ref.name}`);
+      if (!found) throw new KubeError(404, "NotFound", `${ref.kind} "${ref.name}" not found`);
+      return structuredClone(found) as T;
+    },
+    async create<T extends KubeObject>(o: T): Promise<T> {
+      if (byKey.has(`${o.kind}/${o.metadata?.name}`)) throw new KubeError(409, "AlreadyExists", "exists");
+      byKey.set(`${o.kind}/${o.metadata?.name}`, structuredClone(o));
+      return o;
+    },
+    async replace<T extends KubeObject>(o: T): Promise<T> {
+      return o;
+    },
+  };
+}
+
+function quietLog() {
+  return createLogger(
+    "silent",
+    new Writable({
+      write(_chunk, _enc, done) {
+        done();
+      },
+    }),
+  );
+}
+
+/** Both traces hold a 30 s lifecycle for the bare pod; a mutated Running pod completes in 30 s / speed. */
+const TRACE: Trace = buildTrace(
+  ownersTraceSpec([{ gvk: "v1.Pod", nsName: "default/bare-pod", lifecycles: [finished(100, 130)] }]),
+);
+
+function multiSetup(load: (location: string) => Promise<Trace> = async () => TRACE) {
+  const kube = objectsKube(twoSimulations());
+  const log = quietLog();
+  const loaded: string[] = [];
+  const deps: MutateCreateDeps = {
+    log,
+    owners: createOwnerResolver(kube, log),
+    simulation: createSimulationSource(kube),
+    sequences: createMemorySequenceStore(),
+    traces: createTraceCache(async (location) => {
+      loaded.push(location);
+      return load(location);
+    }),
+    readNamespace: async (name) => {
+      try {
+        return await kube.read({ apiVersion: "v1", kind: "Namespace", name });
+      } catch {
+        return undefined;
+      }
+    },
+    now: () => NOW,
+    stats: createMutateStats(),
+  };
+  return { handle: createMutateCreateHandler(deps), kube, loaded, deps };
+}
+
+function patched(review: AdmissionReview, pod: Pod): Pod {
+  assert.equal(review.response?.allowed, true, review.response?.status?.message);
+  assert.ok(review.response?.patch, "a patch");
+  return fastJsonPatch.applyPatch(structuredClone(pod), decodePatch(review.response)).newDocument as Pod;
+}
+
+/** A Running bare pod of the trace, as the driver creates it in `namespace` owned by `root`. */
+function runningPod(namespace: string, root: ReturnType<typeof rootOwnerRef>, name = "bare-pod"): Pod {
+  return buildPod({
+    name,
+    namespace,
+    ownerReferences: [root],
+    annotations: { "static.simkube.io/original-namespace": "default" },
+  });
+}
+
+describe("configuration without SIM_NAME", () => {
+  it("loads with no simName; SIM_NAME blank is the same as unset; set, it is kept", () => {
+    assert.equal(loadConfig({}).simName, undefined);
+    assert.equal(loadConfig({ SIM_NAME: "  " }).simName, undefined);
+    assert.equal(loadConfig({ SIM_NAME: " sim-a " }).simName, "sim-a");
+  });
+});
+
+describe("which Simulation a pod belongs to without SIM_NAME", () => {
+  const link = (ref: OwnerLink["ref"], ownedBy: OwnerLink["ownedBy"], gone?: true): OwnerLink =>
+    gone ? { ref, ownedBy, gone } : { ref, ownedBy };
+  const rsRef = { apiVersion: "apps/v1", kind: "ReplicaSet", name: "rs", uid: "rs" };
+
+  it("is the owner of the first SimulationRoot in the chain, through any workload owners", () => {
+    const chain = [link(rsRef, [ROOT_B]), link(ROOT_B, [simulationOwnerRef("sim-b", "sim-b-uid")])];
+    assert.deepEqual(simulationOwnershipOf(chain), { root: ROOT_B, simName: "sim-b" });
+    assert.deepEqual(planScopeAnySimulation({ operation: "UPDATE", chain }), {
+      mutate: "full",
+      root: ROOT_B,
+      simName: "sim-b",
+    });
+  });
+
+  it("without a root in the chain: pins a CREATE for its virtual namespace's Simulation, skips otherwise", () => {
+    const gone = [link(rsRef, [], true)];
+    assert.equal(simulationOwnershipOf(gone), undefined);
+    assert.deepEqual(
+      planScopeAnySimulation({ operation: "CREATE", chain: gone, namespaceSimulation: "sim-a" }),
+      {
+        mutate: "pin",
+        reason: "owner-gone",
+        simName: "sim-a",
+      },
+    );
+    assert.deepEqual(
+      planScopeAnySimulation({ operation: "CREATE", chain: [], namespaceSimulation: "sim-a" }),
+      {
+        mutate: "pin",
+        reason: "no-simulation-root",
+        simName: "sim-a",
+      },
+    );
+    assert.deepEqual(
+      planScopeAnySimulation({ operation: "UPDATE", chain: [], namespaceSimulation: "sim-a" }),
+      {
+        skip: "update-without-root",
+      },
+    );
+    assert.deepEqual(planScopeAnySimulation({ operation: "CREATE", chain: [] }), {
+      skip: "not-in-simulation",
+    });
+  });
+
+  it("a root owned by nothing, or a gone root, names no Simulation", () => {
+    assert.equal(simulationOwnershipOf([link(ROOT_A, [])]), undefined);
+    assert.equal(simulationOwnershipOf([link(ROOT_A, [], true)]), undefined);
+  });
+});
+
+describe("mutate-create serving two Simulations at once", () => {
+  it("mutates each pod with its own Simulation's label, delays, speed and sequence", async () => {
+    const { handle, loaded } = multiSetup();
+    const a = runningPod("alpha-default", ROOT_A);
+    const b = runningPod("beta-default", ROOT_B);
+    const outA = patched(await handle(buildCreateReview({ pod: a })), a);
+    const outB = patched(await handle(buildCreateReview({ pod: b })), b);
+    const outB2 = patched(
+      await handle(buildCreateReview({ pod: runningPod("beta-default", ROOT_B, "b2") })),
+      b,
+    );
+    assert.equal(outA.metadata?.labels?.[SIM_LABEL], "sim-a");
+    assert.equal(outB.metadata?.labels?.[SIM_LABEL], "sim-b");
+    assert.equal(outA.metadata?.annotations?.[PULL_DELAY_KEY], "100ms");
+    assert.equal(outB.metadata?.annotations?.[PULL_DELAY_KEY], "700ms");
+    // Same spec hash, different roots: each simulation counts its own sequence from 0.
+    assert.equal(outA.metadata?.annotations?.[SEQ_KEY], "0");
+    assert.equal(outB.metadata?.annotations?.[SEQ_KEY], "0");
+    assert.equal(outB2.metadata?.annotations?.[SEQ_KEY], "1");
+    // 30 s of production at speed 2 and at speed 3.
+    assert.equal(outA.metadata?.annotations?.[COMPLETE_TIME_KEY], "2026-12-02T12:00:15+00:00");
+    assert.equal(outB.metadata?.annotations?.[COMPLETE_TIME_KEY], "2026-12-02T12:00:10+00:00");
+    assert.deepEqual(loaded, ["trace-a", "trace-b"], "each Simulation's spec.driver.tracePath, once");
+  });
+
+  it("loads a trace location once however many Simulations name it, and retries one that failed", async () => {
+    let failNext = true;
+    const { handle, loaded } = multiSetup(async (location) => {
+      if (location === "trace-a" && failNext) {
+        failNext = false;
+        throw new Error("trace-a: unreachable");
+      }
+      return TRACE;
+    });
+    const a = runningPod("alpha-default", ROOT_A);
+    const denied = await handle(buildCreateReview({ pod: a }));
+    assert.equal(denied.response?.allowed, false);
+    assert.match(denied.response?.status?.message ?? "", /trace-a: unreachable/);
+    patched(await handle(buildCreateReview({ pod: a })), a);
+    patched(await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A, "a2") })), a);
+    assert.deepEqual(loaded, ["trace-a", "trace-a"]);
+  });
+
+  it("pins an ownerless pod for the Simulation its labelled, root-owned namespace belongs to", async () => {
+    const { handle } = multiSetup();
+    const pod = buildPod({ name: "stray", namespace: "beta-default", ownerReferences: [] });
+    const out = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.equal(out.metadata?.labels?.[SIM_LABEL], "sim-b");
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(out.metadata?.annotations?.[SEQ_KEY], undefined, "no sequence without the root");
+  });
+
+  it("decides a virtual namespace from the namespace object, not its name", async () => {
+    const { handle } = multiSetup();
+    for (const namespace of ["beta-impostor", "no-such-namespace", "default"]) {
+      const pod = buildPod({ name: "p", namespace, ownerReferences: [] });
+      const review = await handle(buildCreateReview({ pod }));
+      assert.equal(review.response?.allowed, true, namespace);
+      assert.equal(review.response?.patch, undefined, namespace);
+    }
+  });
+
+  it("denies a pod whose Simulation cannot be read, naming it", async () => {
+    const kube = objectsKube([
+      buildSimulationRoot({ name: "sk-gone-driver-root", uid: "g", simName: "gone", simUid: "g" }),
+    ]);
+    const { deps } = multiSetup();
+    const handle = createMutateCreateHandler({
+      ...deps,
+      owners: createOwnerResolver(kube, deps.log),
+      simulation: createSimulationSource(kube),
+    });
+    const pod = buildPod({ ownerReferences: [rootOwnerRef("sk-gone-driver-root", "g")] });
+    const review = await handle(buildCreateReview({ pod }));
+    assert.equal(review.response?.allowed, false);
+    assert.match(review.response?.status?.message ?? "", /Simulation "gone" not found/);
+  });
+});
+
+describe("the Simulation source serves many names", () => {
+  it("reads each Simulation once per TTL, and with no name and no default says so", async () => {
+    const kube = objectsKube(twoSimulations());
+    const source = createSimulationSource(kube);
+    const [a, b, a2] = await Promise.all([source.get("sim-a"), source.get("sim-b"), source.get("sim-a")]);
+    assert.equal(a.metadata?.name, "sim-a");
+    assert.equal(b.metadata?.name, "sim-b");
+    assert.equal(a2.metadata?.uid, "sim-a-uid");
+    assert.deepEqual(kube.reads.sort(), ["Simulation/sim-a", "Simulation/sim-b"]);
+    await assert.rejects(source.get(), /no Simulation name/);
+  });
+});
+
+describe("reschedule-delete serving two Simulations at once", () => {
+  function rescheduleSetup() {
+    const kube = objectsKube(twoSimulations());
+    const deps: RescheduleDeleteDeps = {
+      kube,
+      driverUsers: [SIMKUBE_DRIVER_USER],
+      log: quietLog(),
+      simulation: createSimulationSource(kube),
+      stats: createRescheduleStats(),
+    };
+    return { kube, stats: deps.stats, handle: createRescheduleDeleteHandler(deps) };
+  }
+  const evicted = (namespace: string, root: ReturnType<typeof rootOwnerRef>, uid: string): Pod =>
+    buildPod({
+      name: "victim",
+      namespace,
+      uid,
+      nodeName: "kwok-node-1",
+      ownerReferences: [root],
+      conditions: [disruptionTarget("EvictionByEvictionAPI")],
+    });
+
+  it("finds the Simulation from the namespace's root: clones for the one that reschedules only", async () => {
+    const { kube, handle } = rescheduleSetup();
+    const podA = evicted("alpha-default", ROOT_A, "uid-a");
+    const podB = evicted("beta-default", ROOT_B, "uid-b");
+    kube.put(podA);
+    kube.put({ ...podB, metadata: { ...podB.metadata, name: "victim-b" } });
+    const reviewB = buildDeleteReview({
+      pod: { ...podB, metadata: { ...podB.metadata, name: "victim-b" } },
+      user: ADMIN_USER,
+    });
+    const reviewA = buildDeleteReview({ pod: podA, user: ADMIN_USER });
+    assert.equal((await handle(reviewA)).response?.allowed, true);
+    assert.equal((await handle(reviewB)).response?.allowed, true);
+    const read = async (name: string) =>
+      kube.read({ apiVersion: "v1", kind: "Pod", name, namespace: "" }).then(
+        (pod) => pod,
+        () => undefined,
+      );
+    assert.ok(await read("victim-b-clone-1"), "sim-b reschedules interrupted bare pods");
+    assert.equal(await read("victim-clone-1"), undefined, "sim-a does not");
+  });
+
+  it("reads the Simulation only through a labelled namespace owned by a root", () => {
+    assert.equal(virtualNamespaceRootOf(buildNamespace({ ownerReferences: [ROOT_A] })), undefined);
+    assert.deepEqual(virtualNamespaceRootOf(buildVirtualNamespace(ROOT_A)), ROOT_A);
+    assert.equal(virtualNamespaceRootOf(undefined), undefined);
+    assert.equal(owningSimulationName(buildSimulationRoot({ simName: "sim-b" })), "sim-b");
+    assert.equal(owningSimulationName(undefined), undefined);
+  });
+});
