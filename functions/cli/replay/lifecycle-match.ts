@@ -1,0 +1,117 @@
+// Which of the trace's pod lifecycles the real cluster reproduced. Pure: observed pods in, one row per owner out.
+// A lifecycle is the trace's (owner, pod spec hash, sequence number); the pods that played it are the original
+// and its clones (clones carry the original's hash and sequence).
+
+import { getPodLifecycles, lifecycleOwners, type PodLifecycle, type Trace } from "../../../shared/trace.js";
+
+/** Seconds a Finished lifecycle may be off: KWOK's timestamps have 1 s resolution and both ends round. */
+export const LIFECYCLE_TOLERANCE_S = 2;
+
+export interface ObservedPod {
+  name: string;
+  /** "Kind <original ns>/<name>" of the traced object that owns it (or the bare pod itself). */
+  owner: string;
+  clone: boolean;
+  mutated: boolean;
+  hash?: string;
+  sequence?: number;
+  /** Epoch seconds: Ready became True; the pod Succeeded. */
+  runningAt?: number;
+  succeededAt?: number;
+  phase?: string;
+}
+
+export interface ExpectedLifecycle {
+  owner: string;
+  hash: string;
+  sequence: number;
+  lifecycle: PodLifecycle;
+}
+
+export function ownerKey(kind: string, nsName: string): string {
+  return `${kind} ${nsName}`;
+}
+
+/** Every Finished or Running lifecycle the trace records, in file order. */
+export function expectedLifecycles(trace: Trace): ExpectedLifecycle[] {
+  const out: ExpectedLifecycle[] = [];
+  for (const { gvk, nsName } of lifecycleOwners(trace)) {
+    const kind = gvk.slice(gvk.lastIndexOf(".") + 1);
+    for (const [hash, lifecycles] of getPodLifecycles(trace, gvk, nsName) ?? []) {
+      lifecycles.forEach((lifecycle, sequence) => {
+        if (lifecycle.kind !== "Empty")
+          out.push({ owner: ownerKey(kind, nsName), hash, sequence, lifecycle });
+      });
+    }
+  }
+  return out;
+}
+
+export interface LifecycleVerdict {
+  expected: ExpectedLifecycle;
+  matched: boolean;
+  /** What was seen, for a person: "completed after 7 s (expected 7 s)". */
+  detail: string;
+}
+
+/** Finished: completed (start = the first pod's Ready) within the tolerance of the scaled run time; Running: still running. */
+export function judgeLifecycle(
+  e: ExpectedLifecycle,
+  pods: readonly ObservedPod[],
+  speed: number,
+): LifecycleVerdict {
+  const group = pods.filter((p) => p.owner === e.owner && p.hash === e.hash && p.sequence === e.sequence);
+  if (group.length === 0) return { expected: e, matched: false, detail: "no pod" };
+  const done = group.find((p) => p.succeededAt !== undefined);
+  if (e.lifecycle.kind === "Running") {
+    const running = group.some((p) => p.phase === "Running");
+    return {
+      expected: e,
+      matched: running && !done,
+      detail: done ? "completed" : running ? "running" : "not running",
+    };
+  }
+  if (e.lifecycle.kind !== "Finished") return { expected: e, matched: false, detail: "no lifecycle" };
+  const want = Math.trunc(Math.max(0, e.lifecycle.end - e.lifecycle.start) / speed);
+  const starts = group.map((p) => p.runningAt).filter((t): t is number => t !== undefined);
+  if (!done || starts.length === 0)
+    return { expected: e, matched: false, detail: `not completed (expected ${want} s)` };
+  const took = (done.succeededAt as number) - Math.min(...starts);
+  return {
+    expected: e,
+    matched: Math.abs(took - want) <= LIFECYCLE_TOLERANCE_S,
+    detail: `completed after ${took} s (expected ${want} s)`,
+  };
+}
+
+export interface OwnerRow {
+  owner: string;
+  podsCreated: number;
+  podsMutated: number;
+  lifecyclesExpected: number;
+  lifecyclesMatched: number;
+  interruptions: number;
+  clones: number;
+}
+
+/** One row per owner (traced objects with pods, or with lifecycles), in first-seen order. */
+export function ownerRows(
+  pods: readonly ObservedPod[],
+  verdicts: readonly LifecycleVerdict[],
+  interruptedPods: readonly string[],
+): OwnerRow[] {
+  const owners = [...new Set([...pods.map((p) => p.owner), ...verdicts.map((v) => v.expected.owner)])];
+  return owners.map((owner) => {
+    const mine = pods.filter((p) => p.owner === owner);
+    const judged = verdicts.filter((v) => v.expected.owner === owner);
+    return {
+      owner,
+      podsCreated: mine.length,
+      podsMutated: mine.filter((p) => p.mutated).length,
+      lifecyclesExpected: judged.length,
+      lifecyclesMatched: judged.filter((v) => v.matched).length,
+      interruptions: mine.filter((p) => interruptedPods.includes(p.name)).length,
+      clones: mine.filter((p) => p.clone).length,
+    };
+  });
+}
