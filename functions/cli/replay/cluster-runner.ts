@@ -18,6 +18,7 @@ import {
   expectedLifecycles,
   judgeLifecycle,
   type LifecycleVerdict,
+  playedBy,
 } from "./lifecycle-match.js";
 import { createPodObserver, type PodObserver } from "./pod-observer.js";
 
@@ -156,7 +157,7 @@ async function settle(s: RunState, expected: readonly ExpectedLifecycle[]): Prom
     await watchFor(s, 1_000);
     const pods = [...s.observer.pods.values()];
     const pending = finished.filter(({ e }) => {
-      const group = pods.filter((p) => p.owner === e.owner && p.hash === e.hash && p.sequence === e.sequence);
+      const group = playedBy(e, pods);
       return group.length > 0 && !group.some((p) => p.succeededAt !== undefined);
     });
     if (pending.length === 0) return;

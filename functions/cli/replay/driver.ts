@@ -23,13 +23,6 @@ export interface DriverContext {
   virtualNsPrefix: string;
   /** The driver's SimulationRoot (its uid is in every owner reference). */
   root: KubeObject;
-  /**
-   * Add `nodeSelector.type: virtual` and the `kwok-provider` toleration to pod templates (default true, as the
-   * driver does). SimKube's stable pod hash covers both fields, so a pinned template no longer hashes to the
-   * traced hash and mutate-create finds no lifecycle; the cluster replay turns this off and leaves the pinning
-   * to mutate-create, which adds both at CREATE after hashing.
-   */
-  pinToVirtualNodes?: boolean;
 }
 
 /** `<prefix>-<namespace>`, the namespace SimKube's driver moves a traced namespace's objects to. */
@@ -81,18 +74,16 @@ function objectAt(parent: Json, key: string): Json {
 }
 
 /** Pins one pod template (or bare pod) to virtual nodes as the driver does. */
-function pinTemplate(template: Json, originalNamespace: string, pin: boolean): void {
+function pinTemplate(template: Json, originalNamespace: string): void {
   const metadata = objectAt(template, "metadata");
   objectAt(metadata, "annotations")[ORIG_NAMESPACE_ANNOTATION_KEY] = originalNamespace;
   const spec = objectAt(template, "spec");
-  if (pin) {
-    objectAt(spec, "nodeSelector")[VIRTUAL_NODE_SELECTOR_KEY] = VIRTUAL_NODE_SELECTOR_VALUE;
-    const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
-    spec.tolerations = [
-      ...tolerations,
-      { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" },
-    ];
-  }
+  objectAt(spec, "nodeSelector")[VIRTUAL_NODE_SELECTOR_KEY] = VIRTUAL_NODE_SELECTOR_VALUE;
+  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
+  spec.tolerations = [
+    ...tolerations,
+    { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" },
+  ];
   // The virtual nodes run nothing: a port would only make the scheduler look for host-port conflicts.
   for (const list of [spec.containers, spec.initContainers]) {
     if (!Array.isArray(list)) continue;
@@ -120,7 +111,7 @@ export function driverObject(traced: KubeObject, ctx: DriverContext, config?: Tr
   metadata.ownerReferences = [...(metadata.ownerReferences ?? []), rootOwnerReference(ctx.root)];
   for (const pointer of podTemplatePaths(traced, config)) {
     const template = at(object, pointer);
-    if (template) pinTemplate(template, originalNamespace, ctx.pinToVirtualNodes !== false);
+    if (template) pinTemplate(template, originalNamespace);
   }
   return object;
 }

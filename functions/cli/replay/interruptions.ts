@@ -71,10 +71,18 @@ export async function interrupt(
   namespaces: readonly string[],
   done: Set<string>,
 ): Promise<InterruptionResult> {
-  await observer.poll(namespaces);
-  const target = [...observer.live.values()].find(
-    (p) => p.bare && p.phase === "Running" && p.node && !done.has(p.name),
-  );
+  const candidate = () =>
+    [...observer.live.values()].find((p) => p.bare && p.phase === "Running" && p.node && !done.has(p.name));
+  // A pod the last event applied may still be starting: give it up to a minute.
+  await waitUntil(
+    "a running bare pod",
+    async () => {
+      await observer.poll(namespaces);
+      return candidate() !== undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  ).catch(() => undefined);
+  const target = candidate();
   if (!target?.node)
     return { kind, note: "skipped: no running bare pod on a node at this point of the trace" };
   done.add(target.name);

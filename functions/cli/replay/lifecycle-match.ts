@@ -26,6 +26,12 @@ export interface ExpectedLifecycle {
   hash: string;
   sequence: number;
   lifecycle: PodLifecycle;
+  /**
+   * The owner has lifecycles under this hash only. mutate-create's lookup then uses them whatever the pod's
+   * hash (shared/lifecycle.ts), and the hash does differ: the traced hash is production's pod, the simulated
+   * pod carries the driver's nodeSelector and toleration, which SimKube's stable hash covers.
+   */
+  onlyHash: boolean;
 }
 
 export function ownerKey(kind: string, nsName: string): string {
@@ -37,10 +43,11 @@ export function expectedLifecycles(trace: Trace): ExpectedLifecycle[] {
   const out: ExpectedLifecycle[] = [];
   for (const { gvk, nsName } of lifecycleOwners(trace)) {
     const kind = gvk.slice(gvk.lastIndexOf(".") + 1);
-    for (const [hash, lifecycles] of getPodLifecycles(trace, gvk, nsName) ?? []) {
+    const byHash = getPodLifecycles(trace, gvk, nsName) ?? new Map<string, PodLifecycle[]>();
+    for (const [hash, lifecycles] of byHash) {
       lifecycles.forEach((lifecycle, sequence) => {
-        if (lifecycle.kind !== "Empty")
-          out.push({ owner: ownerKey(kind, nsName), hash, sequence, lifecycle });
+        if (lifecycle.kind === "Empty") return;
+        out.push({ owner: ownerKey(kind, nsName), hash, sequence, lifecycle, onlyHash: byHash.size === 1 });
       });
     }
   }
@@ -54,13 +61,20 @@ export interface LifecycleVerdict {
   detail: string;
 }
 
+/** The pods that played a lifecycle: the original with that sequence number and its clones. */
+export function playedBy(e: ExpectedLifecycle, pods: readonly ObservedPod[]): ObservedPod[] {
+  return pods.filter(
+    (p) => p.owner === e.owner && p.sequence === e.sequence && (e.onlyHash || p.hash === e.hash),
+  );
+}
+
 /** Finished: completed (start = the first pod's Ready) within the tolerance of the scaled run time; Running: still running. */
 export function judgeLifecycle(
   e: ExpectedLifecycle,
   pods: readonly ObservedPod[],
   speed: number,
 ): LifecycleVerdict {
-  const group = pods.filter((p) => p.owner === e.owner && p.hash === e.hash && p.sequence === e.sequence);
+  const group = playedBy(e, pods);
   if (group.length === 0) return { expected: e, matched: false, detail: "no pod" };
   const done = group.find((p) => p.succeededAt !== undefined);
   if (e.lifecycle.kind === "Running") {
