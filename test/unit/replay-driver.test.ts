@@ -151,6 +151,7 @@ test("lifecycles: a Finished one matches when the pods completed (end - start) /
     sequence: 0,
     lifecycle: finished(100, 130),
     onlyHash: false,
+    count: 1,
   };
   assert.equal(judgeLifecycle(e, [pod({ runningAt: 1000, succeededAt: 1015 })], 2).matched, true);
   assert.equal(
@@ -165,10 +166,14 @@ test("lifecycles: a Finished one matches when the pods completed (end - start) /
     pod({ name: "p-clone-1", clone: true, runningAt: 1005, succeededAt: 1016 }),
   ];
   assert.equal(judgeLifecycle(e, chain, 2).matched, true);
-  assert.equal(
-    judgeLifecycle(e, [pod({ sequence: 1, runningAt: 1000, succeededAt: 1015 })], 2).detail,
-    "no pod",
-  );
+  // Sequence numbers count per hash: the second pod of this hash takes lifecycle 1 mod 1 = 0.
+  const second = [pod({ sequence: 1, runningAt: 1000, succeededAt: 1015 })];
+  assert.equal(judgeLifecycle(e, second, 2).matched, true);
+  assert.equal(judgeLifecycle({ ...e, count: 2 }, second, 2).detail, "no pod");
+  const otherHash = [pod({ hash: "2", runningAt: 1000, succeededAt: 1015 })];
+  assert.equal(judgeLifecycle(e, otherHash, 2).detail, "no pod");
+  // An owner with one hash: mutate-create used its lifecycles whatever the pod's hash, and so does the judge.
+  assert.equal(judgeLifecycle({ ...e, onlyHash: true }, otherHash, 2).matched, true);
 });
 
 test("lifecycles: a Running one matches while a pod still runs and none completed", () => {
@@ -178,6 +183,7 @@ test("lifecycles: a Running one matches while a pod still runs and none complete
     sequence: 0,
     lifecycle: running(100),
     onlyHash: true,
+    count: 1,
   };
   assert.equal(judgeLifecycle(e, [pod({ phase: "Running", runningAt: 1 })], 1).matched, true);
   assert.equal(

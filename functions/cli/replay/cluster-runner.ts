@@ -157,7 +157,7 @@ async function settle(s: RunState, expected: readonly ExpectedLifecycle[]): Prom
     await watchFor(s, 1_000);
     const pods = [...s.observer.pods.values()];
     const pending = finished.filter(({ e }) => {
-      const group = playedBy(e, pods);
+      const group = playedBy(e, pods).flat();
       return group.length > 0 && !group.some((p) => p.succeededAt !== undefined);
     });
     if (pending.length === 0) return;

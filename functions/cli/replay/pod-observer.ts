@@ -23,7 +23,9 @@ type Pod = KubeObject & {
   status?: {
     phase?: string;
     conditions?: { type: string; status: string; lastTransitionTime?: string }[];
-    containerStatuses?: { state?: { terminated?: { finishedAt?: string } } }[];
+    containerStatuses?: {
+      state?: { running?: { startedAt?: string }; terminated?: { startedAt?: string; finishedAt?: string } };
+    }[];
   };
 };
 
@@ -60,10 +62,15 @@ export function observePod(
 ): ObservedPod {
   const annotations = pod.metadata?.annotations ?? {};
   const ready = pod.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
-  const finished = pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt;
+  const state = pod.status?.containerStatuses?.[0]?.state;
+  const finished = state?.terminated?.finishedAt;
   const hash = annotations[POD_SPEC_STABLE_HASH_KEY];
   const sequence = annotations[POD_SEQUENCE_NUMBER_KEY];
-  const runningAt = seconds(ready?.lastTransitionTime) ?? seconds(finished);
+  // KWOK's complete stage rewrites the Ready condition's time: a finished container's startedAt is the start.
+  const runningAt =
+    seconds(state?.terminated?.startedAt) ??
+    seconds(state?.running?.startedAt) ??
+    seconds(ready?.lastTransitionTime);
   const succeededAt = pod.status?.phase === "Succeeded" ? seconds(finished) : undefined;
   return {
     name: pod.metadata?.name ?? "",
@@ -113,7 +120,11 @@ export function createPodObserver(api: RestClient, rootUid: string): PodObserver
       live.clear();
       for (const pod of found) {
         const uid = pod.metadata?.uid ?? "";
-        pods.set(uid, observePod(pod, rootUid, controllers));
+        const seen = observePod(pod, rootUid, controllers);
+        // The first time it was seen running is kept: a later status may carry another time.
+        const before = pods.get(uid)?.runningAt;
+        if (before !== undefined) seen.runningAt = Math.min(before, seen.runningAt ?? before);
+        pods.set(uid, seen);
         const refs = (pod.metadata?.ownerReferences ?? []) as OwnerRef[];
         const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
         live.set(uid, {
