@@ -41,6 +41,12 @@ export async function runClusterReplayCommand(
     ...(where.binDir ? { binDir: where.binDir } : {}),
     ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}),
   });
+  // Ctrl-C mid-run: stop the processes this command started before exiting.
+  const interrupted = () => {
+    cluster.stop().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   try {
     if (!args.json)
       out(
@@ -61,6 +67,8 @@ export async function runClusterReplayCommand(
     if (args.json) out(JSON.stringify({ ...clusterCounts(result), ok }));
     return ok ? 0 : 1;
   } finally {
+    process.off("SIGINT", interrupted);
+    process.off("SIGTERM", interrupted);
     await cluster.stop();
   }
 }

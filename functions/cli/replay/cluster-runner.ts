@@ -224,14 +224,23 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 }
 
-/** Sets the Simulation's speed: mutate-create scales the trace's run times by it (as SimKube's does). */
+/** mutate-create caches the Simulation this long (README: "cached 5 s"); a new speed is seen after it. */
+const SIMULATION_CACHE_MS = 5_000;
+
+/**
+ * Sets the Simulation's speed: mutate-create scales the trace's run times by it (as SimKube's does). Waits out
+ * mutate-create's cache of the Simulation, or the first pods would get the old speed's completion times.
+ */
 async function setSpeed(cluster: ReplayCluster, speed: number): Promise<void> {
+  const current = (cluster.simulation.spec as { speed?: number } | undefined)?.speed ?? 1;
+  if (current === speed) return;
   await cluster.driver.request(
     "PATCH",
     objectPath({ ...cluster.simulation, kind: SIMULATION_KIND }),
     { spec: { speed } },
     "application/merge-patch+json",
   );
+  await sleep(SIMULATION_CACHE_MS + 1_000);
 }
 
 /** A CronJob runs on the wall clock: at speed 1, start on the trace's second of the minute so its jobs line up. */
