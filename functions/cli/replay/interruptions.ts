@@ -73,7 +73,10 @@ export async function interrupt(
 ): Promise<InterruptionResult> {
   const candidate = () =>
     [...observer.live.values()].find((p) => p.bare && p.phase === "Running" && p.node && !done.has(p.name));
-  // A pod the last event applied may still be starting: give it up to a minute.
+  // A pod the last event applied may still be starting: give it up to a minute (if there is a bare pod at all).
+  await observer.poll(namespaces);
+  const anyBare = [...observer.live.values()].some((p) => p.bare && !done.has(p.name));
+  if (!anyBare) return { kind, note: "skipped: the trace has no bare pod left to interrupt" };
   await waitUntil(
     "a running bare pod",
     async () => {
