@@ -66,7 +66,7 @@ export function clusterReport(r: ClusterReplayResult, speed: number): string[] {
     );
   const latency = r.teardown.latencyMs
     ? `review latency p50 ${r.teardown.latencyMs.p50} ms, p99 ${r.teardown.latencyMs.p99} ms`
-    : "review latency n/a (functions served by another process)";
+    : "review latency n/a (no review recorded: none in teardown, or the functions run in another process)";
   lines.push(
     `Teardown (${(r.teardown.ms / 1000).toFixed(1)} s): ${c.teardownReviews} DELETE review(s) answered, ${c.teardownClones} clone(s), ${latency}.`,
   );
