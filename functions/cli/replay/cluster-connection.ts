@@ -67,7 +67,13 @@ export async function startReplayCluster(o: ConnectOptions): Promise<ReplayClust
 
 export async function restClientFromKubeconfig(file: string): Promise<RestClient> {
   const kc = new KubeConfig();
-  kc.loadFromFile(file);
+  try {
+    kc.loadFromFile(file);
+  } catch (err) {
+    throw new Error(
+      `could not read kubeconfig ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
   const cluster = kc.getCurrentCluster();
   const token = kc.getCurrentUser()?.token;
   if (!cluster || !token)
