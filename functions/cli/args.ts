@@ -28,6 +28,10 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       The main job without a cluster: replay a trace's bare pods through both functions against the
       embedded local API double (default: the example scenario examples/scenario.yaml, built in memory;
       TRACE_PATH also names a trace). --json: the last line is one JSON object of counts.
+  simkube-fn replay --cluster local --trace FILE [--speed N] [--json] [--kubeconfig FILE] [--interruptions none]
+      The real replay: SimKube's driver on a real local control plane (started as by \`cluster up\`, or the
+      running one whose driverKubeconfig --kubeconfig names, started with --reschedule and the same --trace).
+      Interrupts a running bare pod by eviction, NoExecute taint and node deletion unless --interruptions none.
 `,
   trace: `  simkube-fn trace build SCENARIO -o FILE.sktrace
       Write a SimKube trace (format 2) from a scenario file (YAML or JSON; see examples/scenario.yaml).
@@ -73,7 +77,17 @@ export type Command =
   | { command: "help"; topic?: CommandName }
   | { command: "version" }
   | { command: "serve"; name: FunctionName; flags: ConfigFlags; check: boolean }
-  | { command: "replay"; trace?: string; simName: string; speed: number; json: boolean }
+  | {
+      command: "replay";
+      trace?: string;
+      simName: string;
+      speed: number;
+      json: boolean;
+      /** --cluster local: the real replay (replay/cluster-runner.ts). */
+      cluster?: "local";
+      kubeconfig?: string;
+      interruptions?: boolean;
+    }
   /** Every deployment option has a flag: manifests/args.ts parses them. */
   | { command: "manifests"; request: ManifestsRequest }
   | { command: "hash-pod"; file: string }
@@ -132,8 +146,17 @@ function parseReplay(args: string[]): Command {
     "sim-name": { type: "string" },
     speed: { type: "string" },
     json: { type: "boolean" },
+    cluster: { type: "string" },
+    kubeconfig: { type: "string" },
+    interruptions: { type: "string" },
   });
   if (values.help) return { command: "help", topic: "replay" };
+  if (values.cluster !== undefined && values.cluster !== "local")
+    throw new UsageError(`--cluster takes "local", got ${values.cluster}`, "replay");
+  if (values.interruptions !== undefined && values.interruptions !== "none")
+    throw new UsageError(`--interruptions takes "none", got ${values.interruptions}`, "replay");
+  if (values.cluster === undefined && (values.kubeconfig ?? values.interruptions) !== undefined)
+    throw new UsageError("--kubeconfig and --interruptions need --cluster local", "replay");
   noPositionals("replay", positionals);
   const speed = Number(values.speed ?? "1");
   if (!Number.isFinite(speed) || speed <= 0) {
@@ -146,6 +169,10 @@ function parseReplay(args: string[]): Command {
     speed,
     json: values.json === true,
     ...(values.trace !== undefined ? { trace: values.trace } : {}),
+    ...(values.cluster === "local"
+      ? { cluster: "local" as const, interruptions: values.interruptions !== "none" }
+      : {}),
+    ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
   };
 }
 

@@ -93,7 +93,12 @@ async function run(cmd: Command): Promise<number> {
     case "manifests":
       return manifests(cmd.request);
     case "replay":
-      return runReplayCommand(cmd, process.env.TRACE_PATH);
+      return runReplayCommand(cmd, process.env.TRACE_PATH, {
+        searchFrom: [process.cwd(), ...(process.argv[1] ? [path.dirname(process.argv[1])] : [])],
+        ...(process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim()
+          ? { binDir: process.env.SIMKUBE_FN_CONTROLPLANE_BIN.trim() }
+          : {}),
+      });
     case "hash-pod":
       return hashPod(cmd.file);
     case "cluster": {

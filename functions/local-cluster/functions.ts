@@ -18,6 +18,8 @@ export interface RecordedReview {
   function: FunctionName;
   /** Milliseconds since the epoch when the review arrived. */
   at: number;
+  /** Milliseconds the function took to answer (fractional). */
+  ms: number;
   request: AdmissionRequest;
   response: AdmissionResponse | undefined;
 }
@@ -71,10 +73,18 @@ export async function serveFunction(o: ServeFunctionOptions): Promise<LocalFunct
   let seen = 0;
   const handle = async (body: unknown): Promise<AdmissionReview> => {
     const at = Date.now();
+    const started = performance.now();
     const answer = await built.handle(body);
     seen++;
     const request = (body as { request?: AdmissionRequest } | undefined)?.request;
-    if (request) o.onReview?.({ function: o.name, at, request, response: answer.response });
+    if (request)
+      o.onReview?.({
+        function: o.name,
+        at,
+        ms: performance.now() - started,
+        request,
+        response: answer.response,
+      });
     return answer;
   };
   const app = createApp(handle, log, { stats: built.stats });

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { createLogger } from "../../../shared/log.js";
 import { exampleTrace } from "../trace/example.js";
+import { type ControlPlaneSearch, runClusterReplayCommand } from "./cluster-command.js";
 import { type ReplayResult, replayLocally } from "./replay.js";
 
 /** The trace named by --trace or TRACE_PATH, else the project's example scenario built in memory. */
@@ -44,10 +45,18 @@ export interface ReplayArgs {
   simName: string;
   speed: number;
   json: boolean;
+  cluster?: "local";
+  kubeconfig?: string;
+  interruptions?: boolean;
 }
 
-/** traceEnv: TRACE_PATH, used when --trace is not given. */
-export async function runReplayCommand(args: ReplayArgs, traceEnv: string | undefined): Promise<number> {
+/** traceEnv: TRACE_PATH, used when --trace is not given; where: how --cluster local finds controlplane/. */
+export async function runReplayCommand(
+  args: ReplayArgs,
+  traceEnv: string | undefined,
+  where: ControlPlaneSearch = { searchFrom: [] },
+): Promise<number> {
+  if (args.cluster === "local") return runClusterReplayCommand(args, traceEnv, where);
   const { simName, speed } = args;
   const trace = await chooseTrace(args.trace, traceEnv);
   const result = await replayLocally({
