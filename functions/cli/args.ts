@@ -10,6 +10,7 @@ import {
   ManifestsUsageError,
   parseManifestsArgs,
 } from "./manifests/args.js";
+import type { ReplayArgs } from "./replay/command.js";
 
 export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest", "cluster"] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -77,17 +78,8 @@ export type Command =
   | { command: "help"; topic?: CommandName }
   | { command: "version" }
   | { command: "serve"; name: FunctionName; flags: ConfigFlags; check: boolean }
-  | {
-      command: "replay";
-      trace?: string;
-      simName: string;
-      speed: number;
-      json: boolean;
-      /** --cluster local: the real replay (replay/cluster-runner.ts). */
-      cluster?: "local";
-      kubeconfig?: string;
-      interruptions?: boolean;
-    }
+  /** --cluster local: the real replay (replay/cluster-runner.ts). */
+  | ({ command: "replay" } & ReplayArgs)
   /** Every deployment option has a flag: manifests/args.ts parses them. */
   | { command: "manifests"; request: ManifestsRequest }
   | { command: "hash-pod"; file: string }

@@ -45,6 +45,7 @@ export interface ReplayArgs {
   simName: string;
   speed: number;
   json: boolean;
+  /** The real replay on a local control plane (cluster-runner.ts) instead of the API double. */
   cluster?: "local";
   kubeconfig?: string;
   interruptions?: boolean;
