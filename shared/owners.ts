@@ -51,19 +51,17 @@ export function workloadOwners(chain: readonly OwnerLink[]): OwnerReference[] {
   return chain.map((link) => link.ref).filter((ref) => !isSimkubeOwner(ref));
 }
 
+/** When `link` is a SimulationRoot: the names of the Simulations its owner references name; else none. */
+export function simulationsOwning(link: OwnerLink): string[] {
+  if (link.ref.apiVersion !== SIMKUBE_API_VERSION || link.ref.kind !== SIMULATION_ROOT_KIND) return [];
+  return link.ownedBy
+    .filter((owner) => owner.apiVersion === SIMKUBE_API_VERSION && owner.kind === SIMULATION_KIND)
+    .map((owner) => owner.name);
+}
+
 /** A pod the simulation owns through a SimulationRoot that the Simulation `simName` owns. */
 export function simulationRootOf(chain: readonly OwnerLink[], simName: string): OwnerReference | undefined {
-  return chain.find(
-    (link) =>
-      link.ref.apiVersion === SIMKUBE_API_VERSION &&
-      link.ref.kind === SIMULATION_ROOT_KIND &&
-      link.ownedBy.some(
-        (owner) =>
-          owner.apiVersion === SIMKUBE_API_VERSION &&
-          owner.kind === SIMULATION_KIND &&
-          owner.name === simName,
-      ),
-  )?.ref;
+  return chain.find((link) => simulationsOwning(link).includes(simName))?.ref;
 }
 
 /** A SimulationRoot in the chain and the Simulation that owns it. */
@@ -78,15 +76,8 @@ export interface SimulationOwnership {
  */
 export function simulationOwnershipOf(chain: readonly OwnerLink[]): SimulationOwnership | undefined {
   for (const link of chain) {
-    if (link.ref.apiVersion !== SIMKUBE_API_VERSION || link.ref.kind !== SIMULATION_ROOT_KIND) continue;
-    const sim = link.ownedBy.find(
-      (owner) =>
-        owner.apiVersion === SIMKUBE_API_VERSION &&
-        owner.kind === SIMULATION_KIND &&
-        typeof owner.name === "string" &&
-        owner.name !== "",
-    );
-    if (sim) return { root: link.ref, simName: sim.name };
+    const simName = simulationsOwning(link).find((name) => typeof name === "string" && name !== "");
+    if (simName) return { root: link.ref, simName };
   }
   return undefined;
 }

@@ -10,12 +10,12 @@
 
 import type { AdmissionRequest } from "../../shared/admission.js";
 import { isRecord } from "../../shared/json.js";
-import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
 import {
   type OwnerLink,
   type OwnerReference,
   simulationOwnershipOf,
   simulationRootOf,
+  simulationsOwning,
 } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
 
@@ -86,18 +86,7 @@ export function otherSimulationRootOf(
   chain: readonly OwnerLink[],
   simName: string,
 ): OwnerReference | undefined {
-  return chain.find(
-    (link) =>
-      !link.gone &&
-      link.ref.apiVersion === SIMKUBE_API_VERSION &&
-      link.ref.kind === SIMULATION_ROOT_KIND &&
-      link.ownedBy.some(
-        (owner) =>
-          owner.apiVersion === SIMKUBE_API_VERSION &&
-          owner.kind === SIMULATION_KIND &&
-          owner.name !== simName,
-      ),
-  )?.ref;
+  return chain.find((link) => !link.gone && simulationsOwning(link).some((name) => name !== simName))?.ref;
 }
 
 export interface ScopeFacts {
