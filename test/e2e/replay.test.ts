@@ -7,15 +7,14 @@ import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { replayLocally } from "../../functions/cli/replay/replay.js";
-import { createLogger } from "../../shared/log.js";
+import { silentLog } from "../support/logs.js";
 import { buildTraceBytes, findSharedTrace, finished } from "../support/trace-builder.js";
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bundle/simkube-fn.mjs");
-const quiet = createLogger("silent", new Writable({ write: (_c, _e, done) => done() }));
+const quiet = silentLog();
 
 describe("local replay", { timeout: 60_000 }, () => {
   it("replays SimKube's bare-pods trace: every pod pinned, finished lifecycles applied, one clone, none on teardown", async (t) => {

@@ -8,7 +8,6 @@ import type { Server } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
-import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import request from "supertest";
@@ -20,16 +19,9 @@ import {
   type ReviewHandler,
   rejectReview,
 } from "../../shared/admission.js";
-import { createLogger } from "../../shared/log.js";
+import { silentLog } from "../support/logs.js";
 
-const quiet = createLogger(
-  "silent",
-  new Writable({
-    write(_chunk, _enc, done) {
-      done();
-    },
-  }),
-);
+const quiet = silentLog();
 const SECRET = "Zm9vYmFyYmF6cXV4LXNlY3JldC1wYXRo";
 const review = (uid: string) => ({
   apiVersion: "admission.k8s.io/v1",

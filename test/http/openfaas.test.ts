@@ -8,7 +8,6 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import express from "express";
@@ -32,7 +31,6 @@ import {
 } from "../../shared/admission.js";
 import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
 import {
   buildCreateReview,
   buildDeleteReview,
@@ -42,6 +40,7 @@ import {
   TEST_NAMESPACE,
 } from "../support/builders.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
+import { capturingLog } from "../support/logs.js";
 
 interface Sent {
   status: number;
@@ -73,17 +72,6 @@ function fakeContext(): OpenfaasContext & { sent: Sent[] } {
     },
   };
   return context;
-}
-
-function capturedLog() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { log: createLogger("info", sink), lines };
 }
 
 const REVIEW = buildCreateReview({ pod: buildPod(), uid: "uid-1" });
@@ -149,7 +137,7 @@ describe("createOpenfaasHandler with a fake context", () => {
   });
 
   it("a failed build answers 500 JSON, is logged, and is retried on the next call", async () => {
-    const { log, lines } = capturedLog();
+    const { log, lines } = capturingLog("info");
     let builds = 0;
     const handler = createOpenfaasHandler(
       async () => {
@@ -170,7 +158,7 @@ describe("createOpenfaasHandler with a fake context", () => {
   });
 
   it("a handler that throws is a 500 JSON answer, never a throw out of the function", async () => {
-    const { log } = capturedLog();
+    const { log } = capturingLog("info");
     const handler = createOpenfaasHandler(
       async () => async () => {
         throw new TypeError("boom");
@@ -195,7 +183,7 @@ describe("createOpenfaasHandler with a fake context", () => {
   });
 
   it("a review the handler cannot answer (no uid) is a 400 JSON answer, not a 500", async () => {
-    const { log, lines } = capturedLog();
+    const { log, lines } = capturingLog("info");
     const handler = createOpenfaasHandler(
       async () => async () => {
         throw new UnanswerableReviewError("admission request has no uid");

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import request from "supertest";
 import { createApp, MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
@@ -11,21 +10,7 @@ import {
   rejectReview,
   UnanswerableReviewError,
 } from "../../shared/admission.js";
-import { createLogger } from "../../shared/log.js";
-
-function logSink() {
-  const lines: Array<Record<string, unknown>> = [];
-  const log = createLogger(
-    "info",
-    new Writable({
-      write(chunk, _enc, done) {
-        lines.push(JSON.parse(String(chunk)));
-        done();
-      },
-    }),
-  );
-  return { log, lines };
-}
+import { capturingLog } from "../support/logs.js";
 
 const echo: ReviewHandler = async (body) => {
   const parsed = parseReview(body);
@@ -40,7 +25,7 @@ const review = (uid: string) => ({
 
 describe("createApp", () => {
   it("answers a review with 200 and the handler's review, echoing the uid", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const res = await request(createApp(echo, log)).post("/").send(review("abc-123")).expect(200);
     assert.match(res.headers["content-type"] ?? "", /application\/json/);
     assert.deepEqual(res.body as AdmissionReview, {
@@ -51,13 +36,13 @@ describe("createApp", () => {
   });
 
   it("accepts the query string the API server may append", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const res = await request(createApp(echo, log)).post("/?timeout=10s").send(review("q")).expect(200);
     assert.equal((res.body as AdmissionReview).response?.uid, "q");
   });
 
   it("answers 400 with a JSON message when the handler cannot answer the review (no uid)", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const refuse: ReviewHandler = async (body) => {
       const parsed = parseReview(body);
       if (!parsed.ok && !parsed.uid) throw new UnanswerableReviewError(parsed.message);
@@ -72,14 +57,14 @@ describe("createApp", () => {
   });
 
   it("answers a review without request with allowed false and a message", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const res = await request(createApp(echo, log)).post("/").send({ kind: "AdmissionReview" }).expect(200);
     assert.equal((res.body as AdmissionReview).response?.allowed, false);
     assert.match((res.body as AdmissionReview).response?.status?.message ?? "", /no request/);
   });
 
   it("rejects malformed JSON with 400 and a JSON message", async () => {
-    const { log, lines } = logSink();
+    const { log, lines } = capturingLog("info");
     const res = await request(createApp(echo, log))
       .post("/")
       .set("content-type", "application/json")
@@ -90,7 +75,7 @@ describe("createApp", () => {
   });
 
   it("rejects a body over the limit with 413, declared or streamed", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const app = createApp(echo, log);
     const big = JSON.stringify({ request: { uid: "x", pad: "a".repeat(MAX_BODY_BYTES) } });
     const res = await request(app).post("/").set("content-type", "application/json").send(big).expect(413);
@@ -98,7 +83,7 @@ describe("createApp", () => {
   });
 
   it("turns a handler that throws into 500 without a stack, and keeps serving", async () => {
-    const { log, lines } = logSink();
+    const { log, lines } = capturingLog("info");
     const app = createApp(async () => {
       throw new Error("boom at /secret/path");
     }, log);
@@ -109,7 +94,7 @@ describe("createApp", () => {
   });
 
   it("serves healthz, stats with the RSS, and JSON 404s", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const app = createApp(echo, log, { stats: () => ({ reviews: 7 }) });
     await request(app).get("/healthz").expect(200, "ok");
     const stats = await request(app).get("/stats").expect(200);
@@ -121,7 +106,7 @@ describe("createApp", () => {
   });
 
   it("answers the readiness probe itself, with a query and on HEAD, as express's route did", async () => {
-    const { log } = logSink();
+    const { log } = capturingLog("info");
     const app = createApp(echo, log);
     const probe = await request(app).get("/healthz?full=1").expect(200, "ok");
     assert.equal(probe.headers["content-type"], "text/plain; charset=utf-8");

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { Agent, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
 import {
@@ -16,16 +15,9 @@ import {
   type ReviewHandler,
   rejectReview,
 } from "../../shared/admission.js";
-import { createLogger } from "../../shared/log.js";
+import { silentLog } from "../support/logs.js";
 
-const quiet = createLogger(
-  "silent",
-  new Writable({
-    write(_chunk, _enc, done) {
-      done();
-    },
-  }),
-);
+const quiet = silentLog();
 const REVIEWS = 200;
 /** Far below the 10 s cap the old shutdown waited for; far above what draining takes here. */
 const PROMPT_MS = 3_000;

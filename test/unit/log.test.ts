@@ -1,25 +1,11 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger, lazyChild, withBindings } from "../../shared/log.js";
-
-function sink(level: "info" | "warn") {
-  const lines: Array<Record<string, unknown>> = [];
-  const log = createLogger(
-    level,
-    new Writable({
-      write(chunk, _enc, done) {
-        lines.push(JSON.parse(String(chunk)));
-        done();
-      },
-    }),
-  );
-  return { log, lines };
-}
+import { lazyChild, withBindings } from "../../shared/log.js";
+import { capturingLog } from "../support/logs.js";
 
 describe("lazyChild", () => {
   it("computes its bindings only when a line is written at an enabled level, and only once", () => {
-    const { log, lines } = sink("warn");
+    const { log, lines } = capturingLog("warn");
     let bound = 0;
     const child = lazyChild(log, () => {
       bound++;
@@ -42,7 +28,7 @@ describe("lazyChild", () => {
   });
 
   it("writes what log.child would: the parent's base fields, the bindings, the line's own fields", () => {
-    const { log, lines } = sink("info");
+    const { log, lines } = capturingLog("info");
     lazyChild(log, () => ({ pod: "p" })).info({ hash: "1" }, "review done");
     assert.equal(lines[0]?.app, "simkube-fn");
     assert.equal(lines[0]?.pod, "p");
@@ -53,7 +39,7 @@ describe("lazyChild", () => {
 
 describe("withBindings", () => {
   it("adds its fields to every line, whether the line starts with an object, a message or an error", () => {
-    const { log, lines } = sink("info");
+    const { log, lines } = capturingLog("info");
     const simLog = withBindings(log, { sim: "sim-two" });
     simLog.info({ decision: "mutated" }, "review done");
     simLog.warn("plain message");

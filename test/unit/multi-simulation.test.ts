@@ -2,7 +2,6 @@
 // and that Simulation's settings, trace and sequence are used.
 
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
@@ -21,7 +20,6 @@ import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
 import { loadConfig } from "../../shared/config.js";
 import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver, type OwnerLink, simulationOwnershipOf } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
@@ -40,6 +38,7 @@ import {
   rootOwnerRef,
   simulationOwnerRef,
 } from "../support/builders.js";
+import { silentLog } from "../support/logs.js";
 import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const NOW = new Date("2026-12-02T12:00:00.000Z");
@@ -107,17 +106,6 @@ function objectsKube(objects: KubeObject[]): KubeApi & { reads: string[]; put(o:
   };
 }
 
-function quietLog() {
-  return createLogger(
-    "silent",
-    new Writable({
-      write(_chunk, _enc, done) {
-        done();
-      },
-    }),
-  );
-}
-
 /** Both traces hold a 30 s lifecycle for the bare pod; a mutated Running pod completes in 30 s / speed. */
 const TRACE: Trace = buildTrace(
   ownersTraceSpec([{ gvk: "v1.Pod", nsName: "default/bare-pod", lifecycles: [finished(100, 130)] }]),
@@ -125,7 +113,7 @@ const TRACE: Trace = buildTrace(
 
 function multiSetup(load: (location: string) => Promise<Trace> = async () => TRACE) {
   const kube = objectsKube(twoSimulations());
-  const log = quietLog();
+  const log = silentLog();
   const loaded: string[] = [];
   const deps: MutateCreateDeps = {
     log,
@@ -322,7 +310,7 @@ describe("reschedule-delete serving two Simulations at once", () => {
     const deps: RescheduleDeleteDeps = {
       kube,
       driverUsers: [SIMKUBE_DRIVER_USER],
-      log: quietLog(),
+      log: silentLog(),
       simulation: createSimulationSource(kube),
       stats: createRescheduleStats(),
     };

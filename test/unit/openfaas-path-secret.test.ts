@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import {
   createOpenfaasHandler,
@@ -16,17 +15,10 @@ import { withPathSecretFile } from "../../functions/runtime/path-secret.js";
 import { buildStack } from "../../knative/openfaas-stack.js";
 import { allow, type ReviewHandler } from "../../shared/admission.js";
 import { ConfigError } from "../../shared/config.js";
-import { createLogger } from "../../shared/log.js";
+import { silentLog } from "../support/logs.js";
 
 const SECRET = "openfaas-path-secret-0123456789";
-const quiet = createLogger(
-  "silent",
-  new Writable({
-    write(_chunk, _enc, done) {
-      done();
-    },
-  }),
-);
+const quiet = silentLog();
 
 async function statusOf(pathSecret: string | Error | undefined, path: string): Promise<number> {
   const seen: string[] = [];

@@ -2,10 +2,8 @@
 // marked in the chain and never remembered past the admission that saw it (issue 13).
 
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver, type OwnerReference } from "../../shared/owners.js";
 import {
   buildPod,
@@ -16,15 +14,9 @@ import {
   TEST_DEPLOYMENT,
   TEST_NAMESPACE,
 } from "../support/builders.js";
+import { silentLog } from "../support/logs.js";
 
-const quiet = createLogger(
-  "silent",
-  new Writable({
-    write(_chunk, _enc, done) {
-      done();
-    },
-  }),
-);
+const quiet = silentLog();
 
 /** Objects by kind and name; every read logged; `hold` keeps reads pending until `release`. */
 function fakeKube(objects: KubeObject[]) {

@@ -6,7 +6,6 @@
 // granted.
 
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import type { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import type { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
@@ -22,7 +21,6 @@ import type { FunctionName } from "../../shared/function-names.js";
 import { ADMIN_USER } from "../../shared/identities.js";
 import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
 import type { KubeObject } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
 import {
   buildCreateReview,
   buildDeleteReview,
@@ -35,6 +33,7 @@ import {
   TEST_SIM_NAME,
   TEST_SIM_ROOT_NAME,
 } from "../support/builders.js";
+import { silentLog } from "../support/logs.js";
 import { type AuthorizedCall, createRecordingKube, type RecordingKube } from "../support/recording-kube.js";
 
 const FUNCTIONS_NS = "fns";
@@ -48,14 +47,7 @@ const OPTIONS: DeploymentOptions = {
 };
 const MANIFESTS = buildAllManifests(OPTIONS);
 
-const quiet = createLogger(
-  "silent",
-  new Writable({
-    write(_chunk, _enc, done) {
-      done();
-    },
-  }),
-);
+const quiet = silentLog();
 
 /** "<group>/<resource> <verb> <where>": where is "cluster-wide" or "in <namespace>". */
 type Permission = string;

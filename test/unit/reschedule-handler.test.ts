@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import {
   createRescheduleDeleteHandler,
@@ -9,7 +8,6 @@ import { createRescheduleStats } from "../../functions/reschedule-delete/stats.j
 import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission.js";
 import { ADMIN_USER, KWOK_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
 import type { Pod as TestPod } from "../../shared/pod.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import {
@@ -28,6 +26,7 @@ import {
   TEST_SIM_NAME,
   TEST_SIM_ROOT_NAME,
 } from "../support/builders.js";
+import { capturingLog } from "../support/logs.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 
 const CLUSTER_SCOPED = new Set(["Namespace", "Node", "Simulation", "SimulationRoot"]);
@@ -44,17 +43,6 @@ function scoped(kube: MemoryKube): KubeApi {
     create: (obj) => kube.create(obj),
     replace: (obj) => kube.replace(obj),
   };
-}
-
-function logSink() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const line of String(chunk).split("\n")) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { log: createLogger("debug", sink), lines };
 }
 
 /** The driver's root of TEST_SIM_NAME, as the simulation's pods and namespaces reference it. */
@@ -87,7 +75,7 @@ function world(options: WorldOptions = {}) {
   for (const object of options.extra ?? []) mem.seed(object);
   if (options.live !== null) mem.seed(simPod(options.live));
   const kube = scoped(mem);
-  const { log, lines } = logSink();
+  const { log, lines } = capturingLog("debug");
   const stats = createRescheduleStats();
   let t = 1000;
   const deps: RescheduleDeleteDeps = {

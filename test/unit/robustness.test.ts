@@ -4,20 +4,19 @@
 // one exception: it is refused with UnanswerableReviewError, which the adapters send as HTTP 400).
 
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
 import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission.js";
-import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
 import { seededRandom } from "../../shared/seeded-random.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import { buildPod, buildSimulation, buildSimulationRoot, TEST_SIM_NAME } from "../support/builders.js";
+import { silentLog } from "../support/logs.js";
 import { createMemoryKube } from "../support/memory-kube.js";
 
-const quiet = createLogger("silent", new Writable({ write: (_c, _e, done) => done() }));
+const quiet = silentLog();
 
 const JUNK: unknown[] = [
   null,
