@@ -4,6 +4,9 @@
 //   simkube-fn.cjs        functions/cli/main.ts with every dependency inlined, ending in its build id
 //   simkube-fn.cjs.cache  V8's code cache for it, written by starting each function once (`serve --check`)
 //   simkube-fn.cjs.LEGAL.txt  the bundled libraries' license notices
+//   trace-sources/{s3,gcs,azure}.cjs  the object-store trace readers, each with its SDK inlined and its own
+//                         .LEGAL.txt, required only when a trace location of that store is read
+//                         (scripts/trace-sources.mjs)
 //   examples/scenario.yaml    the example `replay` runs when given no trace
 //
 // The cache is only valid for the Node that wrote it (V8 rejects it otherwise, and compiles as usual).
@@ -24,6 +27,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { buildTraceSources, traceSourcesExternal } from "./trace-sources.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "dist/bundle");
@@ -53,7 +57,9 @@ await build({
   alias: {
     "whatwg-url": path.join(root, "scripts/whatwg-url.cjs"),
   },
+  plugins: [traceSourcesExternal],
 });
+await buildTraceSources(root, outdir, common);
 // The example scenario `replay` runs when given no trace (functions/cli/trace/example.ts looks beside the bundle).
 cpSync(path.join(root, "examples/scenario.yaml"), path.join(outdir, "examples/scenario.yaml"));
 const bundled = readFileSync(cli);

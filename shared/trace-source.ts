@@ -1,13 +1,24 @@
-// Where a trace's bytes come from: a file path, a file:// URL or an http(s):// URL. Every source is capped
-// in bytes (a trace is untrusted input) and downloads in time; failures are TraceErrors naming the location.
+// Where a trace's bytes come from: a file path, a file:// URL, an http(s):// URL, or an object store as
+// SimKube's driver reads them (s3://, gs://, azure:// and aliases, see shared/object-location.ts). Every source
+// is capped in bytes (a trace is untrusted input) and network reads in time; failures are TraceErrors naming
+// the location. Each store's SDK is loaded only when a location of that store is read: the readers in
+// shared/trace-sources/ are imported dynamically (the bundle builds each as its own file).
 
 import { createReadStream } from "node:fs";
+import { addAbortSignal } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { errorMessage } from "./json.js";
+import {
+  type ObjectLocation,
+  type ObjectStore,
+  type ObjectStoreReader,
+  objectStoreOf,
+  parseObjectLocation,
+} from "./object-location.js";
 import { TraceError } from "./trace-error.js";
 
 export interface LoadTraceOptions {
-  /** For http(s) downloads: the whole request, body included. Default 30 s. */
+  /** For http(s) downloads and object stores: the whole request, body included. Default 30 s. */
   timeoutMs?: number;
   /** Largest trace read from a file or downloaded; reading stops as soon as it is passed. Default 64 MiB. */
   maxBytes?: number;
@@ -26,10 +37,11 @@ export async function readTraceBytes(
     ? "file"
     : /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]?.toLowerCase();
   if (scheme === "http" || scheme === "https") return download(location, limits);
+  if (scheme !== undefined && objectStoreOf(scheme)) return readObject(location, limits);
   if (scheme !== undefined && scheme !== "file") {
     throw new TraceError(
-      `unsupported trace location "${describeLocation(location)}": use a file path, a file:// URL or an ` +
-        "http(s):// URL",
+      `unsupported trace location "${describeLocation(location)}": use a file path, a file:// URL, an ` +
+        "http(s):// URL, or an s3://, gs:// or azure:// URL",
     );
   }
   let path = location;
@@ -81,6 +93,59 @@ async function download(url: string, limits: Required<LoadTraceOptions>): Promis
   }
 }
 
+/** Reads an object from S3, GCS or Azure Blob Storage through that store's SDK. */
+async function readObject(location: string, limits: Required<LoadTraceOptions>): Promise<Uint8Array> {
+  const where = parseObjectLocation(location);
+  const fail = (why: string, cause?: unknown) =>
+    new TraceError(`could not read trace from ${where.display}: ${why}`, { cause });
+  const reader = await loadReader(where.store).catch((err: unknown) => {
+    throw fail(`the ${where.store} reader could not be loaded: ${errorMessage(err)}`, err);
+  });
+  // One deadline for the whole read: the SDK's request (with its retries) and every byte of the body.
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  try {
+    return await readObjectBody(reader, where, signal, limits.maxBytes, fail);
+  } catch (err) {
+    if (err instanceof TraceError) throw err;
+    if (signal.aborted) throw fail(`timed out after ${limits.timeoutMs} ms`, err);
+    const why = await Promise.resolve(reader.explainError(err, where, signal, process.env)).catch(
+      () => undefined,
+    );
+    if (signal.aborted) throw fail(`timed out after ${limits.timeoutMs} ms`, err);
+    throw fail(why ?? errorMessage(err), err);
+  }
+}
+
+async function readObjectBody(
+  reader: ObjectStoreReader,
+  where: ObjectLocation,
+  signal: AbortSignal,
+  maxBytes: number,
+  fail: (why: string) => TraceError,
+): Promise<Uint8Array> {
+  // The SDKs read their credentials and endpoints from the environment themselves (their default chains);
+  // the few variables the readers read on their own come from the same place.
+  const { body, length } = await reader.openObject(where, signal, process.env);
+  if (length !== undefined && length > maxBytes) {
+    body.destroy();
+    throw fail(`the object is ${length} bytes, over the limit of ${maxBytes} bytes`);
+  }
+  // The deadline covers the body too: aborting destroys the stream, which ends the loop in readCapped.
+  return await readCapped(addAbortSignal(signal, body), maxBytes, fail);
+}
+
+/** The reader of one store, imported on first use (the path stays literal so that esbuild can map it). */
+function loadReader(store: ObjectStore): Promise<ObjectStoreReader> {
+  switch (store) {
+    case "s3":
+      return import("./trace-sources/s3.js");
+    case "gcs":
+      return import("./trace-sources/gcs.js");
+    case "azure":
+      return import("./trace-sources/azure.js");
+  }
+}
+
 /** Collects a byte stream, giving up (and closing the stream) as soon as it passes maxBytes. */
 async function readCapped(
   chunks: AsyncIterable<Uint8Array>,
@@ -98,11 +163,12 @@ async function readCapped(
   return Buffer.concat(parts, total);
 }
 
-// Signed URLs carry credentials in the query string; keep them out of errors and logs.
+// Signed URLs carry credentials in the query string, and any URL may in its user info; keep them out of
+// errors and logs.
 export function describeLocation(location: string): string {
   try {
     const url = new URL(location);
-    if (url.protocol !== "http:" && url.protocol !== "https:") return location;
+    if (url.protocol === "file:" || !/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location;
     return `${url.protocol}//${url.host}${url.pathname}`;
   } catch {
     return location;

@@ -3,12 +3,10 @@
 // created through the fake API server, which calls the function as its webhook, exactly as a cluster would.
 
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { KWOK_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
@@ -20,69 +18,11 @@ import {
   TEST_SIM_NAME,
 } from "../support/builders.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
+import { type Served, serveFunction, stopChild } from "../support/serve-cli.js";
 import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.resolve(here, "../../bundle/simkube-fn.mjs");
 const VNS = "virtual-testing";
 const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
-
-interface Served {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-/** Starts `simkube-fn serve` and resolves once it logs "listening" (bounded). */
-export async function serveFunction(
-  name: string,
-  env: Record<string, string>,
-  timeoutMs = 20_000,
-): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, "serve", name, "--port", "0"], {
-    env: { PATH: process.env.PATH ?? "", HOME: tmpdir(), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout?.on("data", (d) => {
-    out += String(d);
-  });
-  child.stderr?.on("data", (d) => {
-    out += String(d);
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no "listening" within ${timeoutMs} ms:\n${out}`)),
-      timeoutMs,
-    );
-    const check = () => {
-      for (const line of out.split("\n")) {
-        if (!line.includes('"listening"')) continue;
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { port: number }).port);
-        return;
-      }
-    };
-    child.stdout?.on("data", check);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}:\n${out}`));
-    });
-  });
-  return { child, url: `http://127.0.0.1:${port}/`, output: () => out };
-}
-
-export function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill("SIGKILL"), 5_000);
-    child.once("exit", () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
 
 function barePod(name: string, extra: Record<string, unknown> = {}): KubeObject {
   return {

@@ -1,0 +1,86 @@
+// Reads a trace from Google Cloud Storage (gs://bucket/key) with Google's SDK. Loaded only when such a
+// location is read (shared/trace-source.ts imports it dynamically; the bundle builds it as
+// dist/bundle/trace-sources/gcs.cjs).
+//
+// Credentials, as SimKube's object_store reads them: GOOGLE_SERVICE_ACCOUNT (or GOOGLE_SERVICE_ACCOUNT_PATH),
+// the path of a service account JSON file, or GOOGLE_SERVICE_ACCOUNT_KEY, the JSON itself; else the SDK's
+// application default credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity, the metadata server).
+// Endpoint: STORAGE_EMULATOR_HOST, which the SDK reads itself (and then sends no credentials).
+
+import type { Readable } from "node:stream";
+import { Storage, type StorageOptions } from "@google-cloud/storage";
+import type { ObjectBody, ObjectLocation } from "../object-location.js";
+
+let cached: { key: string; storage: Storage } | undefined;
+
+export async function openObject(
+  where: ObjectLocation,
+  _signal: AbortSignal,
+  env: NodeJS.ProcessEnv,
+): Promise<ObjectBody> {
+  // The stream starts its request when first read; a 404 or a denial comes out of it as an error. The SDK
+  // takes no abort signal: the caller destroys the stream at the deadline, which ends the request.
+  const body: Readable = storageFor(env).bucket(where.bucket).file(where.key).createReadStream();
+  return { body };
+}
+
+/** One client per process, made again only if its settings change. */
+function storageFor(env: NodeJS.ProcessEnv): Storage {
+  const keyFile = env.GOOGLE_SERVICE_ACCOUNT || env.GOOGLE_SERVICE_ACCOUNT_PATH;
+  const keyJson = env.GOOGLE_SERVICE_ACCOUNT_KEY;
+  const key = JSON.stringify([keyFile, keyJson, env.STORAGE_EMULATOR_HOST]);
+  if (cached?.key !== key) cached = { key, storage: new Storage(storageOptions(keyFile, keyJson)) };
+  return cached.storage;
+}
+
+function storageOptions(keyFile: string | undefined, keyJson: string | undefined): StorageOptions {
+  if (keyFile) return { keyFilename: keyFile };
+  if (!keyJson) return {};
+  try {
+    return { credentials: JSON.parse(keyJson) };
+  } catch {
+    // Never the value itself: it is a private key.
+    throw new Error("GOOGLE_SERVICE_ACCOUNT_KEY is not valid JSON");
+  }
+}
+
+export async function explainError(
+  err: unknown,
+  where: ObjectLocation,
+  signal: AbortSignal,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" ? message : "";
+  if (code === 404) {
+    // GCS says "The specified bucket does not exist." for a missing bucket; an emulator may only say
+    // "Not Found", and then the bucket itself is asked for.
+    if (/bucket/i.test(text)) return "no such bucket";
+    return (await bucketExists(where, signal, env)) === false ? "no such bucket" : "no such object";
+  }
+  if (code === 401 || code === 403) return `access denied (HTTP ${code})`;
+  if (typeof code === "number") return `HTTP ${code}${text ? `: ${firstLine(text)}` : ""}`;
+  return undefined;
+}
+
+/** Whether the bucket exists, or undefined when that cannot be told before the deadline. */
+async function bucketExists(
+  where: ObjectLocation,
+  signal: AbortSignal,
+  env: NodeJS.ProcessEnv,
+): Promise<boolean | undefined> {
+  const aborted = new Promise<undefined>((resolve) => {
+    if (signal.aborted) resolve(undefined);
+    signal.addEventListener("abort", () => resolve(undefined), { once: true });
+  });
+  const exists = storageFor(env)
+    .bucket(where.bucket)
+    .exists()
+    .then(([found]) => found)
+    .catch(() => undefined);
+  return await Promise.race([exists, aborted]);
+}
+
+function firstLine(text: string): string {
+  return text.split("\n", 1)[0]?.slice(0, 200) ?? "";
+}

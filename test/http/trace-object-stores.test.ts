@@ -1,0 +1,189 @@
+// loadTrace from s3://, gs:// and azure:// through the real SDKs, each pointed at a local stand-in on
+// 127.0.0.1 by its standard endpoint variable (test/support/object-stores.ts): s3rver, fake-gcs-server and
+// Azurite. Not mocks: the requests, errors and bodies are the stand-ins' own.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { exampleTrace } from "../../functions/cli/trace/example.js";
+import { loadTrace, type Trace, TraceError } from "../../shared/trace.js";
+import {
+  fakeGcsServerBinary,
+  type LocalStore,
+  startAzurite,
+  startFakeGcs,
+  startS3,
+  startStalledServer,
+} from "../support/object-stores.js";
+
+const BIG = Buffer.alloc(3 * 1024 * 1024, 0x90);
+
+/** Runs `body` with these variables set in process.env (the readers and SDKs read it), then restores it. */
+async function withEnv<T>(env: Record<string, string | undefined>, body: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  apply(env);
+  try {
+    return await body();
+  } finally {
+    apply(saved);
+  }
+}
+
+async function rejectsWith(load: Promise<Trace>, pattern: RegExp): Promise<void> {
+  await assert.rejects(load, (err: unknown) => {
+    assert.ok(err instanceof TraceError, String(err));
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+interface StoreCase {
+  name: string;
+  start: (objects: Record<string, Uint8Array>) => Promise<LocalStore>;
+  /** Other schemes of the same store (object_store's aliases). */
+  aliases: string[];
+  missingBucket: RegExp;
+  /** The variable that, pointed at a server that never answers, makes the store stall. */
+  endpointVariable: string;
+  /** The endpoint value for a stalled server at `url`. */
+  stalledEndpoint: (url: string) => string;
+}
+
+const gcs = fakeGcsServerBinary();
+const cases: StoreCase[] = [
+  {
+    name: "S3 (s3rver)",
+    start: startS3,
+    aliases: ["s3a"],
+    missingBucket: /: no such bucket$/,
+    endpointVariable: "AWS_ENDPOINT_URL",
+    stalledEndpoint: (url) => url,
+  },
+  {
+    name: "Azure Blob Storage (Azurite)",
+    start: startAzurite,
+    aliases: ["az", "abfs", "abfss"],
+    missingBucket: /: no such container$/,
+    endpointVariable: "AZURE_STORAGE_ENDPOINT",
+    stalledEndpoint: (url) => `${url}/devstoreaccount1`,
+  },
+  {
+    name: "Google Cloud Storage (fake-gcs-server)",
+    start: (objects) => {
+      if ("skip" in gcs) throw new Error(gcs.skip);
+      return startFakeGcs(gcs.binary, objects);
+    },
+    aliases: [],
+    missingBucket: /: no such bucket$/,
+    endpointVariable: "STORAGE_EMULATOR_HOST",
+    stalledEndpoint: (url) => `${url}/storage/v1`,
+  },
+];
+
+for (const c of cases) {
+  const skip = c.name.startsWith("Google") && "skip" in gcs ? gcs.skip : undefined;
+  if (skip) process.stderr.write(`\n*** SKIPPED the gs:// trace tests: ${skip} ***\n\n`);
+  describe(`loadTrace from ${c.name}`, { skip, timeout: 120_000 }, () => {
+    let store: LocalStore;
+    let example: Uint8Array;
+    const at = (key: string, scheme = store.scheme) => `${scheme}://${store.bucket}/${key}`;
+    const load = (location: string, options = {}) => withEnv(store.env, () => loadTrace(location, options));
+
+    before(async () => {
+      example = (await exampleTrace()).bytes;
+      store = await c.start({ "runs/example.sktrace": example, "big.bin": BIG });
+    });
+    after(async () => store?.stop());
+
+    it("loads SimKube's example trace, as written by `trace build`", async () => {
+      const started = performance.now();
+      const trace = await load(at("runs/example.sktrace"));
+      const ms = performance.now() - started;
+      process.stderr.write(
+        `# ${c.name}: example trace (${example.length} bytes) loaded in ${ms.toFixed(0)} ms\n`,
+      );
+      assert.equal(trace.version, 2);
+      assert.ok(trace.events.length > 0);
+      assert.ok(trace.podLifecycles.size > 0);
+      for (const alias of c.aliases) {
+        const again = await load(at("runs/example.sktrace", alias));
+        assert.equal(again.events.length, trace.events.length, alias);
+      }
+    });
+
+    it("names a missing object", async () => {
+      const location = at("runs/missing.sktrace");
+      await rejectsWith(
+        load(location),
+        new RegExp(`^could not read trace from ${location}: no such object$`),
+      );
+    });
+
+    it("names a missing bucket", async () => {
+      const location = `${store.scheme}://no-such-bucket/t.sktrace`;
+      await rejectsWith(load(location), new RegExp(`^could not read trace from ${location}`));
+      await rejectsWith(load(location), c.missingBucket);
+    });
+
+    it("stops at the byte cap", async () => {
+      await rejectsWith(
+        load(at("big.bin"), { maxBytes: 1024 * 1024 }),
+        /^could not read trace from \S+\/big\.bin: (the object is 3145728 bytes, over|larger than) the limit of 1048576 bytes/,
+      );
+    });
+
+    it("gives up on a store that never answers, within the deadline", async () => {
+      const stalled = await startStalledServer();
+      try {
+        const env = { ...store.env, [c.endpointVariable]: c.stalledEndpoint(stalled.url) };
+        const started = performance.now();
+        await assert.rejects(
+          withEnv(env, () => loadTrace(at("runs/example.sktrace"), { timeoutMs: 500 })),
+          (err: unknown) => {
+            assert.ok(err instanceof TraceError);
+            assert.equal(
+              err.message,
+              `could not read trace from ${at("runs/example.sktrace")}: timed out after 500 ms`,
+            );
+            return true;
+          },
+        );
+        assert.ok(performance.now() - started < 3_000, "the deadline ended the read");
+      } finally {
+        await stalled.stop();
+      }
+    });
+  });
+}
+
+describe("object-store locations that are wrong before any request", () => {
+  it("refuses a URL with no object name", async () => {
+    for (const location of ["s3://bucket", "s3://bucket/", "gs://bucket/dir/", "azure://container"]) {
+      await rejectsWith(loadTrace(location), /^invalid trace location ".*": no object name after the bucket/);
+    }
+  });
+
+  it("needs the Azure account name, which an azure:// URL does not carry", async () => {
+    await withEnv({ AZURE_STORAGE_ACCOUNT_NAME: undefined, AZURE_STORAGE_ACCOUNT_KEY: "a2V5" }, async () => {
+      await rejectsWith(
+        loadTrace("azure://container/t.sktrace"),
+        /^could not read trace from azure:\/\/container\/t\.sktrace: no Azure storage account: set AZURE_STORAGE_ACCOUNT_NAME/,
+      );
+    });
+  });
+
+  it("keeps credentials out of messages", async () => {
+    const secret = "c2VjcmV0LWtleS1zaG91bGQtbm90LWxlYWs=";
+    await withEnv({ AZURE_STORAGE_ACCOUNT_NAME: undefined, AZURE_STORAGE_ACCOUNT_KEY: secret }, async () => {
+      await assert.rejects(loadTrace("abfss://c@acct.dfs.core.windows.net:1/"), (err: unknown) => {
+        assert.ok(err instanceof TraceError);
+        assert.doesNotMatch(err.message, new RegExp(secret));
+        return true;
+      });
+    });
+  });
+});
