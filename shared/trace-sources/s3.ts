@@ -32,7 +32,15 @@ function clientFor(env: NodeJS.ProcessEnv): S3Client {
   // S3-compatible stores (MinIO, Ceph, emulators) expect path-style requests; object_store sends them unless
   // AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true, and so does this reader for a custom endpoint.
   const forcePathStyle = custom && env.AWS_VIRTUAL_HOSTED_STYLE_REQUEST !== "true";
-  const key = JSON.stringify([region, forcePathStyle, env.AWS_ENDPOINT_URL_S3, env.AWS_ENDPOINT_URL]);
+  // The SDK keeps the credentials it found; a different key id or profile is a different client.
+  const key = JSON.stringify([
+    region,
+    forcePathStyle,
+    env.AWS_ENDPOINT_URL_S3,
+    env.AWS_ENDPOINT_URL,
+    env.AWS_ACCESS_KEY_ID,
+    env.AWS_PROFILE,
+  ]);
   if (cached?.key !== key) {
     cached = { key, client: new S3Client({ region, forcePathStyle, followRegionRedirects: true }) };
   }

@@ -51,7 +51,11 @@ interface StoreCase {
   endpointVariable: string;
   /** The endpoint value for a stalled server at `url`. */
   stalledEndpoint: (url: string) => string;
+  /** Variables with a secret the stand-in refuses (none for fake-gcs-server, which checks no credentials). */
+  wrongCredentials?: Record<string, string>;
 }
+
+const WRONG_SECRET = "d3Jvbmctc2VjcmV0LW5ldmVyLWluLWEtbWVzc2FnZQ==";
 
 const gcs = fakeGcsServerBinary();
 const cases: StoreCase[] = [
@@ -62,6 +66,7 @@ const cases: StoreCase[] = [
     missingBucket: /: no such bucket$/,
     endpointVariable: "AWS_ENDPOINT_URL",
     stalledEndpoint: (url) => url,
+    wrongCredentials: { AWS_ACCESS_KEY_ID: "AKIAWRONGKEY", AWS_SECRET_ACCESS_KEY: WRONG_SECRET },
   },
   {
     name: "Azure Blob Storage (Azurite)",
@@ -70,6 +75,7 @@ const cases: StoreCase[] = [
     missingBucket: /: no such container$/,
     endpointVariable: "AZURE_STORAGE_ENDPOINT",
     stalledEndpoint: (url) => `${url}/devstoreaccount1`,
+    wrongCredentials: { AZURE_STORAGE_ACCOUNT_KEY: WRONG_SECRET },
   },
   {
     name: "Google Cloud Storage (fake-gcs-server)",
@@ -129,6 +135,24 @@ for (const c of cases) {
       await rejectsWith(load(location), c.missingBucket);
     });
 
+    it("says access was denied for a wrong secret, without the secret", {
+      skip: !c.wrongCredentials,
+    }, async () => {
+      const location = at("runs/example.sktrace");
+      await assert.rejects(
+        withEnv({ ...store.env, ...c.wrongCredentials }, () => loadTrace(location)),
+        (err: unknown) => {
+          assert.ok(err instanceof TraceError);
+          assert.match(
+            err.message,
+            new RegExp(`^could not read trace from ${location}: access denied \\(\\w+\\)$`),
+          );
+          assert.doesNotMatch(err.message, new RegExp(WRONG_SECRET));
+          return true;
+        },
+      );
+    });
+
     it("stops at the byte cap", async () => {
       await rejectsWith(
         load(at("big.bin"), { maxBytes: 1024 * 1024 }),
@@ -173,17 +197,6 @@ describe("object-store locations that are wrong before any request", () => {
         loadTrace("azure://container/t.sktrace"),
         /^could not read trace from azure:\/\/container\/t\.sktrace: no Azure storage account: set AZURE_STORAGE_ACCOUNT_NAME/,
       );
-    });
-  });
-
-  it("keeps credentials out of messages", async () => {
-    const secret = "c2VjcmV0LWtleS1zaG91bGQtbm90LWxlYWs=";
-    await withEnv({ AZURE_STORAGE_ACCOUNT_NAME: undefined, AZURE_STORAGE_ACCOUNT_KEY: secret }, async () => {
-      await assert.rejects(loadTrace("abfss://c@acct.dfs.core.windows.net:1/"), (err: unknown) => {
-        assert.ok(err instanceof TraceError);
-        assert.doesNotMatch(err.message, new RegExp(secret));
-        return true;
-      });
     });
   });
 });
