@@ -38,8 +38,16 @@ export interface ObjectBody {
 
 /** The shape of each module in shared/trace-sources/ (loaded only when its scheme is used). */
 export interface ObjectStoreReader {
-  /** Starts reading the object. `signal` aborts the request and the body. */
-  openObject(location: ObjectLocation, signal: AbortSignal, env: NodeJS.ProcessEnv): Promise<ObjectBody>;
+  /**
+   * Starts reading the object. `signal` aborts the request and the body; it fires after `timeoutMs`, which
+   * a reader whose SDK takes no signal uses to bound its own requests.
+   */
+  openObject(
+    location: ObjectLocation,
+    signal: AbortSignal,
+    env: NodeJS.ProcessEnv,
+    timeoutMs: number,
+  ): Promise<ObjectBody>;
   /**
    * A short reason for an error the store's SDK threw ("no such bucket"), or undefined when unknown. It may
    * ask the store (within `signal`) when the error alone does not say.

@@ -104,7 +104,7 @@ async function readObject(location: string, limits: Required<LoadTraceOptions>):
   // One deadline for the whole read: the SDK's request (with its retries) and every byte of the body.
   const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
-    return await readObjectBody(reader, where, signal, limits.maxBytes, fail);
+    return await readObjectBody(reader, where, signal, limits, fail);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     if (signal.aborted) throw fail(`timed out after ${limits.timeoutMs} ms`, err);
@@ -120,12 +120,12 @@ async function readObjectBody(
   reader: ObjectStoreReader,
   where: ObjectLocation,
   signal: AbortSignal,
-  maxBytes: number,
+  { maxBytes, timeoutMs }: Required<LoadTraceOptions>,
   fail: (why: string) => TraceError,
 ): Promise<Uint8Array> {
   // The SDKs read their credentials and endpoints from the environment themselves (their default chains);
   // the few variables the readers read on their own come from the same place.
-  const { body, length } = await reader.openObject(where, signal, process.env);
+  const { body, length } = await reader.openObject(where, signal, process.env, timeoutMs);
   if (length !== undefined && length > maxBytes) {
     body.destroy();
     throw fail(`the object is ${length} bytes, over the limit of ${maxBytes} bytes`);

@@ -17,23 +17,32 @@ export async function openObject(
   where: ObjectLocation,
   _signal: AbortSignal,
   env: NodeJS.ProcessEnv,
+  timeoutMs: number,
 ): Promise<ObjectBody> {
   // The stream starts its request when first read; a 404 or a denial comes out of it as an error. The SDK
-  // takes no abort signal: the caller destroys the stream at the deadline, which ends the request.
-  const body: Readable = storageFor(env).bucket(where.bucket).file(where.key).createReadStream();
+  // takes no abort signal: the caller destroys the stream at the deadline, and the client's own timeouts
+  // (below) end a request still waiting for headers then, and its retries.
+  const body: Readable = storageFor(env, timeoutMs).bucket(where.bucket).file(where.key).createReadStream();
   return { body };
 }
 
 /** One client per process, made again only if its settings change. */
-function storageFor(env: NodeJS.ProcessEnv): Storage {
+function storageFor(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Storage {
   const keyFile = env.GOOGLE_SERVICE_ACCOUNT || env.GOOGLE_SERVICE_ACCOUNT_PATH;
   const keyJson = env.GOOGLE_SERVICE_ACCOUNT_KEY;
-  const key = JSON.stringify([keyFile, keyJson, env.STORAGE_EMULATOR_HOST]);
-  if (cached?.key !== key) cached = { key, storage: new Storage(storageOptions(keyFile, keyJson)) };
+  const key = JSON.stringify([keyFile, keyJson, env.STORAGE_EMULATOR_HOST, timeoutMs]);
+  if (cached?.key !== key) {
+    const options: StorageOptions = {
+      ...credentialOptions(keyFile, keyJson),
+      timeout: timeoutMs,
+      retryOptions: { totalTimeout: Math.ceil(timeoutMs / 1000) },
+    };
+    cached = { key, storage: new Storage(options) };
+  }
   return cached.storage;
 }
 
-function storageOptions(keyFile: string | undefined, keyJson: string | undefined): StorageOptions {
+function credentialOptions(keyFile: string | undefined, keyJson: string | undefined): StorageOptions {
   if (keyFile) return { keyFilename: keyFile };
   if (!keyJson) return {};
   try {
@@ -73,7 +82,8 @@ async function bucketExists(
     if (signal.aborted) resolve(undefined);
     signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });
-  const exists = storageFor(env)
+  // The client openObject made (same settings), or one made now.
+  const exists = (cached?.storage ?? storageFor(env))
     .bucket(where.bucket)
     .exists()
     .then(([found]) => found)
