@@ -1,6 +1,7 @@
 // Object-store traces from the built bundle (dist/bundle/, what the image copies): the SDKs live in
 // trace-sources/*.cjs beside simkube-fn.cjs, and are loaded only when a location of their store is read.
-// mutate-create served with TRACE_PATH=s3://... against s3rver gives a pod its lifecycle; `trace inspect`
+// mutate-create served with TRACE_PATH=s3://... (or a Simulation's spec.driver.tracePath) against s3rver gives
+// a pod its lifecycle; `trace inspect`
 // reads gs:// and azure:// from fake-gcs-server and Azurite; a serve with a file trace loads no SDK at all.
 
 import assert from "node:assert/strict";
@@ -74,7 +75,7 @@ describe("object-store traces from the built bundle", { timeout: 120_000 }, () =
     }
   });
 
-  describe("mutate-create served with TRACE_PATH=s3://", () => {
+  describe("mutate-create served with its trace in S3", () => {
     let api: FakeApiServer;
     let s3: LocalStore;
 
@@ -101,30 +102,31 @@ describe("object-store traces from the built bundle", { timeout: 120_000 }, () =
         SEQUENCE_STORE: "memory",
       });
       try {
-        api.webhooks = [
-          {
-            name: "mutate-create.simkube.io",
-            url: served.url,
-            operations: ["CREATE", "UPDATE"],
-            resources: ["pods", "pods/status"],
-          },
-        ];
-        const created = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, barePod("bare-1"));
-        assert.equal(created.status, 201, JSON.stringify(created.body));
-        const res = await api.request(
-          "PATCH",
-          `/api/v1/namespaces/${VNS}/pods/bare-1/status`,
-          { status: { phase: "Running" } },
-          { contentType: "application/merge-patch+json", user: KWOK_USER },
-        );
-        assert.equal(res.status, 200, JSON.stringify(res.body));
-        const stored = api.store.get({ kind: "Pod", namespace: VNS, name: "bare-1" });
-        assert.equal(stored?.metadata?.labels?.["simkube.io/kwok-stage-complete"], "true", served.output());
-        assert.match(stored?.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"] ?? "", /^\d{4}-/);
+        await assertLifecycleGiven(api, served.url, served.output);
       } finally {
         await stopChild(served.child);
       }
       assert.deepEqual(await loaded(log), ["./trace-sources/s3.cjs"]);
+    });
+
+    it("reads each Simulation's spec.driver.tracePath from S3 when no SIM_NAME or TRACE_PATH is set", async () => {
+      const driver = {
+        namespace: "simkube",
+        tracePath: `s3://${s3.bucket}/sim/trace.sktrace`,
+        virtualNsPrefix: "virtual",
+      };
+      api.store.put(buildSimulation({ speed: 2, spec: { driver } }));
+      await api.request("DELETE", `/api/v1/namespaces/${VNS}/pods/bare-1`);
+      const served = await serveFunction("mutate-create", {
+        ...s3.env,
+        KUBECONFIG: await writeKubeconfig(api.url),
+        SEQUENCE_STORE: "memory",
+      });
+      try {
+        await assertLifecycleGiven(api, served.url, served.output);
+      } finally {
+        await stopChild(served.child);
+      }
     });
 
     it("loads no SDK when the trace is a file", async () => {
@@ -186,6 +188,31 @@ describe("object-store traces from the built bundle", { timeout: 120_000 }, () =
     });
   });
 });
+
+/** Creates bare-1 through the API double (which calls the function at `url`), marks it Running as KWOK
+ * would, and checks that it got the completion time the trace gives it. */
+async function assertLifecycleGiven(api: FakeApiServer, url: string, output: () => string): Promise<void> {
+  api.webhooks = [
+    {
+      name: "mutate-create.simkube.io",
+      url,
+      operations: ["CREATE", "UPDATE"],
+      resources: ["pods", "pods/status"],
+    },
+  ];
+  const created = await api.request("POST", `/api/v1/namespaces/${VNS}/pods`, barePod("bare-1"));
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const res = await api.request(
+    "PATCH",
+    `/api/v1/namespaces/${VNS}/pods/bare-1/status`,
+    { status: { phase: "Running" } },
+    { contentType: "application/merge-patch+json", user: KWOK_USER },
+  );
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const stored = api.store.get({ kind: "Pod", namespace: VNS, name: "bare-1" });
+  assert.equal(stored?.metadata?.labels?.["simkube.io/kwok-stage-complete"], "true", output());
+  assert.match(stored?.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"] ?? "", /^\d{4}-/);
+}
 
 function barePod(name: string): KubeObject {
   return {
