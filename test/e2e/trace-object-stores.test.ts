@@ -1,8 +1,8 @@
 // Object-store traces from the built bundle (dist/bundle/, what the image copies): the SDKs live in
 // trace-sources/*.cjs beside simkube-fn.cjs, and are loaded only when a location of their store is read.
-// mutate-create served with TRACE_PATH=s3://... (or a Simulation's spec.driver.tracePath) against s3rver gives
-// a pod its lifecycle; `trace inspect`
-// reads gs:// and azure:// from fake-gcs-server and Azurite; a serve with a file trace loads no SDK at all.
+// mutate-create served with TRACE_PATH=s3://... (or a Simulation's spec.driver.tracePath) against s3rver
+// gives a pod its lifecycle; `trace inspect` reads s3://, gs:// and azure:// from s3rver, fake-gcs-server and
+// Azurite; a serve with a file trace loads no SDK at all.
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
