@@ -9,13 +9,16 @@
 // u64 hashes become decimal strings here (a JS number would lose precision above 2^53).
 //
 // parseTrace is pure; loadTrace reads the bytes through shared/trace-source.ts (the I/O edge) and parses them.
+// parseTraceForLookups and loadTraceForLookups read everything but the events' bodies (counted and skipped,
+// see shared/trace-events.ts): what the functions need, at a fraction of the time and memory.
 // A trace is untrusted input: it is decoded by a strict msgpack reader with limits on depth, counts and
 // decoded size (shared/strict-msgpack.ts), and reading it is capped in bytes and, for downloads, in time.
 
 import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
-import { decodeMsgpack } from "./strict-msgpack.js";
+import { MsgpackCursor, MsgpackError } from "./strict-msgpack.js";
 import { TraceError } from "./trace-error.js";
+import { EventsScan, type EventsSummary, scanEvents } from "./trace-events.js";
 import {
   DEFAULT_MAX_TRACE_BYTES,
   DEFAULT_TRACE_TIMEOUT_MS,
@@ -23,8 +26,10 @@ import {
   type LoadTraceOptions,
   readTraceBytes,
 } from "./trace-source.js";
+import { describe, safeInteger } from "./trace-values.js";
 
 export { TraceError } from "./trace-error.js";
+export type { EventsSummary } from "./trace-events.js";
 export { DEFAULT_MAX_TRACE_BYTES, type LoadTraceOptions } from "./trace-source.js";
 
 export const CURRENT_TRACE_FORMAT_VERSION = 2;
@@ -66,6 +71,27 @@ export interface Trace {
   index: Map<string, Map<string, string>>;
   /** lifecycleKey(owner gvk, owner "ns/name") -> pod spec hash (decimal string) -> lifecycles in launch order. */
   podLifecycles: Map<string, Map<string, PodLifecycle[]>>;
+}
+
+/** A trace read without its events' bodies: code that only has this cannot use events it never decoded. */
+export interface TraceForLookups extends Omit<Trace, "events"> {
+  eventSummary: EventsSummary;
+}
+
+/** What the lookups below read; a full trace and a lean one both have it. */
+export type TraceTables = Pick<Trace, "index" | "podLifecycles">;
+
+/** A full trace's event counts and time span, as parseTraceForLookups finds them. */
+export function summarizeEvents(events: readonly TraceEvent[]): EventsSummary {
+  let appliedObjects = 0;
+  let deletedObjects = 0;
+  for (const e of events) {
+    appliedObjects += e.appliedObjs.length;
+    deletedObjects += e.deletedObjs.length;
+  }
+  const startTs = events[0]?.ts ?? null;
+  const endTs = events.at(-1)?.ts ?? null;
+  return { count: events.length, appliedObjects, deletedObjects, startTs, endTs };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -121,13 +147,13 @@ export function lifecycleKey(ownerGvk: string, ownerNsName: string): string {
 }
 
 /** Whether the trace's index holds this object, like SimKube's has_obj. */
-export function hasObject(trace: Trace, gvk: string, nsName: string): boolean {
+export function hasObject(trace: TraceTables, gvk: string, nsName: string): boolean {
   return trace.index.get(normalizeGvk(gvk))?.has(nsName) ?? false;
 }
 
 /** The owner's lifecycles by pod spec hash, or undefined when the trace has none for it. */
 export function getPodLifecycles(
-  trace: Trace,
+  trace: TraceTables,
   ownerGvk: string,
   ownerNsName: string,
 ): Map<string, PodLifecycle[]> | undefined {
@@ -135,7 +161,7 @@ export function getPodLifecycles(
 }
 
 /** Every owner that has lifecycle data, in file order. */
-export function lifecycleOwners(trace: Trace): Array<{ gvk: string; nsName: string }> {
+export function lifecycleOwners(trace: TraceTables): Array<{ gvk: string; nsName: string }> {
   return [...trace.podLifecycles.keys()].map((key) => {
     const [gvk, nsName] = JSON.parse(key) as [string, string];
     return { gvk, nsName };
@@ -143,7 +169,7 @@ export function lifecycleOwners(trace: Trace): Array<{ gvk: string; nsName: stri
 }
 
 /** Number of objects in the index, over all GVKs. */
-export function indexSize(trace: Trace): number {
+export function indexSize(trace: TraceTables): number {
   let n = 0;
   for (const names of trace.index.values()) n += names.size;
   return n;
@@ -182,18 +208,69 @@ const U64_MAX = 2n ** 64n - 1n;
  * deep, and decode to at most 1 MiB + TRACE_DECODED_SIZE_FACTOR x their size.
  */
 export function parseTrace(bytes: Uint8Array): Trace {
+  const top = decodeTop(bytes, (cursor, depth) => cursor.value(depth));
+  return safely(() => {
+    const { version, map } = readHeader(top);
+    const config = readConfig(field(map, "config", "trace"));
+    const events = asArray(field(map, "events", "trace"), "events").map((e, i) =>
+      readEvent(e, `events[${i}]`),
+    );
+    return { version, config, events, ...readTables(map) };
+  });
+}
+
+/**
+ * As parseTrace, but the events are only counted and their time span taken, never built: what
+ * mutate-create and `trace inspect` need. The limits are the same, and applied to the events too.
+ */
+export function parseTraceForLookups(bytes: Uint8Array): TraceForLookups {
+  const top = decodeTop(bytes, scanEvents);
+  return safely(() => {
+    const { version, map } = readHeader(top);
+    const config = readConfig(field(map, "config", "trace"));
+    const scan = field(map, "events", "trace");
+    if (!(scan instanceof EventsScan)) throw invalid("trace", "the events could not be read");
+    if (scan.problem !== undefined) throw new TraceError(`invalid trace: ${scan.problem}`);
+    return { version, config, eventSummary: scan.summary, ...readTables(map) };
+  });
+}
+
+/**
+ * Decodes the top-level value under the trace limits; when it is a map, its "events" entry is read by
+ * `readEvents` (decoded in full, or scanned). Throws TraceError.
+ */
+function decodeTop(
+  bytes: Uint8Array,
+  readEvents: (cursor: MsgpackCursor, depth: number) => unknown,
+): unknown {
   if (bytes.length === 0) throw new TraceError("invalid trace: the file is empty");
-  let raw: unknown;
+  const cursor = new MsgpackCursor(bytes, {
+    maxDepth: TRACE_MAX_DEPTH,
+    maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
+  });
   try {
-    raw = decodeMsgpack(bytes, {
-      maxDepth: TRACE_MAX_DEPTH,
-      maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
-    });
+    const entries = cursor.mapHeader(1);
+    let top: unknown;
+    if (entries < 0) top = cursor.value(1);
+    else {
+      const map = new Map<unknown, unknown>();
+      for (let i = 0; i < entries; i++) {
+        const key = cursor.value(2);
+        map.set(key, key === "events" ? readEvents(cursor, 2) : cursor.value(2));
+      }
+      top = map;
+    }
+    cursor.expectEnd();
+    return top;
   } catch (err) {
+    if (!(err instanceof MsgpackError)) throw err;
     throw new TraceError(`invalid trace: not readable msgpack: ${errorMessage(err)}`, { cause: err });
   }
+}
+
+function safely<T>(read: () => T): T {
   try {
-    return readTrace(raw);
+    return read();
   } catch (err) {
     if (err instanceof TraceError) throw err;
     // A safety net: still a TraceError, never a bare crash.
@@ -201,33 +278,35 @@ export function parseTrace(bytes: Uint8Array): Trace {
   }
 }
 
-function readTrace(raw: unknown): Trace {
+/** The top-level map and its version, which must be the one this reader knows. */
+function readHeader(raw: unknown): { version: number; map: Map<unknown, unknown> } {
   if (Array.isArray(raw) && raw.length === 4) {
     throw new TraceError(
       "unsupported trace format: this looks like a pre-version-2 trace (SimKube <= 1.1.1 wrote a 4-element " +
         `array); this function reads version ${CURRENT_TRACE_FORMAT_VERSION} (SimKube >= 2.0)`,
     );
   }
-  const top = asMap(raw, "trace");
-  if (!top.has("version")) {
+  const map = asMap(raw, "trace");
+  if (!map.has("version")) {
     throw new TraceError(
       `invalid trace: missing field "version" (traces older than format ${CURRENT_TRACE_FORMAT_VERSION} ` +
         "have none; this function reads traces written by SimKube >= 2.0)",
     );
   }
-  const version = asInteger(top.get("version"), "version");
+  const version = asInteger(map.get("version"), "version");
   if (version !== CURRENT_TRACE_FORMAT_VERSION) {
     throw new TraceError(
       `unsupported trace format version ${version}: this function reads version ` +
         `${CURRENT_TRACE_FORMAT_VERSION} (SimKube >= 2.0)`,
     );
   }
+  return { version, map };
+}
+
+function readTables(map: Map<unknown, unknown>): TraceTables {
   return {
-    version,
-    config: readConfig(field(top, "config", "trace")),
-    events: asArray(field(top, "events", "trace"), "events").map((e, i) => readEvent(e, `events[${i}]`)),
-    index: readIndex(field(top, "index", "trace")),
-    podLifecycles: readPodLifecycles(field(top, "pod_lifecycles", "trace")),
+    index: readIndex(field(map, "index", "trace")),
+    podLifecycles: readPodLifecycles(field(map, "pod_lifecycles", "trace")),
   };
 }
 
@@ -396,10 +475,8 @@ function asBoolean(v: unknown, path: Path): boolean {
 
 /** i64 timestamps and the like: exact integers within JS's safe range. */
 function asInteger(v: unknown, path: Path): number {
-  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
-  if (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) {
-    return Number(v);
-  }
+  const n = safeInteger(v);
+  if (n !== undefined) return n;
   throw invalid(path, `expected an integer, got ${describe(v)}`);
 }
 
@@ -471,21 +548,6 @@ function withSegment(key: string | number, v: unknown): unknown {
   }
 }
 
-function describe(v: unknown): string {
-  if (v === null) return "nil";
-  if (v === undefined) return "nothing";
-  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
-  if (typeof v === "number") return Number.isInteger(v) ? `the integer ${v}` : `the number ${v}`;
-  if (typeof v === "bigint") return `the integer ${v}`;
-  if (typeof v === "boolean") return `the boolean ${v}`;
-  if (Array.isArray(v)) return `an array of ${v.length}`;
-  if (v instanceof Map) return `a map of ${v.size}`;
-  if (v instanceof Uint8Array) return `binary data of ${v.length} bytes`;
-  if (v instanceof Date) return "a msgpack timestamp";
-  const type = (v as { constructor?: { name?: string } }).constructor?.name ?? typeof v;
-  return `an unsupported msgpack value (${type})`;
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Loading
 
@@ -497,6 +559,28 @@ export async function loadTrace(location: string, options: LoadTraceOptions = {}
   });
   try {
     return parseTrace(bytes);
+  } catch (err) {
+    if (err instanceof TraceError) {
+      throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * As loadTrace, but without the events' bodies (parseTraceForLookups): what mutate-create and
+ * `trace inspect` need, read in a fraction of the time and memory.
+ */
+export async function loadTraceForLookups(
+  location: string,
+  options: LoadTraceOptions = {},
+): Promise<TraceForLookups> {
+  const bytes = await readTraceBytes(location, {
+    timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
+  });
+  try {
+    return parseTraceForLookups(bytes);
   } catch (err) {
     if (err instanceof TraceError) {
       throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });
