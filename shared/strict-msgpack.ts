@@ -58,6 +58,11 @@ export function decodeMsgpack(bytes: Uint8Array, limits: MsgpackLimits): unknown
   return value;
 }
 
+export interface CursorMark {
+  readonly pos: number;
+  readonly spent: number;
+}
+
 /** Reads values one after another from `bytes`, under one set of limits for all of them. */
 export class MsgpackCursor {
   pos = 0;
@@ -73,6 +78,16 @@ export class MsgpackCursor {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.length = bytes.length;
+  }
+
+  /** Where the cursor is, to come back to with rewind (what was charged since is given back too). */
+  mark(): CursorMark {
+    return { pos: this.pos, spent: this.spent };
+  }
+
+  rewind(mark: CursorMark): void {
+    this.pos = mark.pos;
+    this.spent = mark.spent;
   }
 
   /** Throws unless every byte has been read. */

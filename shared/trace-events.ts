@@ -4,6 +4,7 @@
 // still walked under the decoder's limits, so a file is refused for the same msgpack faults either way.
 
 import type { MsgpackCursor } from "./strict-msgpack.js";
+import { TraceError } from "./trace-error.js";
 import { describe, safeInteger } from "./trace-values.js";
 
 export interface EventsSummary {
@@ -16,19 +17,10 @@ export interface EventsSummary {
 }
 
 /**
- * What scanning found. A wrong shape is kept, not thrown, so that the trace reader reports problems in the
- * same order whether it decoded the events or skipped them (a wrong version first, then the events).
+ * Reads the events array at the cursor, skipping every object in it. Throws MsgpackError for bytes that are
+ * not msgpack, TraceError for events of the wrong shape: { ts, applied_objs: [map], deleted_objs: [map] }.
  */
-export class EventsScan {
-  constructor(
-    readonly summary: EventsSummary,
-    /** "<path>: <problem>" for the first event of the wrong shape. */
-    readonly problem?: string,
-  ) {}
-}
-
-/** Reads the events array at the cursor, skipping every object in it. Throws only MsgpackError. */
-export function scanEvents(cursor: MsgpackCursor, depth: number): EventsScan {
+export function scanEvents(cursor: MsgpackCursor, depth: number): EventsSummary {
   const summary: EventsSummary = {
     count: 0,
     appliedObjects: 0,
@@ -37,63 +29,54 @@ export function scanEvents(cursor: MsgpackCursor, depth: number): EventsScan {
     endTs: null,
   };
   const count = cursor.arrayHeader(depth);
-  if (count < 0)
-    return new EventsScan(summary, `events: expected an array, got ${describe(cursor.value(depth))}`);
+  if (count < 0) throw invalid("events", `expected an array, got ${describe(cursor.value(depth))}`);
   summary.count = count;
-  let problem: string | undefined;
-  for (let i = 0; i < count; i++) {
-    const found = scanEvent(cursor, depth + 1, summary, i);
-    problem ??= found;
-  }
-  return new EventsScan(summary, problem);
-}
-
-/** One event: { ts, applied_objs: [map], deleted_objs: [map] }. Returns the problem, if any. */
-function scanEvent(
-  cursor: MsgpackCursor,
-  depth: number,
-  summary: EventsSummary,
-  i: number,
-): string | undefined {
-  const path = `events[${i}]`;
-  const fields = cursor.mapHeader(depth);
-  if (fields < 0) return `${path}: expected a map, got ${describe(cursor.value(depth))}`;
-  let problem: string | undefined;
-  const missing = new Set<string>(REQUIRED);
-  for (let f = 0; f < fields; f++) {
-    const key = cursor.value(depth + 1);
-    if (typeof key === "string") missing.delete(key);
-    if (key === "ts") problem ??= readTs(cursor.value(depth + 1), summary, i);
-    else if (key === "applied_objs" || key === "deleted_objs") {
-      const objects = skipObjects(cursor, depth + 1, `${path}.${key}`);
-      if (typeof objects === "string") problem ??= objects;
-      else if (key === "applied_objs") summary.appliedObjects += objects;
-      else summary.deletedObjects += objects;
-    } else cursor.skip(depth + 1);
-  }
-  for (const name of missing) problem ??= `${path}: missing field "${name}"`;
-  return problem;
+  for (let i = 0; i < count; i++) scanEvent(cursor, depth + 1, summary, i);
+  return summary;
 }
 
 const REQUIRED = ["ts", "applied_objs", "deleted_objs"] as const;
 
-function readTs(raw: unknown, summary: EventsSummary, i: number): string | undefined {
-  const ts = safeInteger(raw);
-  if (ts === undefined) return `events[${i}].ts: expected an integer, got ${describe(raw)}`;
-  if (i === 0) summary.startTs = ts;
-  summary.endTs = ts;
-  return undefined;
+function scanEvent(cursor: MsgpackCursor, depth: number, summary: EventsSummary, i: number): void {
+  const path = `events[${i}]`;
+  const fields = cursor.mapHeader(depth);
+  if (fields < 0) throw invalid(path, `expected a map, got ${describe(cursor.value(depth))}`);
+  let seen = 0;
+  for (let f = 0; f < fields; f++) {
+    const key = cursor.value(depth + 1);
+    if (key === "ts") {
+      const raw = cursor.value(depth + 1);
+      const ts = safeInteger(raw);
+      if (ts === undefined) throw invalid(`${path}.ts`, `expected an integer, got ${describe(raw)}`);
+      if (i === 0) summary.startTs = ts;
+      summary.endTs = ts;
+      seen |= 1;
+    } else if (key === "applied_objs") {
+      summary.appliedObjects += skipObjects(cursor, depth + 1, `${path}.${key}`);
+      seen |= 2;
+    } else if (key === "deleted_objs") {
+      summary.deletedObjects += skipObjects(cursor, depth + 1, `${path}.${key}`);
+      seen |= 4;
+    } else cursor.skip(depth + 1);
+  }
+  REQUIRED.forEach((name, bit) => {
+    if (!(seen & (1 << bit))) throw invalid(path, `missing field "${name}"`);
+  });
 }
 
-/** An array of maps, skipped: its length, or the problem. */
-function skipObjects(cursor: MsgpackCursor, depth: number, path: string): number | string {
+/** An array of maps (Kubernetes objects), skipped: how many. */
+function skipObjects(cursor: MsgpackCursor, depth: number, path: string): number {
   const count = cursor.arrayHeader(depth);
-  if (count < 0) return `${path}: expected an array, got ${describe(cursor.value(depth))}`;
-  let problem: string | undefined;
+  if (count < 0) throw invalid(path, `expected an array, got ${describe(cursor.value(depth))}`);
   for (let i = 0; i < count; i++) {
     const entries = cursor.mapHeader(depth + 1);
-    if (entries < 0) problem ??= `${path}[${i}]: expected a map, got ${describe(cursor.value(depth + 1))}`;
+    if (entries < 0)
+      throw invalid(`${path}[${i}]`, `expected a map, got ${describe(cursor.value(depth + 1))}`);
     for (let k = 0; k < 2 * entries; k++) cursor.skip(depth + 2);
   }
-  return problem ?? count;
+  return count;
+}
+
+function invalid(path: string, problem: string): TraceError {
+  return new TraceError(`invalid trace: ${path}: ${problem}`);
 }

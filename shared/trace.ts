@@ -18,7 +18,7 @@ import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
 import { MsgpackCursor, MsgpackError } from "./strict-msgpack.js";
 import { TraceError } from "./trace-error.js";
-import { EventsScan, type EventsSummary, scanEvents } from "./trace-events.js";
+import { type EventsSummary, scanEvents } from "./trace-events.js";
 import {
   DEFAULT_MAX_TRACE_BYTES,
   DEFAULT_TRACE_TIMEOUT_MS,
@@ -211,10 +211,8 @@ export function parseTrace(bytes: Uint8Array): Trace {
   const top = decodeTop(bytes, (cursor, depth) => cursor.value(depth));
   return safely(() => {
     const { version, map } = readHeader(top);
-    const config = readConfig(field(map, "config", "trace"));
-    const events = asArray(field(map, "events", "trace"), "events").map((e, i) =>
-      readEvent(e, `events[${i}]`),
-    );
+    const config = readConfig(section(map, "config"));
+    const events = asArray(section(map, "events"), "events").map((e, i) => readEvent(e, `events[${i}]`));
     return { version, config, events, ...readTables(map) };
   });
 }
@@ -227,45 +225,72 @@ export function parseTraceForLookups(bytes: Uint8Array): TraceForLookups {
   const top = decodeTop(bytes, scanEvents);
   return safely(() => {
     const { version, map } = readHeader(top);
-    const config = readConfig(field(map, "config", "trace"));
-    const scan = field(map, "events", "trace");
-    if (!(scan instanceof EventsScan)) throw invalid("trace", "the events could not be read");
-    if (scan.problem !== undefined) throw new TraceError(`invalid trace: ${scan.problem}`);
-    return { version, config, eventSummary: scan.summary, ...readTables(map) };
+    const config = readConfig(section(map, "config"));
+    const eventSummary = section(map, "events") as EventsSummary;
+    return { version, config, eventSummary, ...readTables(map) };
   });
 }
 
+type SectionReader = (cursor: MsgpackCursor, depth: number) => unknown;
+
 /**
- * Decodes the top-level value under the trace limits; when it is a map, its "events" entry is read by
- * `readEvents` (decoded in full, or scanned). Throws TraceError.
+ * Decodes the top-level value under the trace limits. When it is a map, "events" is read by `readEvents`
+ * (decoded, or scanned) and the index and lifecycles straight into their tables. Throws TraceError.
  */
-function decodeTop(
-  bytes: Uint8Array,
-  readEvents: (cursor: MsgpackCursor, depth: number) => unknown,
-): unknown {
+function decodeTop(bytes: Uint8Array, readEvents: SectionReader): unknown {
   if (bytes.length === 0) throw new TraceError("invalid trace: the file is empty");
   const cursor = new MsgpackCursor(bytes, {
     maxDepth: TRACE_MAX_DEPTH,
     maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
   });
+  const readers = new Map<unknown, SectionReader>([
+    ["events", readEvents],
+    ["index", readIndexAt],
+    ["pod_lifecycles", readPodLifecyclesAt],
+  ]);
   try {
     const entries = cursor.mapHeader(1);
-    let top: unknown;
-    if (entries < 0) top = cursor.value(1);
-    else {
-      const map = new Map<unknown, unknown>();
-      for (let i = 0; i < entries; i++) {
-        const key = cursor.value(2);
-        map.set(key, key === "events" ? readEvents(cursor, 2) : cursor.value(2));
-      }
-      top = map;
+    if (entries < 0) {
+      const top = cursor.value(1);
+      cursor.expectEnd();
+      return top;
+    }
+    const map = new Map<unknown, unknown>();
+    for (let i = 0; i < entries; i++) {
+      const key = cursor.value(2);
+      const read = readers.get(key);
+      map.set(key, read ? readSection(cursor, read) : cursor.value(2));
     }
     cursor.expectEnd();
-    return top;
+    return map;
   } catch (err) {
     if (!(err instanceof MsgpackError)) throw err;
     throw new TraceError(`invalid trace: not readable msgpack: ${errorMessage(err)}`, { cause: err });
   }
+}
+
+/** A section of the wrong shape: its error is thrown when the section is used, after the version check. */
+class BadSection {
+  constructor(readonly error: TraceError) {}
+}
+
+function readSection(cursor: MsgpackCursor, read: SectionReader): unknown {
+  const mark = cursor.mark();
+  try {
+    return read(cursor, 2);
+  } catch (err) {
+    if (!(err instanceof TraceError)) throw err;
+    // The rest of the file must still be plain msgpack within the limits, as when it is decoded first.
+    cursor.rewind(mark);
+    cursor.skip(2);
+    return new BadSection(err);
+  }
+}
+
+function section(map: Map<unknown, unknown>, name: string): unknown {
+  const value = field(map, name, "trace");
+  if (value instanceof BadSection) throw value.error;
+  return value;
 }
 
 function safely<T>(read: () => T): T {
@@ -303,10 +328,11 @@ function readHeader(raw: unknown): { version: number; map: Map<unknown, unknown>
   return { version, map };
 }
 
+/** Built by readIndexAt and readPodLifecyclesAt while decoding. */
 function readTables(map: Map<unknown, unknown>): TraceTables {
   return {
-    index: readIndex(field(map, "index", "trace")),
-    podLifecycles: readPodLifecycles(field(map, "pod_lifecycles", "trace")),
+    index: section(map, "index") as TraceTables["index"],
+    podLifecycles: section(map, "pod_lifecycles") as TraceTables["podLifecycles"],
   };
 }
 
@@ -350,17 +376,22 @@ function readEvent(raw: unknown, path: string): TraceEvent {
   };
 }
 
-function readIndex(raw: unknown): Map<string, Map<string, string>> {
+// The index and the lifecycles are read straight from the bytes into the lookup tables: building the
+// decoder's Maps first and copying them doubled the peak memory of a big trace and tripled its GC time.
+
+function readIndexAt(c: MsgpackCursor, depth: number): TraceTables["index"] {
   const index = new Map<string, Map<string, string>>();
-  for (const [rawGvk, rawNames] of asMap(raw, "index")) {
-    const gvk = readGvk(rawGvk, "index key");
+  const kinds = mapAt(c, depth, "index");
+  for (let k = 0; k < kinds; k++) {
+    const gvk = readGvk(c.value(depth + 1), "index key");
     const path = `index["${gvk}"]`;
     const names = new Map<string, string>();
-    for (const [rawName, rawHash] of asMap(rawNames, path)) {
-      const nsName = asString(rawName, () => `${path} key`);
+    const count = mapAt(c, depth + 1, path);
+    for (let i = 0; i < count; i++) {
+      const nsName = asString(c.value(depth + 2), () => `${path} key`);
       names.set(
         nsName,
-        asU64String(rawHash, () => `${path}["${nsName}"]`),
+        asU64String(c.value(depth + 2), () => `${path}["${nsName}"]`),
       );
     }
     index.set(gvk, names);
@@ -368,29 +399,22 @@ function readIndex(raw: unknown): Map<string, Map<string, string>> {
   return index;
 }
 
-function readPodLifecycles(raw: unknown): Map<string, Map<string, PodLifecycle[]>> {
+function readPodLifecyclesAt(c: MsgpackCursor, depth: number): TraceTables["podLifecycles"] {
   const result = new Map<string, Map<string, PodLifecycle[]>>();
   const gvks = new Map<unknown, string>(); // a trace has few distinct GVKs and many owners
-  for (const [rawKey, rawByHash] of asMap(raw, "pod_lifecycles")) {
-    if (!Array.isArray(rawKey) || rawKey.length !== 2) {
-      throw invalid("pod_lifecycles key", `expected a [gvk, "ns/name"] pair, got ${describe(rawKey)}`);
-    }
-    let gvk = gvks.get(rawKey[0]);
-    if (gvk === undefined) {
-      gvk = readGvk(rawKey[0], "pod_lifecycles key[0]");
-      gvks.set(rawKey[0], gvk);
-    }
-    const nsName = asString(rawKey[1], "pod_lifecycles key[1]");
-    const key = lifecycleKey(gvk, nsName);
+  const owners = mapAt(c, depth, "pod_lifecycles");
+  for (let o = 0; o < owners; o++) {
+    const key = readOwnerKey(c, depth + 1, gvks);
     const path = `pod_lifecycles[${key}]`;
     const byHash = new Map<string, PodLifecycle[]>();
-    for (const [rawHash, rawList] of asMap(rawByHash, path)) {
-      const hash = asU64String(rawHash, () => `${path} key`);
+    const hashes = mapAt(c, depth + 1, path);
+    for (let h = 0; h < hashes; h++) {
+      const hash = asU64String(c.value(depth + 2), () => `${path} key`);
       const listPath = () => `${path}[${hash}]`;
-      const list = asArray(rawList, listPath);
-      const lifecycles = new Array<PodLifecycle>(list.length);
-      for (let i = 0; i < list.length; i++)
-        lifecycles[i] = readLifecycle(list[i], () => `${listPath()}[${i}]`);
+      const count = arrayAt(c, depth + 2, listPath);
+      const lifecycles = new Array<PodLifecycle>(count);
+      for (let i = 0; i < count; i++)
+        lifecycles[i] = readLifecycle(c, depth + 3, () => `${listPath()}[${i}]`);
       byHash.set(hash, lifecycles);
     }
     result.set(key, byHash);
@@ -398,35 +422,62 @@ function readPodLifecycles(raw: unknown): Map<string, Map<string, PodLifecycle[]
   return result;
 }
 
-// serde's externally tagged enum: "Empty", { Running: start }, { Finished: [start, end] }.
-function readLifecycle(raw: unknown, path: () => string): PodLifecycle {
-  if (raw === "Empty") return { kind: "Empty" };
-  if (!(raw instanceof Map) || raw.size !== 1) {
-    throw invalid(
-      path,
-      `expected "Empty", {Running: start} or {Finished: [start, end]}, got ${describe(raw)}`,
-    );
+/** A [gvk, "ns/name"] key of pod_lifecycles, as a lifecycleKey. */
+function readOwnerKey(c: MsgpackCursor, depth: number, gvks: Map<unknown, string>): string {
+  const items = c.arrayHeader(depth);
+  if (items !== 2) {
+    const got = items < 0 ? describe(c.value(depth)) : `an array of ${items}`;
+    throw invalid("pod_lifecycles key", `expected a [gvk, "ns/name"] pair, got ${got}`);
   }
-  const [variant, value] = (raw as Map<unknown, unknown>).entries().next().value ?? [];
+  const rawGvk = c.value(depth + 1);
+  let gvk = gvks.get(rawGvk);
+  if (gvk === undefined) {
+    gvk = readGvk(rawGvk, "pod_lifecycles key[0]");
+    gvks.set(rawGvk, gvk);
+  }
+  return lifecycleKey(gvk, asString(c.value(depth + 1), "pod_lifecycles key[1]"));
+}
+
+// serde's externally tagged enum: "Empty", { Running: start }, { Finished: [start, end] }.
+function readLifecycle(c: MsgpackCursor, depth: number, path: () => string): PodLifecycle {
+  const entries = c.mapHeader(depth);
+  if (entries !== 1) {
+    const raw = entries < 0 ? c.value(depth) : undefined;
+    if (raw === "Empty") return { kind: "Empty" };
+    const got = entries < 0 ? describe(raw) : `a map of ${entries}`;
+    throw invalid(path, `expected "Empty", {Running: start} or {Finished: [start, end]}, got ${got}`);
+  }
+  const variant = c.value(depth + 1);
   switch (variant) {
     case "Running":
-      return { kind: "Running", start: asInteger(value, () => `${path()}.Running`) };
+      return { kind: "Running", start: asInteger(c.value(depth + 1), () => `${path()}.Running`) };
     case "Finished": {
-      const pair = asArray(value, () => `${path()}.Finished`);
-      if (pair.length !== 2) {
-        throw invalid(() => `${path()}.Finished`, `expected [start, end], got ${pair.length} items`);
+      const items = arrayAt(c, depth + 1, () => `${path()}.Finished`);
+      if (items !== 2) {
+        throw invalid(() => `${path()}.Finished`, `expected [start, end], got ${items} items`);
       }
-      return {
-        kind: "Finished",
-        start: asInteger(pair[0], () => `${path()}.Finished[0]`),
-        end: asInteger(pair[1], () => `${path()}.Finished[1]`),
-      };
+      const start = asInteger(c.value(depth + 2), () => `${path()}.Finished[0]`);
+      return { kind: "Finished", start, end: asInteger(c.value(depth + 2), () => `${path()}.Finished[1]`) };
     }
     case "Empty":
+      c.skip(depth + 1);
       return { kind: "Empty" };
     default:
       throw invalid(path, `unknown lifecycle variant ${describe(variant)}`);
   }
+}
+
+/** The entry count of the map at the cursor; anything else is named in a TraceError. */
+function mapAt(c: MsgpackCursor, depth: number, path: Path): number {
+  const count = c.mapHeader(depth);
+  if (count < 0) throw invalid(path, `expected a map, got ${describe(c.value(depth))}`);
+  return count;
+}
+
+function arrayAt(c: MsgpackCursor, depth: number, path: Path): number {
+  const count = c.arrayHeader(depth);
+  if (count < 0) throw invalid(path, `expected an array, got ${describe(c.value(depth))}`);
+  return count;
 }
 
 // --- small typed readers; each names the path of what is wrong ---
