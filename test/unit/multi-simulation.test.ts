@@ -267,7 +267,13 @@ describe("mutate-create serving two Simulations at once", () => {
     // Count the reviews that ask for the trace while its load is still pending.
     const cache = deps.traces as TraceCache;
     let asked = 0;
-    deps.traces = { get: (location) => (asked++, cache.get(location)), size: cache.size };
+    deps.traces = {
+      get: (location) => {
+        asked++;
+        return cache.get(location);
+      },
+      size: cache.size,
+    };
     // The trace's bare pod, five times: every review looks its lifecycle up.
     const pods = [0, 1, 2, 3, 4].map(() => runningPod("alpha-default", ROOT_A));
     const answers = Promise.all(pods.map((pod) => handle(buildCreateReview({ pod }))));
