@@ -58,6 +58,12 @@ export function decodeMsgpack(bytes: Uint8Array, limits: MsgpackLimits): unknown
   return value;
 }
 
+/** Thrown by MsgpackCursor.json for a value JSON cannot hold; one instance, as it is expected, not rare. */
+export class NotJsonValue extends Error {
+  override readonly name = "NotJsonValue";
+}
+export const NOT_JSON_VALUE = new NotJsonValue("not a JSON value");
+
 export interface CursorMark {
   readonly pos: number;
   readonly spent: number;
@@ -141,6 +147,54 @@ export class MsgpackCursor {
     else if (b <= 0x8f) this.skipMap(b & 0x0f, depth, at);
     else if (b <= 0x9f) this.skipArray(b & 0x0f, depth, at);
     else this.skipTagged(b, depth, at);
+  }
+
+  /**
+   * The next value as plain JSON, the way Kubernetes objects are used: maps become objects. Throws
+   * NOT_JSON_VALUE (the cursor then inside the value: rewind) for a map key that is not a string, binary
+   * data or a non-finite float. 64-bit integers become numbers, or decimal strings beyond 2^53. Checks and
+   * charges as value() does.
+   */
+  json(depth: number): unknown {
+    const at = this.pos;
+    if (at >= this.length) throw this.truncated(at);
+    const b = this.bytes[at] as number;
+    if (b <= 0x7f) {
+      this.pos = at + 1;
+      return b;
+    }
+    if (b >= 0xa0 && b <= 0xbf) {
+      this.pos = at + 1;
+      return this.string(b & 0x1f);
+    }
+    let count = this.containerCount(0x80, 0xde);
+    if (count >= 0) return this.jsonObject(count, depth, at);
+    count = this.containerCount(0x90, 0xdc);
+    if (count >= 0) {
+      this.openArray(count, depth, at);
+      const out = new Array<unknown>(count);
+      for (let i = 0; i < count; i++) out[i] = this.json(depth + 1);
+      return out;
+    }
+    const v = this.value(depth);
+    if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+    if (v instanceof Uint8Array || (typeof v === "number" && !Number.isFinite(v))) throw NOT_JSON_VALUE;
+    return v;
+  }
+
+  private jsonObject(count: number, depth: number, at: number): Record<string, unknown> {
+    this.openMap(count, depth, at);
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < count; i++) {
+      const key = this.value(depth + 1);
+      if (typeof key !== "string") throw NOT_JSON_VALUE;
+      const value = this.json(depth + 1);
+      // As Object.fromEntries: "__proto__" is an ordinary own property, never the prototype.
+      if (key === "__proto__")
+        Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      else out[key] = value;
+    }
+    return out;
   }
 
   // --- containers ---

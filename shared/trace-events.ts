@@ -3,7 +3,9 @@
 // mutate-create never reads them: skipping them keeps its start fast and its memory small. The bytes are
 // still walked under the decoder's limits, so a file is refused for the same msgpack faults either way.
 
+import type { KubeObject } from "./kube-api.js";
 import type { MsgpackCursor } from "./strict-msgpack.js";
+import type { TraceEvent } from "./trace.js";
 import { TraceError } from "./trace-error.js";
 import { describe, safeInteger } from "./trace-values.js";
 
@@ -16,11 +18,30 @@ export interface EventsSummary {
   endTs: number | null;
 }
 
+/** Reads one object of an event at the cursor (or throws TraceError naming `path`). */
+export type ObjectReader = (cursor: MsgpackCursor, depth: number, path: string) => KubeObject;
+
 /**
  * Reads the events array at the cursor, skipping every object in it. Throws MsgpackError for bytes that are
  * not msgpack, TraceError for events of the wrong shape: { ts, applied_objs: [map], deleted_objs: [map] }.
  */
 export function scanEvents(cursor: MsgpackCursor, depth: number): EventsSummary {
+  return walkEvents(cursor, depth).summary;
+}
+
+/** As scanEvents, keeping every event, its objects read by `readObject`. */
+export function readEvents(readObject: ObjectReader): (cursor: MsgpackCursor, depth: number) => TraceEvent[] {
+  return (cursor, depth) => walkEvents(cursor, depth, readObject).events;
+}
+
+interface Walk {
+  summary: EventsSummary;
+  /** Empty unless objects are read. */
+  events: TraceEvent[];
+  readObject: ObjectReader | undefined;
+}
+
+function walkEvents(cursor: MsgpackCursor, depth: number, readObject?: ObjectReader): Walk {
   const summary: EventsSummary = {
     count: 0,
     appliedObjects: 0,
@@ -28,19 +49,21 @@ export function scanEvents(cursor: MsgpackCursor, depth: number): EventsSummary 
     startTs: null,
     endTs: null,
   };
+  const walk: Walk = { summary, events: [], readObject };
   const count = cursor.arrayHeader(depth);
   if (count < 0) throw invalid("events", `expected an array, got ${describe(cursor.value(depth))}`);
   summary.count = count;
-  for (let i = 0; i < count; i++) scanEvent(cursor, depth + 1, summary, i);
-  return summary;
+  for (let i = 0; i < count; i++) walkEvent(cursor, depth + 1, walk, i);
+  return walk;
 }
 
 const REQUIRED = ["ts", "applied_objs", "deleted_objs"] as const;
 
-function scanEvent(cursor: MsgpackCursor, depth: number, summary: EventsSummary, i: number): void {
+function walkEvent(cursor: MsgpackCursor, depth: number, walk: Walk, i: number): void {
   const path = `events[${i}]`;
   const fields = cursor.mapHeader(depth);
   if (fields < 0) throw invalid(path, `expected a map, got ${describe(cursor.value(depth))}`);
+  const event: TraceEvent = { ts: 0, appliedObjs: [], deletedObjs: [] };
   let seen = 0;
   for (let f = 0; f < fields; f++) {
     const key = cursor.value(depth + 1);
@@ -48,27 +71,52 @@ function scanEvent(cursor: MsgpackCursor, depth: number, summary: EventsSummary,
       const raw = cursor.value(depth + 1);
       const ts = safeInteger(raw);
       if (ts === undefined) throw invalid(`${path}.ts`, `expected an integer, got ${describe(raw)}`);
-      if (i === 0) summary.startTs = ts;
-      summary.endTs = ts;
+      event.ts = ts;
       seen |= 1;
     } else if (key === "applied_objs") {
-      summary.appliedObjects += skipObjects(cursor, depth + 1, `${path}.${key}`);
+      walk.summary.appliedObjects += walkObjects(
+        cursor,
+        depth + 1,
+        `${path}.${key}`,
+        walk,
+        event.appliedObjs,
+      );
       seen |= 2;
     } else if (key === "deleted_objs") {
-      summary.deletedObjects += skipObjects(cursor, depth + 1, `${path}.${key}`);
+      walk.summary.deletedObjects += walkObjects(
+        cursor,
+        depth + 1,
+        `${path}.${key}`,
+        walk,
+        event.deletedObjs,
+      );
       seen |= 4;
     } else cursor.skip(depth + 1);
   }
   REQUIRED.forEach((name, bit) => {
     if (!(seen & (1 << bit))) throw invalid(path, `missing field "${name}"`);
   });
+  if (i === 0) walk.summary.startTs = event.ts;
+  walk.summary.endTs = event.ts;
+  if (walk.readObject) walk.events.push(event);
 }
 
-/** An array of maps (Kubernetes objects), skipped: how many. */
-function skipObjects(cursor: MsgpackCursor, depth: number, path: string): number {
+/** An array of maps (Kubernetes objects), read into `objects` or skipped: how many. */
+function walkObjects(
+  cursor: MsgpackCursor,
+  depth: number,
+  path: string,
+  walk: Walk,
+  objects: KubeObject[],
+): number {
   const count = cursor.arrayHeader(depth);
   if (count < 0) throw invalid(path, `expected an array, got ${describe(cursor.value(depth))}`);
+  const read = walk.readObject;
   for (let i = 0; i < count; i++) {
+    if (read) {
+      objects.push(read(cursor, depth + 1, `${path}[${i}]`));
+      continue;
+    }
     const entries = cursor.mapHeader(depth + 1);
     if (entries < 0)
       throw invalid(`${path}[${i}]`, `expected a map, got ${describe(cursor.value(depth + 1))}`);

@@ -16,9 +16,9 @@
 
 import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
-import { MsgpackCursor, MsgpackError } from "./strict-msgpack.js";
+import { MsgpackCursor, MsgpackError, NotJsonValue } from "./strict-msgpack.js";
 import { TraceError } from "./trace-error.js";
-import { type EventsSummary, scanEvents } from "./trace-events.js";
+import { type EventsSummary, readEvents, scanEvents } from "./trace-events.js";
 import {
   DEFAULT_MAX_TRACE_BYTES,
   DEFAULT_TRACE_TIMEOUT_MS,
@@ -208,11 +208,11 @@ const U64_MAX = 2n ** 64n - 1n;
  * deep, and decode to at most 1 MiB + TRACE_DECODED_SIZE_FACTOR x their size.
  */
 export function parseTrace(bytes: Uint8Array): Trace {
-  const top = decodeTop(bytes, (cursor, depth) => cursor.value(depth));
+  const top = decodeTop(bytes, readEvents(readKubeObject));
   return safely(() => {
     const { version, map } = readHeader(top);
     const config = readConfig(section(map, "config"));
-    const events = asArray(section(map, "events"), "events").map((e, i) => readEvent(e, `events[${i}]`));
+    const events = section(map, "events") as TraceEvent[];
     return { version, config, events, ...readTables(map) };
   });
 }
@@ -361,19 +361,19 @@ function readConfig(raw: unknown): TracerConfig {
   return { trackedObjects: Object.fromEntries(entries) };
 }
 
-function readEvent(raw: unknown, path: string): TraceEvent {
-  const event = asMap(raw, path);
-  const objects = (name: string): KubeObject[] =>
-    asArray(field(event, name, path), `${path}.${name}`).map((o, i) => {
-      const p = `${path}.${name}[${i}]`;
-      asMap(o, p);
-      return toJsonValue(o, p) as KubeObject;
-    });
-  return {
-    ts: asInteger(field(event, "ts", path), `${path}.ts`),
-    appliedObjs: objects("applied_objs"),
-    deletedObjs: objects("deleted_objs"),
-  };
+/** One object of an event, straight from the bytes into plain JSON (see MsgpackCursor.json). */
+function readKubeObject(c: MsgpackCursor, depth: number, path: string): KubeObject {
+  const mark = c.mark();
+  if (c.mapHeader(depth) < 0) throw invalid(path, `expected a map, got ${describe(c.value(depth))}`);
+  c.rewind(mark);
+  try {
+    return c.json(depth) as KubeObject;
+  } catch (err) {
+    if (!(err instanceof NotJsonValue)) throw err;
+    // Not JSON somewhere inside: decode it again as msgpack values, to name where and why.
+    c.rewind(mark);
+    return toJsonValue(c.value(depth), path) as KubeObject;
+  }
 }
 
 // The index and the lifecycles are read straight from the bytes into the lookup tables: building the
