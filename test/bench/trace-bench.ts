@@ -6,7 +6,8 @@
 //             (VmHWM) as a multiple of the file size. Goals: < 1 s, < 4x.
 //   inspect   `simkube-fn trace inspect FILE --json` (the bundle), spawn to exit, against a child that reads
 //             the file and decodes it with msgpackr (no checks), spawn to exit. Goal: <= 2x.
-//   read      only reading the bytes (shared/trace-source.ts), to tell its share of the peak.
+//   read      only reading the bytes (shared/trace-source.ts), to tell its share of the peak; and the lean
+//             decode of the file read by one readFileSync (one copy of the bytes instead of chunks + concat).
 //   full      loadTrace (every event built, what the replay needs), for comparison.
 //   cold      `serve mutate-create` with TRACE_PATH set to the trace, spawn to first admitted review (run.ts's
 //             coldStart), against the same without a trace plus the load time.
@@ -49,6 +50,7 @@ export interface TraceGoal {
 
 interface Rounds {
   lean: LoadSample[];
+  leanOneRead: LoadSample[];
   read: LoadSample[];
   full: LoadSample[];
   msgpackr: LoadSample[];
@@ -83,6 +85,7 @@ export async function benchBigTrace(
 async function measure(options: TraceBenchOptions, file: string): Promise<Rounds> {
   const r: Rounds = {
     lean: [],
+    leanOneRead: [],
     read: [],
     full: [],
     msgpackr: [],
@@ -100,6 +103,7 @@ async function measure(options: TraceBenchOptions, file: string): Promise<Rounds
     r.inspectWall.push((await nodeChild([options.bundle, "trace", "inspect", file, "--json"])).wallMs);
     r.full.push((await nodeChild([LOAD_CHILD, "full", file])).sample);
     r.read.push((await nodeChild([LOAD_CHILD, "read", file])).sample);
+    r.leanOneRead.push((await nodeChild([LOAD_CHILD, "lean-one-read", file])).sample);
     r.coldWithout.push(await options.coldStart({}));
     r.coldWithTrace.push(await options.coldStart({ TRACE_PATH: file }));
     const last = (xs: { ms: number }[]) => fmt(xs.at(-1)?.ms, 0);
@@ -139,6 +143,8 @@ function report(r: Rounds, size: number): { results: Record<string, unknown>; go
   const fullPeak = stats(r.full.map((s) => s.peakRssBytes));
   const readPeak = stats(r.read.map((s) => s.peakRssBytes));
   const read = stats(ms(r.read));
+  const oneRead = stats(ms(r.leanOneRead));
+  const oneReadPeak = stats(r.leanOneRead.map((s) => s.peakRssBytes));
   const plainPeak = stats(r.msgpackr.map((s) => s.peakRssBytes));
   const withTrace = stats(ms(r.coldWithTrace));
   const without = stats(ms(r.coldWithout));
@@ -147,6 +153,7 @@ function report(r: Rounds, size: number): { results: Record<string, unknown>; go
     `Big trace, ${r.lean.length} rounds (best / median):`,
     `  load (read + lean decode)      ${fmt(lean.best, 0)} / ${fmt(lean.median, 0)} ms, peak RSS ${mb(peak.median)} = ${fmt(peak.median / size)}x the file (${fmt((peak.median - rssBefore.median) / size)}x above the ${mb(rssBefore.median)} the process had before)`,
     `  of which reading the bytes     ${fmt(read.best, 0)} / ${fmt(read.median, 0)} ms, peak RSS ${mb(readPeak.median)} = ${fmt(readPeak.median / size)}x`,
+    `  lean, file read in one piece   ${fmt(oneRead.best, 0)} / ${fmt(oneRead.median, 0)} ms, peak RSS ${mb(oneReadPeak.median)} = ${fmt(oneReadPeak.median / size)}x`,
     `  full decode (loadTrace)        ${fmt(full.best, 0)} / ${fmt(full.median, 0)} ms, peak RSS ${mb(fullPeak.median)} = ${fmt(fullPeak.median / size)}x`,
     `  msgpackr read + decode         ${fmt(plain.best, 0)} / ${fmt(plain.median, 0)} ms, peak RSS ${mb(plainPeak.median)} = ${fmt(plainPeak.median / size)}x`,
     `  trace inspect (process)        ${fmt(inspect.best, 0)} / ${fmt(inspect.median, 0)} ms vs msgpackr process ${fmt(plainWall.best, 0)} / ${fmt(plainWall.median, 0)} ms`,
@@ -166,6 +173,8 @@ function report(r: Rounds, size: number): { results: Record<string, unknown>; go
     rssBefore,
     read,
     readPeak,
+    oneRead,
+    oneReadPeak,
     fullPeak,
     plainPeak,
     withTrace,

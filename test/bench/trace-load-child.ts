@@ -1,10 +1,10 @@
 // One trace load in a fresh process, so that its peak RSS is its own: `node trace-load-child.js MODE FILE`
 // prints one JSON line. MODE: lean (loadTraceForLookups, what mutate-create does), full (loadTrace, what
-// the replay does), read (only reading the bytes, as both loads do), msgpackr (the file read and decoded by
+// the replay does), lean-one-read (the file read by one readFileSync, then the lean decode), read (only reading the bytes, as both loads do), msgpackr (the file read and decoded by
 // msgpackr, nothing checked: the baseline).
 
 import { readFileSync } from "node:fs";
-import { loadTrace, loadTraceForLookups } from "../../shared/trace.js";
+import { loadTrace, loadTraceForLookups, parseTraceForLookups } from "../../shared/trace.js";
 import { DEFAULT_MAX_TRACE_BYTES, readTraceBytes } from "../../shared/trace-source.js";
 
 export interface LoadSample {
@@ -33,6 +33,8 @@ function procStatusBytes(field: "VmRSS" | "VmHWM"): number {
 async function load(mode: string, file: string): Promise<unknown> {
   if (mode === "lean") return loadTraceForLookups(file);
   if (mode === "full") return loadTrace(file);
+  // The lean decode of bytes read in one piece: what reading costs on top (see trace-bench.ts).
+  if (mode === "lean-one-read") return parseTraceForLookups(readFileSync(file));
   if (mode === "read") return readTraceBytes(file, { timeoutMs: 30_000, maxBytes: DEFAULT_MAX_TRACE_BYTES });
   if (mode === "msgpackr") {
     // Imported here, so the other modes' RSS does not include it. The reference configuration of the
