@@ -182,7 +182,18 @@ function report(r: Rounds, size: number): { results: Record<string, unknown>; go
   };
   return {
     results,
-    goals: goals({ lean, peak, rssBefore, inspect, plainWall, plain, withTrace, expected, size }),
+    goals: goals({
+      lean,
+      peak,
+      rssBefore,
+      inspect,
+      plainWall,
+      plain,
+      withTrace,
+      expected,
+      expectedBest: without.best + lean.best,
+      size,
+    }),
   };
 }
 
@@ -195,6 +206,7 @@ interface Figures {
   plain: Stats;
   withTrace: Stats;
   expected: number;
+  expectedBest: number;
   size: number;
 }
 
@@ -227,7 +239,8 @@ function goals(f: Figures): TraceGoal[] {
     },
     {
       name: "issue 10: cold start with trace vs without + load",
-      value: `${fmt(f.withTrace.median / f.expected)} (${fmt(f.withTrace.median, 0)}/${fmt(f.expected, 0)} ms)`,
+      // Best against best (other work only ever slows a cold start down), then the medians.
+      value: `${fmt(f.withTrace.best / f.expectedBest)} best (${fmt(f.withTrace.best, 0)}/${fmt(f.expectedBest, 0)} ms), ${fmt(f.withTrace.median / f.expected)} median`,
       goal: "(reported)",
       met: "n/a",
     },
