@@ -3,13 +3,16 @@
 // it skips the events.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Packr } from "msgpackr";
 import { summarizeTrace } from "../../functions/cli/trace/inspect.js";
 import { encodeTrace } from "../../functions/cli/trace/trace-writer.js";
 import { MsgpackCursor } from "../../shared/strict-msgpack.js";
 import {
+  loadTraceForLookups,
   parseTrace,
   parseTraceForLookups,
   summarizeEvents,
@@ -285,6 +288,31 @@ describe("parseTraceForLookups keeps every limit while skipping the events", () 
     );
     const long = Buffer.concat([Buffer.from([0xd9, 40]), Buffer.alloc(39, 0x61), Buffer.from([0xff])]);
     assertTraceError(() => parseTraceForLookups(traceWithRaw(long)), /a string that is not valid UTF-8/);
+  });
+});
+
+describe("loadTraceForLookups", () => {
+  it("reads a file without its events, and names the file when it is bad", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "simkube-fn-lean-"));
+    try {
+      const good = join(dir, "good.sktrace");
+      const bad = join(dir, "bad.sktrace");
+      writeFileSync(good, buildTraceBytes({ events: [{ ts: 5, applied: [{ kind: "Pod" }] }] }));
+      writeFileSync(bad, buildTraceBytes({ version: 3 }));
+      const lean = await loadTraceForLookups(good);
+      assert.equal("events" in lean, false);
+      assert.deepStrictEqual([lean.eventSummary.count, lean.eventSummary.startTs], [1, 5]);
+      await assert.rejects(loadTraceForLookups(bad), (err: unknown) => {
+        assert.ok(err instanceof TraceError);
+        assert.equal(
+          err.message,
+          `${bad}: unsupported trace format version 3: this function reads version 2 (SimKube >= 2.0)`,
+        );
+        return true;
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
