@@ -234,17 +234,17 @@ export function parseTraceForLookups(bytes: Uint8Array): TraceForLookups {
 type SectionReader = (cursor: MsgpackCursor, depth: number) => unknown;
 
 /**
- * Decodes the top-level value under the trace limits. When it is a map, "events" is read by `readEvents`
+ * Decodes the top-level value under the trace limits. When it is a map, "events" is read by `eventsReader`
  * (decoded, or scanned) and the index and lifecycles straight into their tables. Throws TraceError.
  */
-function decodeTop(bytes: Uint8Array, readEvents: SectionReader): unknown {
+function decodeTop(bytes: Uint8Array, eventsReader: SectionReader): unknown {
   if (bytes.length === 0) throw new TraceError("invalid trace: the file is empty");
   const cursor = new MsgpackCursor(bytes, {
     maxDepth: TRACE_MAX_DEPTH,
     maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
   });
   const readers = new Map<unknown, SectionReader>([
-    ["events", readEvents],
+    ["events", eventsReader],
     ["index", readIndexAt],
     ["pod_lifecycles", readPodLifecyclesAt],
   ]);
@@ -264,8 +264,9 @@ function decodeTop(bytes: Uint8Array, readEvents: SectionReader): unknown {
     cursor.expectEnd();
     return map;
   } catch (err) {
-    if (!(err instanceof MsgpackError)) throw err;
-    throw new TraceError(`invalid trace: not readable msgpack: ${errorMessage(err)}`, { cause: err });
+    if (err instanceof TraceError) throw err;
+    const what = err instanceof MsgpackError ? "not readable msgpack: " : ""; // else a safety net
+    throw new TraceError(`invalid trace: ${what}${errorMessage(err)}`, { cause: err });
   }
 }
 
