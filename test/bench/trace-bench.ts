@@ -158,6 +158,7 @@ function report(r: Rounds, size: number): { results: Record<string, unknown>; go
     `  msgpackr read + decode         ${fmt(plain.best, 0)} / ${fmt(plain.median, 0)} ms, peak RSS ${mb(plainPeak.median)} = ${fmt(plainPeak.median / size)}x`,
     `  trace inspect (process)        ${fmt(inspect.best, 0)} / ${fmt(inspect.median, 0)} ms vs msgpackr process ${fmt(plainWall.best, 0)} / ${fmt(plainWall.median, 0)} ms`,
     `  cold start, TRACE_PATH         ${fmt(withTrace.best, 0)} / ${fmt(withTrace.median, 0)} ms vs without ${fmt(without.best, 0)} / ${fmt(without.median, 0)} ms (+ load: ${fmt(expected, 0)} ms)`,
+    `  idle RSS after the first review ${mb(idleRss(r.coldWithTrace))} with the trace, ${mb(idleRss(r.coldWithout))} without (median)`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   const results = {
@@ -195,6 +196,11 @@ function report(r: Rounds, size: number): { results: Record<string, unknown>; go
       size,
     }),
   };
+}
+
+function idleRss(runs: ColdStartSample[]): number | undefined {
+  const rss = runs.flatMap((c) => (c.idleRssBytes === undefined ? [] : [c.idleRssBytes]));
+  return rss.length > 0 ? stats(rss).median : undefined;
 }
 
 interface Figures {
