@@ -1,7 +1,7 @@
 // Which recorded lifecycle a simulated pod gets, and when it should complete (pure).
 // Semantics follow SimKube's Trace::lookup_pod_lifecycle and the driver's completion-time annotation.
 
-import { getPodLifecycles, normalizeGvk, type PodLifecycle, type Trace } from "./trace.js";
+import { getPodLifecycles, normalizeGvk, type PodLifecycle, type TraceTables } from "./trace.js";
 
 /**
  * Built-in kinds that launch one kind of pod, so their lifecycles are used whatever the pod spec hash
@@ -40,7 +40,7 @@ export interface LifecycleChoice {
  * hash, the common case, this is exactly SimKube's result.
  */
 export function chooseLifecycleList(
-  trace: Trace,
+  trace: TraceTables,
   ownerGvk: string,
   ownerNsName: string,
   hash: string,
@@ -59,7 +59,7 @@ export function chooseLifecycleList(
  * `seq % length` of the list chooseLifecycleList picks, or Empty when the trace has nothing for it.
  */
 export function lookupPodLifecycle(
-  trace: Trace,
+  trace: TraceTables,
   ownerGvk: string,
   ownerNsName: string,
   hash: string,

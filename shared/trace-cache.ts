@@ -2,16 +2,19 @@
 // (spec.driver.tracePath), and Simulations sharing a location share one loaded copy. A load in progress is
 // shared by everyone who asks; a failed load is forgotten, so the next admission tries again.
 
-import { loadTrace, type Trace } from "./trace.js";
+import { loadTraceForLookups, type TraceTables } from "./trace.js";
 
 export interface TraceCache {
-  get(location: string): Promise<Trace>;
+  get(location: string): Promise<TraceTables>;
   /** Locations loaded or loading now. */
   size(): number;
 }
 
-export function createTraceCache(load: (location: string) => Promise<Trace> = loadTrace): TraceCache {
-  const traces = new Map<string, Promise<Trace>>();
+// Loaded without the events' bodies: lookups never read them (see parseTraceForLookups).
+export function createTraceCache(
+  load: (location: string) => Promise<TraceTables> = loadTraceForLookups,
+): TraceCache {
+  const traces = new Map<string, Promise<TraceTables>>();
   return {
     get(location) {
       const known = traces.get(location);

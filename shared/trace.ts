@@ -9,13 +9,16 @@
 // u64 hashes become decimal strings here (a JS number would lose precision above 2^53).
 //
 // parseTrace is pure; loadTrace reads the bytes through shared/trace-source.ts (the I/O edge) and parses them.
+// parseTraceForLookups and loadTraceForLookups read everything but the events' bodies (counted and skipped,
+// see shared/trace-events.ts): what the functions need, at a fraction of the time and memory.
 // A trace is untrusted input: it is decoded by a strict msgpack reader with limits on depth, counts and
 // decoded size (shared/strict-msgpack.ts), and reading it is capped in bytes and, for downloads, in time.
 
 import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
-import { decodeMsgpack } from "./strict-msgpack.js";
+import { MsgpackCursor, MsgpackError, NotJsonValue } from "./strict-msgpack.js";
 import { TraceError } from "./trace-error.js";
+import { type EventsSummary, readEvents, scanEvents } from "./trace-events.js";
 import {
   DEFAULT_MAX_TRACE_BYTES,
   DEFAULT_TRACE_TIMEOUT_MS,
@@ -23,8 +26,10 @@ import {
   type LoadTraceOptions,
   readTraceBytes,
 } from "./trace-source.js";
+import { describe, safeInteger } from "./trace-values.js";
 
 export { TraceError } from "./trace-error.js";
+export type { EventsSummary } from "./trace-events.js";
 export { DEFAULT_MAX_TRACE_BYTES, type LoadTraceOptions } from "./trace-source.js";
 
 export const CURRENT_TRACE_FORMAT_VERSION = 2;
@@ -66,6 +71,27 @@ export interface Trace {
   index: Map<string, Map<string, string>>;
   /** lifecycleKey(owner gvk, owner "ns/name") -> pod spec hash (decimal string) -> lifecycles in launch order. */
   podLifecycles: Map<string, Map<string, PodLifecycle[]>>;
+}
+
+/** A trace read without its events' bodies: code that only has this cannot use events it never decoded. */
+export interface TraceForLookups extends Omit<Trace, "events"> {
+  eventSummary: EventsSummary;
+}
+
+/** What the lookups below read; a full trace and a lean one both have it. */
+export type TraceTables = Pick<Trace, "index" | "podLifecycles">;
+
+/** A full trace's event counts and time span, as parseTraceForLookups finds them. */
+export function summarizeEvents(events: readonly TraceEvent[]): EventsSummary {
+  let appliedObjects = 0;
+  let deletedObjects = 0;
+  for (const e of events) {
+    appliedObjects += e.appliedObjs.length;
+    deletedObjects += e.deletedObjs.length;
+  }
+  const startTs = events[0]?.ts ?? null;
+  const endTs = events.at(-1)?.ts ?? null;
+  return { count: events.length, appliedObjects, deletedObjects, startTs, endTs };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -121,13 +147,13 @@ export function lifecycleKey(ownerGvk: string, ownerNsName: string): string {
 }
 
 /** Whether the trace's index holds this object, like SimKube's has_obj. */
-export function hasObject(trace: Trace, gvk: string, nsName: string): boolean {
+export function hasObject(trace: TraceTables, gvk: string, nsName: string): boolean {
   return trace.index.get(normalizeGvk(gvk))?.has(nsName) ?? false;
 }
 
 /** The owner's lifecycles by pod spec hash, or undefined when the trace has none for it. */
 export function getPodLifecycles(
-  trace: Trace,
+  trace: TraceTables,
   ownerGvk: string,
   ownerNsName: string,
 ): Map<string, PodLifecycle[]> | undefined {
@@ -135,7 +161,7 @@ export function getPodLifecycles(
 }
 
 /** Every owner that has lifecycle data, in file order. */
-export function lifecycleOwners(trace: Trace): Array<{ gvk: string; nsName: string }> {
+export function lifecycleOwners(trace: TraceTables): Array<{ gvk: string; nsName: string }> {
   return [...trace.podLifecycles.keys()].map((key) => {
     const [gvk, nsName] = JSON.parse(key) as [string, string];
     return { gvk, nsName };
@@ -143,7 +169,7 @@ export function lifecycleOwners(trace: Trace): Array<{ gvk: string; nsName: stri
 }
 
 /** Number of objects in the index, over all GVKs. */
-export function indexSize(trace: Trace): number {
+export function indexSize(trace: TraceTables): number {
   let n = 0;
   for (const names of trace.index.values()) n += names.size;
   return n;
@@ -182,18 +208,95 @@ const U64_MAX = 2n ** 64n - 1n;
  * deep, and decode to at most 1 MiB + TRACE_DECODED_SIZE_FACTOR x their size.
  */
 export function parseTrace(bytes: Uint8Array): Trace {
+  const top = decodeTop(bytes, readEvents(readKubeObject));
+  return safely(() => {
+    const { version, map } = readHeader(top);
+    const config = readConfig(section(map, "config"));
+    const events = section(map, "events") as TraceEvent[];
+    return { version, config, events, ...readTables(map) };
+  });
+}
+
+/**
+ * As parseTrace, but the events are only counted and their time span taken, never built: what
+ * mutate-create and `trace inspect` need. The limits are the same, and applied to the events too.
+ */
+export function parseTraceForLookups(bytes: Uint8Array): TraceForLookups {
+  const top = decodeTop(bytes, scanEvents);
+  return safely(() => {
+    const { version, map } = readHeader(top);
+    const config = readConfig(section(map, "config"));
+    const eventSummary = section(map, "events") as EventsSummary;
+    return { version, config, eventSummary, ...readTables(map) };
+  });
+}
+
+type SectionReader = (cursor: MsgpackCursor, depth: number) => unknown;
+
+/**
+ * Decodes the top-level value under the trace limits. When it is a map, "events" is read by `eventsReader`
+ * (decoded, or scanned) and the index and lifecycles straight into their tables. Throws TraceError.
+ */
+function decodeTop(bytes: Uint8Array, eventsReader: SectionReader): unknown {
   if (bytes.length === 0) throw new TraceError("invalid trace: the file is empty");
-  let raw: unknown;
+  const cursor = new MsgpackCursor(bytes, {
+    maxDepth: TRACE_MAX_DEPTH,
+    maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
+  });
+  const readers = new Map<unknown, SectionReader>([
+    ["events", eventsReader],
+    ["index", readIndexAt],
+    ["pod_lifecycles", readPodLifecyclesAt],
+  ]);
   try {
-    raw = decodeMsgpack(bytes, {
-      maxDepth: TRACE_MAX_DEPTH,
-      maxDecodedBytes: TRACE_DECODED_SIZE_FLOOR + TRACE_DECODED_SIZE_FACTOR * bytes.length,
-    });
+    const entries = cursor.mapHeader(1);
+    if (entries < 0) {
+      const top = cursor.value(1);
+      cursor.expectEnd();
+      return top;
+    }
+    const map = new Map<unknown, unknown>();
+    for (let i = 0; i < entries; i++) {
+      const key = cursor.value(2);
+      const read = readers.get(key);
+      map.set(key, read ? readSection(cursor, read) : cursor.value(2));
+    }
+    cursor.expectEnd();
+    return map;
   } catch (err) {
-    throw new TraceError(`invalid trace: not readable msgpack: ${errorMessage(err)}`, { cause: err });
+    if (err instanceof TraceError) throw err;
+    const what = err instanceof MsgpackError ? "not readable msgpack: " : ""; // else a safety net
+    throw new TraceError(`invalid trace: ${what}${errorMessage(err)}`, { cause: err });
   }
+}
+
+/** A section of the wrong shape: its error is thrown when the section is used, after the version check. */
+class BadSection {
+  constructor(readonly error: TraceError) {}
+}
+
+function readSection(cursor: MsgpackCursor, read: SectionReader): unknown {
+  const mark = cursor.mark();
   try {
-    return readTrace(raw);
+    return read(cursor, 2);
+  } catch (err) {
+    if (!(err instanceof TraceError)) throw err;
+    // The rest of the file must still be plain msgpack within the limits, as when it is decoded first.
+    cursor.rewind(mark);
+    cursor.skip(2);
+    return new BadSection(err);
+  }
+}
+
+function section(map: Map<unknown, unknown>, name: string): unknown {
+  const value = field(map, name, "trace");
+  if (value instanceof BadSection) throw value.error;
+  return value;
+}
+
+function safely<T>(read: () => T): T {
+  try {
+    return read();
   } catch (err) {
     if (err instanceof TraceError) throw err;
     // A safety net: still a TraceError, never a bare crash.
@@ -201,33 +304,36 @@ export function parseTrace(bytes: Uint8Array): Trace {
   }
 }
 
-function readTrace(raw: unknown): Trace {
+/** The top-level map and its version, which must be the one this reader knows. */
+function readHeader(raw: unknown): { version: number; map: Map<unknown, unknown> } {
   if (Array.isArray(raw) && raw.length === 4) {
     throw new TraceError(
       "unsupported trace format: this looks like a pre-version-2 trace (SimKube <= 1.1.1 wrote a 4-element " +
         `array); this function reads version ${CURRENT_TRACE_FORMAT_VERSION} (SimKube >= 2.0)`,
     );
   }
-  const top = asMap(raw, "trace");
-  if (!top.has("version")) {
+  const map = asMap(raw, "trace");
+  if (!map.has("version")) {
     throw new TraceError(
       `invalid trace: missing field "version" (traces older than format ${CURRENT_TRACE_FORMAT_VERSION} ` +
         "have none; this function reads traces written by SimKube >= 2.0)",
     );
   }
-  const version = asInteger(top.get("version"), "version");
+  const version = asInteger(map.get("version"), "version");
   if (version !== CURRENT_TRACE_FORMAT_VERSION) {
     throw new TraceError(
       `unsupported trace format version ${version}: this function reads version ` +
         `${CURRENT_TRACE_FORMAT_VERSION} (SimKube >= 2.0)`,
     );
   }
+  return { version, map };
+}
+
+/** Built by readIndexAt and readPodLifecyclesAt while decoding. */
+function readTables(map: Map<unknown, unknown>): TraceTables {
   return {
-    version,
-    config: readConfig(field(top, "config", "trace")),
-    events: asArray(field(top, "events", "trace"), "events").map((e, i) => readEvent(e, `events[${i}]`)),
-    index: readIndex(field(top, "index", "trace")),
-    podLifecycles: readPodLifecycles(field(top, "pod_lifecycles", "trace")),
+    index: section(map, "index") as TraceTables["index"],
+    podLifecycles: section(map, "pod_lifecycles") as TraceTables["podLifecycles"],
   };
 }
 
@@ -256,32 +362,37 @@ function readConfig(raw: unknown): TracerConfig {
   return { trackedObjects: Object.fromEntries(entries) };
 }
 
-function readEvent(raw: unknown, path: string): TraceEvent {
-  const event = asMap(raw, path);
-  const objects = (name: string): KubeObject[] =>
-    asArray(field(event, name, path), `${path}.${name}`).map((o, i) => {
-      const p = `${path}.${name}[${i}]`;
-      asMap(o, p);
-      return toJsonValue(o, p) as KubeObject;
-    });
-  return {
-    ts: asInteger(field(event, "ts", path), `${path}.ts`),
-    appliedObjs: objects("applied_objs"),
-    deletedObjs: objects("deleted_objs"),
-  };
+/** One object of an event, straight from the bytes into plain JSON (see MsgpackCursor.json). */
+function readKubeObject(c: MsgpackCursor, depth: number, path: string): KubeObject {
+  const mark = c.mark();
+  if (c.mapHeader(depth) < 0) throw invalid(path, `expected a map, got ${describe(c.value(depth))}`);
+  c.rewind(mark);
+  try {
+    return c.json(depth) as KubeObject;
+  } catch (err) {
+    if (!(err instanceof NotJsonValue)) throw err;
+    // Not JSON somewhere inside: decode it again as msgpack values, to name where and why.
+    c.rewind(mark);
+    return toJsonValue(c.value(depth), path) as KubeObject;
+  }
 }
 
-function readIndex(raw: unknown): Map<string, Map<string, string>> {
+// The index and the lifecycles are read straight from the bytes into the lookup tables: building the
+// decoder's Maps first and copying them doubled the peak memory of a big trace and tripled its GC time.
+
+function readIndexAt(c: MsgpackCursor, depth: number): TraceTables["index"] {
   const index = new Map<string, Map<string, string>>();
-  for (const [rawGvk, rawNames] of asMap(raw, "index")) {
-    const gvk = readGvk(rawGvk, "index key");
+  const kinds = mapAt(c, depth, "index");
+  for (let k = 0; k < kinds; k++) {
+    const gvk = readGvk(c.value(depth + 1), "index key");
     const path = `index["${gvk}"]`;
     const names = new Map<string, string>();
-    for (const [rawName, rawHash] of asMap(rawNames, path)) {
-      const nsName = asString(rawName, () => `${path} key`);
+    const count = mapAt(c, depth + 1, path);
+    for (let i = 0; i < count; i++) {
+      const nsName = asString(c.value(depth + 2), () => `${path} key`);
       names.set(
         nsName,
-        asU64String(rawHash, () => `${path}["${nsName}"]`),
+        asU64String(c.value(depth + 2), () => `${path}["${nsName}"]`),
       );
     }
     index.set(gvk, names);
@@ -289,29 +400,22 @@ function readIndex(raw: unknown): Map<string, Map<string, string>> {
   return index;
 }
 
-function readPodLifecycles(raw: unknown): Map<string, Map<string, PodLifecycle[]>> {
+function readPodLifecyclesAt(c: MsgpackCursor, depth: number): TraceTables["podLifecycles"] {
   const result = new Map<string, Map<string, PodLifecycle[]>>();
   const gvks = new Map<unknown, string>(); // a trace has few distinct GVKs and many owners
-  for (const [rawKey, rawByHash] of asMap(raw, "pod_lifecycles")) {
-    if (!Array.isArray(rawKey) || rawKey.length !== 2) {
-      throw invalid("pod_lifecycles key", `expected a [gvk, "ns/name"] pair, got ${describe(rawKey)}`);
-    }
-    let gvk = gvks.get(rawKey[0]);
-    if (gvk === undefined) {
-      gvk = readGvk(rawKey[0], "pod_lifecycles key[0]");
-      gvks.set(rawKey[0], gvk);
-    }
-    const nsName = asString(rawKey[1], "pod_lifecycles key[1]");
-    const key = lifecycleKey(gvk, nsName);
+  const owners = mapAt(c, depth, "pod_lifecycles");
+  for (let o = 0; o < owners; o++) {
+    const key = readOwnerKey(c, depth + 1, gvks);
     const path = `pod_lifecycles[${key}]`;
     const byHash = new Map<string, PodLifecycle[]>();
-    for (const [rawHash, rawList] of asMap(rawByHash, path)) {
-      const hash = asU64String(rawHash, () => `${path} key`);
+    const hashes = mapAt(c, depth + 1, path);
+    for (let h = 0; h < hashes; h++) {
+      const hash = asU64String(c.value(depth + 2), () => `${path} key`);
       const listPath = () => `${path}[${hash}]`;
-      const list = asArray(rawList, listPath);
-      const lifecycles = new Array<PodLifecycle>(list.length);
-      for (let i = 0; i < list.length; i++)
-        lifecycles[i] = readLifecycle(list[i], () => `${listPath()}[${i}]`);
+      const count = arrayAt(c, depth + 2, listPath);
+      const lifecycles = new Array<PodLifecycle>(count);
+      for (let i = 0; i < count; i++)
+        lifecycles[i] = readLifecycle(c, depth + 3, () => `${listPath()}[${i}]`);
       byHash.set(hash, lifecycles);
     }
     result.set(key, byHash);
@@ -319,35 +423,62 @@ function readPodLifecycles(raw: unknown): Map<string, Map<string, PodLifecycle[]
   return result;
 }
 
-// serde's externally tagged enum: "Empty", { Running: start }, { Finished: [start, end] }.
-function readLifecycle(raw: unknown, path: () => string): PodLifecycle {
-  if (raw === "Empty") return { kind: "Empty" };
-  if (!(raw instanceof Map) || raw.size !== 1) {
-    throw invalid(
-      path,
-      `expected "Empty", {Running: start} or {Finished: [start, end]}, got ${describe(raw)}`,
-    );
+/** A [gvk, "ns/name"] key of pod_lifecycles, as a lifecycleKey. */
+function readOwnerKey(c: MsgpackCursor, depth: number, gvks: Map<unknown, string>): string {
+  const items = c.arrayHeader(depth);
+  if (items !== 2) {
+    const got = items < 0 ? describe(c.value(depth)) : `an array of ${items}`;
+    throw invalid("pod_lifecycles key", `expected a [gvk, "ns/name"] pair, got ${got}`);
   }
-  const [variant, value] = (raw as Map<unknown, unknown>).entries().next().value ?? [];
+  const rawGvk = c.value(depth + 1);
+  let gvk = gvks.get(rawGvk);
+  if (gvk === undefined) {
+    gvk = readGvk(rawGvk, "pod_lifecycles key[0]");
+    gvks.set(rawGvk, gvk);
+  }
+  return lifecycleKey(gvk, asString(c.value(depth + 1), "pod_lifecycles key[1]"));
+}
+
+// serde's externally tagged enum: "Empty", { Running: start }, { Finished: [start, end] }.
+function readLifecycle(c: MsgpackCursor, depth: number, path: () => string): PodLifecycle {
+  const entries = c.mapHeader(depth);
+  if (entries !== 1) {
+    const raw = entries < 0 ? c.value(depth) : undefined;
+    if (raw === "Empty") return { kind: "Empty" };
+    const got = entries < 0 ? describe(raw) : `a map of ${entries}`;
+    throw invalid(path, `expected "Empty", {Running: start} or {Finished: [start, end]}, got ${got}`);
+  }
+  const variant = c.value(depth + 1);
   switch (variant) {
     case "Running":
-      return { kind: "Running", start: asInteger(value, () => `${path()}.Running`) };
+      return { kind: "Running", start: asInteger(c.value(depth + 1), () => `${path()}.Running`) };
     case "Finished": {
-      const pair = asArray(value, () => `${path()}.Finished`);
-      if (pair.length !== 2) {
-        throw invalid(() => `${path()}.Finished`, `expected [start, end], got ${pair.length} items`);
+      const items = arrayAt(c, depth + 1, () => `${path()}.Finished`);
+      if (items !== 2) {
+        throw invalid(() => `${path()}.Finished`, `expected [start, end], got ${items} items`);
       }
-      return {
-        kind: "Finished",
-        start: asInteger(pair[0], () => `${path()}.Finished[0]`),
-        end: asInteger(pair[1], () => `${path()}.Finished[1]`),
-      };
+      const start = asInteger(c.value(depth + 2), () => `${path()}.Finished[0]`);
+      return { kind: "Finished", start, end: asInteger(c.value(depth + 2), () => `${path()}.Finished[1]`) };
     }
     case "Empty":
+      c.skip(depth + 1);
       return { kind: "Empty" };
     default:
       throw invalid(path, `unknown lifecycle variant ${describe(variant)}`);
   }
+}
+
+/** The entry count of the map at the cursor; anything else is named in a TraceError. */
+function mapAt(c: MsgpackCursor, depth: number, path: Path): number {
+  const count = c.mapHeader(depth);
+  if (count < 0) throw invalid(path, `expected a map, got ${describe(c.value(depth))}`);
+  return count;
+}
+
+function arrayAt(c: MsgpackCursor, depth: number, path: Path): number {
+  const count = c.arrayHeader(depth);
+  if (count < 0) throw invalid(path, `expected an array, got ${describe(c.value(depth))}`);
+  return count;
 }
 
 // --- small typed readers; each names the path of what is wrong ---
@@ -396,10 +527,8 @@ function asBoolean(v: unknown, path: Path): boolean {
 
 /** i64 timestamps and the like: exact integers within JS's safe range. */
 function asInteger(v: unknown, path: Path): number {
-  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
-  if (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) {
-    return Number(v);
-  }
+  const n = safeInteger(v);
+  if (n !== undefined) return n;
   throw invalid(path, `expected an integer, got ${describe(v)}`);
 }
 
@@ -471,21 +600,6 @@ function withSegment(key: string | number, v: unknown): unknown {
   }
 }
 
-function describe(v: unknown): string {
-  if (v === null) return "nil";
-  if (v === undefined) return "nothing";
-  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
-  if (typeof v === "number") return Number.isInteger(v) ? `the integer ${v}` : `the number ${v}`;
-  if (typeof v === "bigint") return `the integer ${v}`;
-  if (typeof v === "boolean") return `the boolean ${v}`;
-  if (Array.isArray(v)) return `an array of ${v.length}`;
-  if (v instanceof Map) return `a map of ${v.size}`;
-  if (v instanceof Uint8Array) return `binary data of ${v.length} bytes`;
-  if (v instanceof Date) return "a msgpack timestamp";
-  const type = (v as { constructor?: { name?: string } }).constructor?.name ?? typeof v;
-  return `an unsupported msgpack value (${type})`;
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Loading
 
@@ -497,6 +611,28 @@ export async function loadTrace(location: string, options: LoadTraceOptions = {}
   });
   try {
     return parseTrace(bytes);
+  } catch (err) {
+    if (err instanceof TraceError) {
+      throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * As loadTrace, but without the events' bodies (parseTraceForLookups): what mutate-create and
+ * `trace inspect` need, read in a fraction of the time and memory.
+ */
+export async function loadTraceForLookups(
+  location: string,
+  options: LoadTraceOptions = {},
+): Promise<TraceForLookups> {
+  const bytes = await readTraceBytes(location, {
+    timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
+  });
+  try {
+    return parseTraceForLookups(bytes);
   } catch (err) {
     if (err instanceof TraceError) {
       throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });

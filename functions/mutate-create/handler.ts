@@ -40,7 +40,7 @@ import {
   simulationTracePath,
   virtualNsPrefix,
 } from "../../shared/simulation.js";
-import { loadTrace, type Trace } from "../../shared/trace.js";
+import { loadTraceForLookups, type TraceTables } from "../../shared/trace.js";
 import { createTraceCache, type TraceCache } from "../../shared/trace-cache.js";
 import { findCompletionTime } from "./lifecycle-plan.js";
 import {
@@ -69,7 +69,7 @@ export interface MutateCreateDeps {
   simulation: SimulationSource;
   sequences: SequenceStore;
   /** Without a trace, pods are still pinned to virtual nodes; they just get no completion time. */
-  trace?: Trace;
+  trace?: TraceTables;
   /** Without SIM_NAME and TRACE_PATH: each Simulation's spec.driver.tracePath, loaded once per location. */
   traces?: TraceCache;
   /** Without SIM_NAME: the namespace object (undefined when not found), to tell a virtual namespace's Simulation. */
@@ -116,7 +116,7 @@ async function reserveSequence(
 }
 
 /** TRACE_PATH's trace; without it and without SIM_NAME, the one the pod's Simulation names. */
-async function traceFor(ctx: Context, sim: Simulation): Promise<Trace | undefined> {
+async function traceFor(ctx: Context, sim: Simulation): Promise<TraceTables | undefined> {
   if (ctx.deps.trace) return ctx.deps.trace;
   const location = ctx.deps.traces ? simulationTracePath(sim) : undefined;
   return location && ctx.deps.traces ? ctx.deps.traces.get(location) : undefined;
@@ -309,9 +309,10 @@ export async function buildMutateCreateDeps(
   log: Logger,
 ): Promise<MutateCreateDeps & { stats: MutateStats; traceLoadSeconds?: number }> {
   const started = performance.now();
-  const trace = config.tracePath ? await loadTrace(config.tracePath) : undefined;
+  // Loaded once, before the server listens, so concurrent first reviews never load it twice.
+  const trace = config.tracePath ? await loadTraceForLookups(config.tracePath) : undefined;
   const traceLoadSeconds = (performance.now() - started) / 1000;
-  if (trace) log.info({ tracePath: config.tracePath, events: trace.events.length }, "trace loaded");
+  if (trace) log.info({ tracePath: config.tracePath, events: trace.eventSummary.count }, "trace loaded");
   else if (config.simName)
     log.warn("no TRACE_PATH: pods are pinned to virtual nodes but get no lifecycle from a trace");
   else log.info("no TRACE_PATH: each Simulation's spec.driver.tracePath is loaded when first needed");

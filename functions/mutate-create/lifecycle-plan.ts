@@ -2,7 +2,7 @@
 // Pure: the trace, the candidates and the clock come in; a time or a reason comes out.
 
 import { completionTime, lookupPodLifecycle } from "../../shared/lifecycle.js";
-import { gvkOfOwner, hasObject, type Trace } from "../../shared/trace.js";
+import { gvkOfOwner, hasObject, type TraceTables } from "../../shared/trace.js";
 import type { LifecycleCandidate } from "./plan.js";
 
 export type LifecycleOutcome =
@@ -10,7 +10,7 @@ export type LifecycleOutcome =
   | { found: false; reason: "not-in-trace" | "no-finished-lifecycle" | "no-original-namespace" };
 
 export function findCompletionTime(
-  trace: Trace,
+  trace: TraceTables,
   candidates: readonly LifecycleCandidate[],
   hash: string,
   sequence: number,

@@ -19,11 +19,13 @@
 //   issue 4  mutate-create with SEQUENCE_STORE=cluster vs memory (plus benchSequence())
 //   hash     benchHash()
 //   issue 8  benchClusterTeardown(): 2,000 pods torn down on a real control plane, DELETE webhook vs none
+//   issue 10 benchBigTrace() (trace-bench.ts): a ~50 MB trace's load time, peak RSS, `trace inspect`, cold start
 //
 // Results: a table on stdout and dist/bench-results.json. Environment knobs: BENCH_ROUNDS (default 3),
 // BENCH_SECONDS (5 per burst), BENCH_REVIEWS (5000 distinct reviews, cycled), BENCH_CONCURRENCY (64
 // connections), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none), BENCH_NODE (path of the Node that runs the
-// servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks).
+// servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks), BENCH_TRACE_ONLY=1
+// (only issue 10's big trace; no wrk needed), BENCH_TRACE_ROUNDS (5).
 // Needs wrk (`apt-get install -y wrk`).
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -47,6 +49,7 @@ import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { buildCreateRequests } from "./create-reviews.js";
 import { bundleFor, nodeVersion, REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
 import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
+import { benchBigTrace } from "./trace-bench.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -65,6 +68,7 @@ const REVIEWS = envInt("BENCH_REVIEWS", 5000);
 const SECONDS = envInt("BENCH_SECONDS", 5);
 // Only the cold starts (e.g. with BENCH_NODE, to compare Node majors without a whole run).
 const COLD_START_ONLY = process.env.BENCH_COLD_START_ONLY === "1";
+const TRACE_ONLY = process.env.BENCH_TRACE_ONLY === "1";
 const CONCURRENCY = envInt("BENCH_CONCURRENCY", 64);
 const COLD_STARTS = envInt("BENCH_COLD_STARTS", 5);
 const WARMUP_REVIEWS = 1000;
@@ -714,6 +718,13 @@ async function main(): Promise<number> {
       results.coldStart = { bare, mutateCreate: fn, ratio };
     }
 
+    // --- issue 10: a big trace ------------------------------------------------------------------------------
+    {
+      const bigTrace = await traceSection(kubeconfig, createRequestsFor(77)[0] as LoadRequest);
+      results.bigTrace = bigTrace.results;
+      goals.push(...bigTrace.goals);
+    }
+
     // --- issue 3: teardown burst ----------------------------------------------------------------------------
     if (!COLD_START_ONLY) {
       const bare = await startServer(bareSpec());
@@ -855,10 +866,48 @@ async function main(): Promise<number> {
   return 0;
 }
 
+/** Issue 10 (trace-bench.ts), with this file's cold start of mutate-create. */
+function traceSection(kubeconfig: string, review: LoadRequest): ReturnType<typeof benchBigTrace> {
+  return benchBigTrace({
+    bundle: BUNDLE,
+    coldStart: (env) => coldStart(functionSpec("mutate-create", kubeconfig, env), review, true),
+  });
+}
+
+/** BENCH_TRACE_ONLY=1: the big trace alone. */
+async function traceOnlyMain(): Promise<number> {
+  const bundle = bundleFor(SERVER_NODE);
+  BUNDLE = bundle.entry;
+  const api = await startApiDouble(LOAD_PIN);
+  const kubeconfig = await writeKubeconfig(api.url);
+  try {
+    const review = buildCreateRequests({
+      count: 1,
+      rootName: BENCH_ROOT_NAME,
+      rootUid: BENCH_ROOT_UID,
+      namespaces: BENCH_VIRTUAL_NAMESPACES,
+      seed: 77,
+    })[0] as LoadRequest;
+    const { results, goals } = await traceSection(kubeconfig, review);
+    process.stdout.write("\nSummary (same run)\n");
+    printGoals(goals);
+    mkdirSync(dirname(RESULTS_FILE), { recursive: true });
+    writeFileSync(
+      RESULTS_FILE,
+      `${JSON.stringify({ bigTrace: results, goals, date: new Date().toISOString() }, null, 2)}\n`,
+    );
+    return 0;
+  } finally {
+    await api.child.stop();
+    await removeKubeconfig(kubeconfig);
+    bundle.remove();
+  }
+}
+
 // `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:
 // under the test runner (NODE_TEST_CONTEXT set) it does nothing.
 if (!process.env.NODE_TEST_CONTEXT) {
-  main().then(
+  (TRACE_ONLY ? traceOnlyMain() : main()).then(
     (code) => {
       process.exitCode = code;
     },

@@ -25,7 +25,7 @@ import type { Pod } from "../../shared/pod.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import type { Trace } from "../../shared/trace.js";
-import { createTraceCache } from "../../shared/trace-cache.js";
+import { createTraceCache, type TraceCache } from "../../shared/trace-cache.js";
 import {
   buildCreateReview,
   buildDeleteReview,
@@ -253,6 +253,38 @@ describe("mutate-create serving two Simulations at once", () => {
     patched(await handle(buildCreateReview({ pod: a })), a);
     patched(await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A, "a2") })), a);
     assert.deepEqual(loaded, ["trace-a", "trace-a"]);
+  });
+
+  it("shares one load among concurrent first reviews of a location", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { handle, loaded, deps } = multiSetup(async () => {
+      await gate;
+      return TRACE;
+    });
+    // Count the reviews that ask for the trace while its load is still pending.
+    const cache = deps.traces as TraceCache;
+    let asked = 0;
+    deps.traces = {
+      get: (location) => {
+        asked++;
+        return cache.get(location);
+      },
+      size: cache.size,
+    };
+    // The trace's bare pod, five times: every review looks its lifecycle up.
+    const pods = [0, 1, 2, 3, 4].map(() => runningPod("alpha-default", ROOT_A));
+    const answers = Promise.all(pods.map((pod) => handle(buildCreateReview({ pod }))));
+    for (let tick = 0; asked < pods.length && tick < 1000; tick++) await new Promise((r) => setImmediate(r));
+    assert.equal(asked, pods.length, "every review waits on the trace");
+    release();
+    for (const [i, answer] of (await answers).entries()) {
+      const out = patched(answer, pods[i] as Pod);
+      assert.ok(out.metadata?.annotations?.[COMPLETE_TIME_KEY], "a completion time from the shared trace");
+    }
+    assert.deepEqual(loaded, ["trace-a"], "one load for all five");
   });
 
   it("pins an ownerless pod for the Simulation its labelled, root-owned namespace belongs to", async () => {

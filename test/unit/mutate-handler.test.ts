@@ -1,11 +1,19 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
-import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
+import {
+  buildMutateCreateDeps,
+  createMutateCreateHandler,
+  type MutateCreateDeps,
+} from "../../functions/mutate-create/handler.js";
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
 import type { AdmissionReview } from "../../shared/admission.js";
 import { decodePatch } from "../../shared/admission.js";
+import { loadConfig } from "../../shared/config.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
@@ -27,7 +35,7 @@ import {
   TEST_NAMESPACE,
   TEST_SIM_NAME,
 } from "../support/builders.js";
-import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
+import { buildTrace, buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const NOW = new Date("2026-12-02T12:00:00.000Z");
 // buildSimulation's spec.driver.virtualNsPrefix is "virtual".
@@ -196,6 +204,33 @@ describe("mutate-create handler", () => {
       out.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"],
       "2026-12-02T12:00:15+00:00",
     );
+  });
+
+  it("with TRACE_PATH, loads the trace once, without its events, before serving: first reviews share it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "simkube-fn-trace-"));
+    const file = join(dir, "trace.sktrace");
+    const spec = ownersTraceSpec([
+      { gvk: "v1.Pod", nsName: "testing/bare-pod", lifecycles: [finished(100, 130)] },
+    ]);
+    writeFileSync(file, buildTraceBytes({ ...spec, events: [{ ts: 100, applied: [{ kind: "Pod" }] }] }));
+    const kube = objectsKube([buildSimulation({ speed: 2 }), buildSimulationRoot(), buildReplicaSet()]);
+    const config = loadConfig({ SIM_NAME: TEST_SIM_NAME, TRACE_PATH: file, SEQUENCE_STORE: "memory" });
+    const deps = await buildMutateCreateDeps(config, kube, silentLog().log);
+    rmSync(dir, { recursive: true }); // from here on, any second load would fail and deny the pod
+    assert.equal(deps.traces, undefined, "no cache that could load it again");
+    assert.ok(deps.trace && !("events" in deps.trace), "the lean trace, without an events array");
+    const handle = createMutateCreateHandler(deps);
+    const pod = buildPod({
+      name: "bare-pod",
+      annotations: { "static.simkube.io/original-namespace": "testing", [HASH_KEY]: "5", [SEQ_KEY]: "0" },
+    });
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => handle(buildCreateReview({ pod, operation: "UPDATE" }))),
+    );
+    for (const answer of answers) {
+      const out = patched(answer, pod);
+      assert.ok(out.metadata?.annotations?.["simkube.io/kwok-stage-complete-time"], "a completion time");
+    }
   });
 
   it("without a trace, still mutates a Running pod and counts it as no-trace", async () => {

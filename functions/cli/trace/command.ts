@@ -3,7 +3,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { loadTrace, parseTrace } from "../../../shared/trace.js";
+import { loadTraceForLookups, parseTrace } from "../../../shared/trace.js";
 import { formatInspect, summarizeTrace } from "./inspect.js";
 import { describeLifecycle, explainLookup } from "./lookup.js";
 import { scenarioToTrace } from "./scenario.js";
@@ -77,7 +77,7 @@ async function inspect(args: string[], out: Out): Promise<number> {
     parseArgs({ args, options: { json: { type: "boolean" } }, allowPositionals: true }),
   );
   const file = onePositional(positionals, "trace file");
-  const { summary, owners } = summarizeTrace(await loadTrace(file));
+  const { summary, owners } = summarizeTrace(await loadTraceForLookups(file));
   if (values.json) out(JSON.stringify({ file, ...summary }));
   else for (const line of formatInspect(file, summary, owners)) out(line);
   return 0;
@@ -100,7 +100,7 @@ async function lookup(args: string[], out: Out): Promise<number> {
   const seq = Number(values.seq ?? "0");
   if (!Number.isSafeInteger(seq) || seq < 0)
     throw new TraceUsageError(`--seq must be a whole number >= 0, got ${values.seq}`);
-  const answer = explainLookup(await loadTrace(file), {
+  const answer = explainLookup(await loadTraceForLookups(file), {
     owner,
     seq,
     ...(hash !== undefined ? { hash } : {}),

@@ -1,6 +1,14 @@
 // `simkube-fn trace inspect`: what a trace holds, as a summary (for --json) and a table. Pure.
+// It needs no event bodies, so the command reads traces with parseTraceForLookups.
 
-import { lifecycleOwners, type PodLifecycle, type Trace } from "../../../shared/trace.js";
+import {
+  lifecycleOwners,
+  type PodLifecycle,
+  summarizeEvents,
+  type Trace,
+  type TraceForLookups,
+  type TraceTables,
+} from "../../../shared/trace.js";
 
 export interface OwnerSummary {
   owner: string;
@@ -39,22 +47,19 @@ export interface TraceSummary {
   empty: number;
 }
 
-export function summarizeTrace(trace: Trace): { summary: TraceSummary; owners: OwnerSummary[] } {
-  let appliedObjects = 0;
-  let deletedObjects = 0;
-  for (const e of trace.events) {
-    appliedObjects += e.appliedObjs.length;
-    deletedObjects += e.deletedObjs.length;
-  }
+export function summarizeTrace(trace: Trace | TraceForLookups): {
+  summary: TraceSummary;
+  owners: OwnerSummary[];
+} {
+  const events = "events" in trace ? summarizeEvents(trace.events) : trace.eventSummary;
+  const { appliedObjects, deletedObjects, startTs, endTs } = events;
   const owners = ownerSummaries(trace);
   const total = (field: "hashes" | "lifecycles" | "finished" | "running" | "empty") =>
     owners.reduce((n, o) => n + o[field], 0);
   const indexByKind = Object.fromEntries([...trace.index].map(([gvk, names]) => [gvk, names.size]));
-  const startTs = trace.events[0]?.ts ?? null;
-  const endTs = trace.events.at(-1)?.ts ?? null;
   const summary: TraceSummary = {
     version: trace.version,
-    events: trace.events.length,
+    events: events.count,
     appliedObjects,
     deletedObjects,
     startTs,
@@ -78,7 +83,7 @@ export function summarizeTrace(trace: Trace): { summary: TraceSummary; owners: O
   return { summary, owners };
 }
 
-function ownerSummaries(trace: Trace): OwnerSummary[] {
+function ownerSummaries(trace: TraceTables): OwnerSummary[] {
   const names = lifecycleOwners(trace);
   let i = 0;
   const result: OwnerSummary[] = [];

@@ -14,7 +14,7 @@ import {
   normalizeGvk,
   type PodLifecycle,
   parseGvk,
-  type Trace,
+  type TraceTables,
 } from "../../../shared/trace.js";
 
 export class LookupError extends Error {
@@ -36,7 +36,7 @@ export interface LookupAnswer {
   reasons: string[];
 }
 
-export function explainLookup(trace: Trace, query: LookupQuery): LookupAnswer {
+export function explainLookup(trace: TraceTables, query: LookupQuery): LookupAnswer {
   const { kind, nsName } = splitOwner(query.owner);
   const gvk = resolveGvk(trace, kind);
   const answer = (lifecycle: PodLifecycle, reasons: string[]): LookupAnswer => ({
@@ -103,7 +103,7 @@ function splitOwner(owner: string): { kind: string; nsName: string } {
 }
 
 /** A GVK as given, or the one GVK of the trace (index or owners) whose kind is KIND. */
-function resolveGvk(trace: Trace, kind: string): string {
+function resolveGvk(trace: TraceTables, kind: string): string {
   if (kind.includes(".")) {
     try {
       parseGvk(kind);
