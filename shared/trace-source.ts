@@ -4,9 +4,10 @@
 // the location. Each store's SDK is loaded only when a location of that store is read: the readers in
 // shared/trace-sources/ are imported dynamically (the bundle builds each as its own file).
 
-import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { addAbortSignal } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { CappedBytes } from "./capped-bytes.js";
 import { errorMessage } from "./json.js";
 import {
   type ObjectLocation,
@@ -55,12 +56,26 @@ export async function readTraceBytes(
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not read trace file ${path}: ${why}`, { cause });
   try {
-    // Streamed with a counter rather than stat + readFile: a FIFO or /dev/zero has no size to check.
-    return await readCapped(createReadStream(path), limits.maxBytes, fail);
+    return await readFileCapped(path, limits.maxBytes, fail);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw fail(code === "ENOENT" ? "no such file" : errorMessage(err), err);
+  }
+}
+
+/**
+ * Streamed with a counter rather than readFile: a FIFO or /dev/zero has no size to check. A regular file's
+ * size only sizes the buffer; the count still decides.
+ */
+async function readFileCapped(path: string, maxBytes: number, fail: (why: string) => TraceError) {
+  const file = await open(path);
+  try {
+    const stats = await file.stat();
+    const stream = file.createReadStream({ autoClose: false });
+    return await readCapped(stream, maxBytes, fail, stats.isFile() ? stats.size : undefined);
+  } finally {
+    await file.close();
   }
 }
 
@@ -80,8 +95,10 @@ async function download(url: string, limits: Required<LoadTraceOptions>): Promis
       await response.body.cancel();
       throw fail(`the server announced ${announced} bytes, over the limit of ${limits.maxBytes} bytes`);
     }
-    // Counted after decompression, so a gzip bomb stops at the limit too.
-    return await readCapped(response.body, limits.maxBytes, fail);
+    // Counted after decompression, so a gzip bomb stops at the limit too. A compressed body's length says
+    // nothing about the bytes it becomes, so it is no size hint.
+    const hint = response.headers.has("content-encoding") ? undefined : announced;
+    return await readCapped(response.body, limits.maxBytes, fail, hint);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     const name = (err as { name?: string }).name;
@@ -131,7 +148,7 @@ async function readObjectBody(
     throw fail(`the object is ${length} bytes, over the limit of ${maxBytes} bytes`);
   }
   // The deadline covers the body too: aborting destroys the stream, which ends the loop in readCapped.
-  return await readCapped(addAbortSignal(signal, body), maxBytes, fail);
+  return await readCapped(addAbortSignal(signal, body), maxBytes, fail, length);
 }
 
 /** The reader of one store, imported on first use (the path stays literal so that esbuild can map it). */
@@ -151,16 +168,17 @@ async function readCapped(
   chunks: AsyncIterable<Uint8Array>,
   maxBytes: number,
   fail: (why: string) => TraceError,
+  sizeHint?: number,
 ): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let total = 0;
+  const collected = new CappedBytes(maxBytes, sizeHint);
   for await (const chunk of chunks) {
-    total += chunk.byteLength;
     // Leaving the loop cancels the web stream / destroys the file stream.
-    if (total > maxBytes) throw fail(`larger than the limit of ${maxBytes} bytes (stopped after ${total})`);
-    parts.push(chunk);
+    if (!collected.append(chunk)) {
+      const seen = collected.size + chunk.byteLength;
+      throw fail(`larger than the limit of ${maxBytes} bytes (stopped after ${seen})`);
+    }
   }
-  return Buffer.concat(parts, total);
+  return collected.bytes();
 }
 
 // Signed URLs carry credentials in the query string, and any URL may in its user info; keep them out of
