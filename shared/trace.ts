@@ -603,36 +603,37 @@ function withSegment(key: string | number, v: unknown): unknown {
 // ---------------------------------------------------------------------------------------------------------
 // Loading
 
-/** Reads and parses a trace from a file path, a file:// URL or an http(s):// URL. */
-export async function loadTrace(location: string, options: LoadTraceOptions = {}): Promise<Trace> {
-  const bytes = await readTraceBytes(location, {
-    timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
-    maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
-  });
-  try {
-    return parseTrace(bytes);
-  } catch (err) {
-    if (err instanceof TraceError) {
-      throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });
-    }
-    throw err;
-  }
+/**
+ * Reads and parses a whole trace (events included, as the replay needs) from any location
+ * shared/trace-source.ts reads: a path, file://, http(s)://, s3://, gs:// or azure://.
+ */
+export function loadTrace(location: string, options: LoadTraceOptions = {}): Promise<Trace> {
+  return loadAndParse(location, options, parseTrace);
 }
 
 /**
  * As loadTrace, but without the events' bodies (parseTraceForLookups): what mutate-create and
  * `trace inspect` need, read in a fraction of the time and memory.
  */
-export async function loadTraceForLookups(
+export function loadTraceForLookups(
   location: string,
   options: LoadTraceOptions = {},
 ): Promise<TraceForLookups> {
+  return loadAndParse(location, options, parseTraceForLookups);
+}
+
+/** Reads the bytes, parses them, and names the location in any TraceError the parser throws. */
+async function loadAndParse<T>(
+  location: string,
+  options: LoadTraceOptions,
+  parse: (bytes: Uint8Array) => T,
+): Promise<T> {
   const bytes = await readTraceBytes(location, {
     timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
     maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
   });
   try {
-    return parseTraceForLookups(bytes);
+    return parse(bytes);
   } catch (err) {
     if (err instanceof TraceError) {
       throw new TraceError(`${describeLocation(location)}: ${err.message}`, { cause: err });
