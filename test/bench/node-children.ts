@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVE_NODE_FLAGS } from "../../knative/node-flags.js";
 import type { RequestCount } from "./api-double-main.js";
 import { type Child, isTimedOut, startChild, waitUntil, within } from "./processes.js";
 
@@ -75,13 +76,26 @@ export async function startApiDouble(pin: string[]): Promise<ApiDouble> {
 }
 
 /**
- * The bundle entry the servers run. The bundle's V8 code cache only counts for the Node that wrote it, so for
- * another Node (BENCH_NODE) the bundle is copied to a temporary folder and its cache written there by that
- * Node, as the image build does (see the Dockerfile); dist/bundle/ stays as the build left it.
+ * The Node flags the functions run with: the deployed ones (knative/node-flags.ts), or BENCH_SERVE_FLAGS
+ * (space-separated; "none" for none) to try others.
  */
-export function bundleFor(node: string): { entry: string; remove(): void } {
+export function serveNodeFlags(): string[] {
+  const given = process.env.BENCH_SERVE_FLAGS?.trim();
+  if (given === undefined || given === "") return [...SERVE_NODE_FLAGS];
+  return given === "none" ? [] : given.split(/\s+/);
+}
+
+/**
+ * The bundle entry the servers run. The bundle's V8 code cache only counts for the Node that wrote it, with
+ * the same V8 flags, so for another Node (BENCH_NODE) or any flags the bundle is copied to a temporary folder
+ * and its cache written there by that Node with those flags, as the image build does (see the Dockerfile);
+ * dist/bundle/ stays as the build left it.
+ */
+export function bundleFor(node: string, flags: readonly string[] = []): { entry: string; remove(): void } {
   const built = join(REPO, "dist/bundle");
-  if (node === process.execPath) return { entry: join(built, "simkube-fn.mjs"), remove: () => {} };
+  if (node === process.execPath && flags.length === 0) {
+    return { entry: join(built, "simkube-fn.mjs"), remove: () => {} };
+  }
   const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-bundle-"));
   cpSync(built, dir, { recursive: true });
   const entry = join(dir, "simkube-fn.mjs");
@@ -92,7 +106,8 @@ export function bundleFor(node: string): { entry: string; remove(): void } {
       SIMKUBE_FN_WRITE_CODE_CACHE: "1",
       LOG_LEVEL: "error",
     };
-    const run = spawnSync(node, [entry, "serve", fn, "--check", "--port", "0"], { env, encoding: "utf8" });
+    const args = [...flags, entry, "serve", fn, "--check", "--port", "0"];
+    const run = spawnSync(node, args, { env, encoding: "utf8" });
     if (run.status !== 0) throw new Error(`${node} could not write the code cache: ${run.stderr}`);
   }
   return { entry, remove: () => rmSync(dir, { recursive: true, force: true }) };

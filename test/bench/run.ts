@@ -2,7 +2,8 @@
 // that the numbers mean something on a noisy machine. Never part of `npm test`.
 //
 // Layout (made for 2 cores): the load generator is wrk (see wrk.ts for why), a process of its own pinned to
-// core 0; the server under test is a child process pinned to core 1 (the built bundle `serve <fn>`, or the
+// core 0; the server under test is a child process pinned to core 1 (the built bundle `serve <fn>` with the
+// deployed Node flags of knative/node-flags.ts and a code cache written with them, as the image does; or the
 // bare node:http baseline, started the same way: same Node, no NODE_OPTIONS, same LOG_LEVEL); the API double
 // is another child, mostly idle, on core 0. This process only orchestrates. Servers are measured one at a
 // time, alternating function and baseline round by round; each server first gets a warm-up from the Node
@@ -23,7 +24,9 @@
 // Results: a table on stdout and dist/bench-results.json. Environment knobs: BENCH_ROUNDS (default 3),
 // BENCH_SECONDS (5 per burst), BENCH_REVIEWS (5000 distinct reviews, cycled), BENCH_CONCURRENCY (64
 // connections), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none), BENCH_NODE (path of the Node that runs the
-// servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks).
+// servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks),
+// BENCH_SERVE_FLAGS (the functions' Node flags instead of the deployed ones; "none" for none),
+// BENCH_CLUSTER_PODS (2000; 0 leaves out the real control plane).
 // Needs wrk (`apt-get install -y wrk`).
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -34,6 +37,7 @@ import { fileURLToPath } from "node:url";
 import { checkAnswer, fetchStats, type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { clonesIn } from "../../functions/cli/loadtest/report.js";
 import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
+import { SERVE_ENV } from "../../knative/node-flags.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   BENCH_ROOT_NAME,
@@ -45,13 +49,24 @@ import {
 } from "./bench-world.js";
 import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { buildCreateRequests } from "./create-reviews.js";
-import { bundleFor, nodeVersion, REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
+import {
+  bundleFor,
+  nodeVersion,
+  REPO,
+  SERVER_NODE,
+  serveNodeFlags,
+  startApiDouble,
+  startNode,
+} from "./node-children.js";
 import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Set in main(): dist/bundle's entry, or a copy with a code cache for BENCH_NODE.
 let BUNDLE = "";
+// The functions run with the deployed Node flags (knative/node-flags.ts; BENCH_SERVE_FLAGS to try others);
+// the bare baseline with none.
+const SERVE_FLAGS = serveNodeFlags();
 const BARE_SERVER = join(HERE, "bare-server.js");
 const RESULTS_FILE = join(REPO, "dist/bench-results.json");
 
@@ -84,6 +99,8 @@ const GENERATOR_SATURATED_CORES = 0.9;
 
 interface ServerSpec {
   label: string;
+  /** Node flags before the script. */
+  flags: string[];
   args: string[];
   env: Record<string, string>;
 }
@@ -95,7 +112,7 @@ interface RunningServer {
 }
 
 function bareSpec(): ServerSpec {
-  return { label: "bare node:http", args: [BARE_SERVER], env: {} };
+  return { label: "bare node:http", flags: [], args: [BARE_SERVER], env: {} };
 }
 
 function functionSpec(
@@ -105,8 +122,11 @@ function functionSpec(
 ): ServerSpec {
   return {
     label: `${fn}${extra.SEQUENCE_STORE ? ` (${extra.SEQUENCE_STORE} store)` : ""}`,
+    flags: SERVE_FLAGS,
     args: [BUNDLE, "serve", fn],
     env: {
+      // As deployed (knative/node-flags.ts); BENCH_SERVE_FLAGS=none leaves it out too.
+      ...(SERVE_FLAGS.length > 0 ? SERVE_ENV : {}),
       SIM_NAME: BENCH_SIM_NAME,
       KUBECONFIG: kubeconfig,
       LOG_LEVEL,
@@ -141,7 +161,7 @@ function getStatus(url: URL, timeoutMs: number): Promise<number> {
 
 async function startServer(spec: ServerSpec): Promise<RunningServer> {
   const port = await freePort();
-  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, [], SERVER_NODE);
+  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, spec.flags, SERVER_NODE);
   const url = new URL(`http://127.0.0.1:${port}/`);
   let exited = false;
   void child.exited.then(() => {
@@ -227,7 +247,7 @@ async function coldStart(spec: ServerSpec, request: LoadRequest, allowPatch: boo
   const port = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/`);
   const started = performance.now();
-  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, [], SERVER_NODE);
+  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, spec.flags, SERVER_NODE);
   try {
     let last = "";
     let firstReviewMs = 0;
@@ -537,7 +557,7 @@ async function main(): Promise<number> {
   process.stdout.write(
     `simkube-fn bench: node ${process.version}, ${os.cpus().length} cores, load average ${load.join(" ")}\n` +
       `  load: wrk, 1 thread, ${CONCURRENCY} connections, ${SECONDS} s per burst x ${ROUNDS} rounds, cycling ${REVIEWS} reviews (${pinText(LOAD_PIN)})\n` +
-      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL}\n`,
+      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}]${SERVE_FLAGS.length > 0 ? ` and ${JSON.stringify(SERVE_ENV)}` : ""} (bare: none)\n`,
   );
   const results: Record<string, unknown> = {
     meta: {
@@ -553,6 +573,7 @@ async function main(): Promise<number> {
       serverPin: SERVER_PIN,
       loadPin: LOAD_PIN,
       logLevel: LOG_LEVEL,
+      serveNodeFlags: SERVE_FLAGS,
       statistic: "best and median over rounds",
       date: new Date().toISOString(),
     },
@@ -561,7 +582,7 @@ async function main(): Promise<number> {
   const running: Child[] = [];
   const everySummary: Summary[] = [];
   const workspace = createWrkWorkspace();
-  const bundle = bundleFor(SERVER_NODE);
+  const bundle = bundleFor(SERVER_NODE, SERVE_FLAGS);
   BUNDLE = bundle.entry;
   let kubeconfig: string | undefined;
   try {
