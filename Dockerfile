@@ -25,7 +25,7 @@ WORKDIR /app
 COPY dist/bundle/ /app/
 RUN for args in "serve mutate-create --check --port 0" "serve reschedule-delete --check --port 0" "--version"; do \
       SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error \
-        node --max-semi-space-size=2 --heap-growing-percent=20 /app/simkube-fn.mjs $args || exit 1; \
+        node --max-semi-space-size=4 --heap-growing-percent=20 /app/simkube-fn.mjs $args || exit 1; \
     done
 
 # Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without the
@@ -46,5 +46,5 @@ USER 1000:1000
 EXPOSE 8080
 # The Node flags every function serves with (knative/node-flags.ts says why): the code cache above was written
 # with exactly these.
-ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=20", "/app/simkube-fn.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "/app/simkube-fn.mjs"]
 CMD ["serve", "mutate-create"]

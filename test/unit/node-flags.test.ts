@@ -40,7 +40,7 @@ describe("the deployed Node settings", () => {
   });
 
   it("the OpenFaaS functions get the flags NODE_OPTIONS allows, and SERVE_ENV", () => {
-    assert.equal(OPENFAAS_NODE_OPTIONS, "--max-semi-space-size=2");
+    assert.equal(OPENFAAS_NODE_OPTIONS, "--max-semi-space-size=4");
     const stack = buildStack({ simName: "s", rescheduleInterruptedBarePods: true });
     const functions = Object.values(stack.functions);
     assert.equal(functions.length, 2);
