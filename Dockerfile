@@ -17,15 +17,13 @@
 # Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30).
 FROM node:24-slim AS node
 
-# The code cache only counts for the Node that wrote it, started with the same V8 flags (any other Node or flags
-# ignore it and compile as usual, a slower start): write it with this Node and the ENTRYPOINT's flags
-# (knative/node-flags.ts; test/unit/node-flags.test.ts checks both lines) by starting each function once and
-# running --version for the rest of the CLI. No cluster needed.
+# The code cache only counts for the Node that wrote it (any other Node ignores it and compiles as usual, a
+# slower start): write it with this Node by starting each function once (the serve bundle's cache) and running
+# --version (the rest of the CLI's). No cluster needed.
 WORKDIR /app
 COPY dist/bundle/ /app/
 RUN for args in "serve mutate-create --check --port 0" "serve reschedule-delete --check --port 0" "--version"; do \
-      SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error \
-        node --max-semi-space-size=4 --heap-growing-percent=20 /app/simkube-fn.mjs $args || exit 1; \
+      SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error node /app/simkube-fn.mjs $args || exit 1; \
     done
 
 # Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without the
@@ -34,17 +32,13 @@ FROM debian:bookworm-slim
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=node /app/ /app/
 
-# MALLOC_ARENA_MAX: knative/node-flags.ts (SERVE_ENV) says why.
 ENV NODE_ENV=production \
-    PORT=8080 \
-    MALLOC_ARENA_MAX=2
+    PORT=8080
 
 # Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated Knative Services) for a
 # numeric USER. The files stay root-owned, so read-only to it (the Services also mount the root read-only).
 USER 1000:1000
 
 EXPOSE 8080
-# The Node flags every function serves with (knative/node-flags.ts says why): the code cache above was written
-# with exactly these.
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "/app/simkube-fn.mjs"]
+ENTRYPOINT ["node", "/app/simkube-fn.mjs"]
 CMD ["serve", "mutate-create"]

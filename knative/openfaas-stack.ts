@@ -25,7 +25,6 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./deployment-options.js";
-import { OPENFAAS_NODE_OPTIONS, SERVE_ENV } from "./node-flags.js";
 import { serviceAccountName } from "./rbac.js";
 
 export interface StackResources {
@@ -100,9 +99,6 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
   const timeout = `${timeoutFor(o, fn) + 1}s`;
   const environment: Record<string, string> = {
     ...functionEnvironment(o),
-    // The deployed Node settings (knative/node-flags.ts), as far as NODE_OPTIONS can carry them.
-    NODE_OPTIONS: OPENFAAS_NODE_OPTIONS,
-    ...SERVE_ENV,
     MAX_JSON_SIZE: String(MAX_REVIEW_BYTES),
     exec_timeout: timeout,
     read_timeout: timeout,

@@ -7,8 +7,7 @@
 // client, express, pino). Node 20 has no compile cache for modules (module.enableCompileCache is 22.1+), but
 // vm.Script accepts V8 code cache data: the build starts each function once and keeps what V8 compiled in
 // simkube-fn.cjs.cache; later starts deserialize that instead of compiling. V8 itself rejects a cache from
-// another V8 version or other V8 flags (the code is then compiled as usual; so the image writes it with the flags
-// it serves with, knative/node-flags.ts), and the cache file starts with the
+// another V8 version or other V8 flags (the code is then compiled as usual), and the cache file starts with the
 // build id of the bundle it belongs to, because V8 only checks the source's length.
 //
 // SIMKUBE_FN_WRITE_CODE_CACHE=1 writes the cache when the process exits (the build does; so can an image build

@@ -7,7 +7,6 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVE_NODE_FLAGS } from "../../knative/node-flags.js";
 import type { RequestCount } from "./api-double-main.js";
 import { type Child, isTimedOut, startChild, waitUntil, within } from "./processes.js";
 
@@ -76,13 +75,12 @@ export async function startApiDouble(pin: string[]): Promise<ApiDouble> {
 }
 
 /**
- * The Node flags the functions run with: the deployed ones (knative/node-flags.ts), or BENCH_SERVE_FLAGS
- * (space-separated; "none" for none) to try others.
+ * Node flags to start the functions with, to try them (BENCH_SERVE_FLAGS, space-separated): none by default,
+ * as the image starts them. The bundle's code cache is then written with the same flags (bundleFor).
  */
 export function serveNodeFlags(): string[] {
   const given = process.env.BENCH_SERVE_FLAGS?.trim();
-  if (given === undefined || given === "") return [...SERVE_NODE_FLAGS];
-  return given === "none" ? [] : given.split(/\s+/);
+  return given ? given.split(/\s+/) : [];
 }
 
 /**

@@ -1,7 +1,7 @@
 // `npm run bench:profile -- <create|teardown> [seconds]`: where a function's time goes per review, under the
 // bench's load. Starts the API double, then the function from the compiled modules (dist/functions/cli/main.js,
 // not the bundle: every profile entry then names its source file, which is what groups it) with
-// `node --cpu-prof` and the deployed Node flags (knative/node-flags.ts), pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
+// `node --cpu-prof` (and BENCH_SERVE_FLAGS, if set), pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
 // with wrk for `seconds` (default 10), stops it, and reads the profile V8 wrote at exit.
 // `--bare` profiles the bench's baseline (bare-server.ts) under the same load instead.
 // Prints self time per group (µs per review) and the top self-time functions; writes the .cpuprofile under
@@ -11,7 +11,6 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
-import { SERVE_ENV } from "../../knative/node-flags.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   BENCH_ROOT_NAME,
@@ -71,7 +70,6 @@ async function profile(path: Path, seconds: number, bare: boolean): Promise<numb
       LOG_LEVEL: "warn",
       SEQUENCE_STORE: "memory",
       SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
-      ...(bare ? {} : SERVE_ENV),
     };
     // --bare: the bench's baseline under the same load, to compare group by group (Node HTTP above all).
     const args = bare

@@ -2,8 +2,7 @@
 // that the numbers mean something on a noisy machine. Never part of `npm test`.
 //
 // Layout (made for 2 cores): the load generator is wrk (see wrk.ts for why), a process of its own pinned to
-// core 0; the server under test is a child process pinned to core 1 (the built bundle `serve <fn>` with the
-// deployed Node flags of knative/node-flags.ts and a code cache written with them, as the image does; or the
+// core 0; the server under test is a child process pinned to core 1 (the built bundle `serve <fn>`, or the
 // bare node:http baseline, started the same way: same Node, no NODE_OPTIONS, same LOG_LEVEL); the API double
 // is another child, mostly idle, on core 0. This process only orchestrates. Servers are measured one at a
 // time, alternating function and baseline round by round; each server first gets a warm-up from the Node
@@ -25,7 +24,7 @@
 // BENCH_SECONDS (5 per burst), BENCH_REVIEWS (5000 distinct reviews, cycled), BENCH_CONCURRENCY (64
 // connections), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none), BENCH_NODE (path of the Node that runs the
 // servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks),
-// BENCH_SERVE_FLAGS (the functions' Node flags instead of the deployed ones; "none" for none),
+// BENCH_SERVE_FLAGS (Node flags for the functions, to try them; their code cache is written with them),
 // BENCH_CLUSTER_PODS (2000; 0 leaves out the real control plane).
 // Needs wrk (`apt-get install -y wrk`).
 
@@ -37,7 +36,6 @@ import { fileURLToPath } from "node:url";
 import { checkAnswer, fetchStats, type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { clonesIn } from "../../functions/cli/loadtest/report.js";
 import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
-import { SERVE_ENV } from "../../knative/node-flags.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   BENCH_ROOT_NAME,
@@ -64,8 +62,7 @@ import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Set in main(): dist/bundle's entry, or a copy with a code cache for BENCH_NODE.
 let BUNDLE = "";
-// The functions run with the deployed Node flags (knative/node-flags.ts; BENCH_SERVE_FLAGS to try others);
-// the bare baseline with none.
+// Node flags for the functions (BENCH_SERVE_FLAGS, to try some; none by default, as deployed); never the bare one.
 const SERVE_FLAGS = serveNodeFlags();
 const BARE_SERVER = join(HERE, "bare-server.js");
 const RESULTS_FILE = join(REPO, "dist/bench-results.json");
@@ -125,8 +122,6 @@ function functionSpec(
     flags: SERVE_FLAGS,
     args: [BUNDLE, "serve", fn],
     env: {
-      // As deployed (knative/node-flags.ts); BENCH_SERVE_FLAGS=none leaves it out too.
-      ...(SERVE_FLAGS.length > 0 ? SERVE_ENV : {}),
       SIM_NAME: BENCH_SIM_NAME,
       KUBECONFIG: kubeconfig,
       LOG_LEVEL,
@@ -557,7 +552,7 @@ async function main(): Promise<number> {
   process.stdout.write(
     `simkube-fn bench: node ${process.version}, ${os.cpus().length} cores, load average ${load.join(" ")}\n` +
       `  load: wrk, 1 thread, ${CONCURRENCY} connections, ${SECONDS} s per burst x ${ROUNDS} rounds, cycling ${REVIEWS} reviews (${pinText(LOAD_PIN)})\n` +
-      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}]${SERVE_FLAGS.length > 0 ? ` and ${JSON.stringify(SERVE_ENV)}` : ""} (bare: none)\n`,
+      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}] (bare: none)\n`,
   );
   const results: Record<string, unknown> = {
     meta: {
