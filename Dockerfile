@@ -20,12 +20,12 @@
 FROM node:24-slim AS node
 
 # The code cache only counts for the Node that wrote it (any other Node ignores it and compiles as usual, a
-# slower start): write it with this Node by starting each function once. No cluster needed.
+# slower start): write it with this Node by starting each function once (the serve bundle's cache) and running
+# --version (the rest of the CLI's). No cluster needed.
 WORKDIR /app
 COPY dist/bundle/ /app/
-RUN for fn in mutate-create reschedule-delete; do \
-      SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error \
-        node /app/simkube-fn.mjs serve "$fn" --check --port 0 || exit 1; \
+RUN for args in "serve mutate-create --check --port 0" "serve reschedule-delete --check --port 0" "--version"; do \
+      SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error node /app/simkube-fn.mjs $args || exit 1; \
     done
 
 # Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without the

@@ -2,8 +2,10 @@
 // the Docker image copies the folder):
 //   simkube-fn.mjs        the entry: functions/cli/launcher.ts
 //   simkube-fn.cjs        functions/cli/main.ts with every dependency inlined, ending in its build id
-//   simkube-fn.cjs.cache  V8's code cache for it, written by starting each function once (`serve --check`)
-//   simkube-fn.cjs.LEGAL.txt  the bundled libraries' license notices
+//   simkube-fn.cjs.cache  V8's code cache for it, written by running `--version`
+//   simkube-fn-serve.cjs  the same without the commands other than `serve` (scripts/serve-bundle.mjs says why)
+//   simkube-fn-serve.cjs.cache  its code cache, written by starting each function once (`serve --check`)
+//   simkube-fn.cjs.LEGAL.txt, simkube-fn-serve.cjs.LEGAL.txt  the bundled libraries' license notices
 //   trace-sources/{s3,gcs,azure}.cjs  the object-store trace readers, each with its SDK inlined and its own
 //                         .LEGAL.txt, required only when a trace location of that store is read
 //                         (scripts/trace-sources.mjs)
@@ -27,11 +29,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { serveOnly } from "./serve-bundle.mjs";
 import { buildTraceSources, traceSourcesExternal } from "./trace-sources.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "dist/bundle");
 const cli = path.join(outdir, "simkube-fn.cjs");
+const serveCli = path.join(outdir, "simkube-fn-serve.cjs");
 const entry = path.join(outdir, "simkube-fn.mjs");
 
 const common = {
@@ -47,26 +51,28 @@ const common = {
 
 rmSync(outdir, { recursive: true, force: true });
 
-await build({
+const cliOptions = {
   ...common,
   entryPoints: [path.join(root, "functions/cli/main.ts")],
-  outfile: cli,
   format: "cjs",
   // The libraries' license notices go to simkube-fn.cjs.LEGAL.txt, leaving the bundle ASCII-only.
   legalComments: "linked",
   alias: {
     "whatwg-url": path.join(root, "scripts/whatwg-url.cjs"),
   },
-  plugins: [traceSourcesExternal],
-});
+};
+await build({ ...cliOptions, outfile: cli, plugins: [traceSourcesExternal] });
+await build({ ...cliOptions, outfile: serveCli, plugins: [serveOnly, traceSourcesExternal] });
 await buildTraceSources(root, outdir, common);
 // The example scenario `replay` runs when given no trace (functions/cli/trace/example.ts looks beside the bundle).
 cpSync(path.join(root, "examples/scenario.yaml"), path.join(outdir, "examples/scenario.yaml"));
-const bundled = readFileSync(cli);
-// The launcher reads the bundle as latin1, which is only right for ASCII.
-if (!isAscii(bundled)) throw new Error(`${cli} is not ASCII-only`);
-const buildId = createHash("sha256").update(bundled).digest("hex").slice(0, 16);
-appendFileSync(cli, `\n//# simkube-fn-build ${buildId}\n`);
+for (const file of [cli, serveCli]) {
+  const bundled = readFileSync(file);
+  // The launcher reads the bundle as latin1, which is only right for ASCII.
+  if (!isAscii(bundled)) throw new Error(`${file} is not ASCII-only`);
+  const buildId = createHash("sha256").update(bundled).digest("hex").slice(0, 16);
+  appendFileSync(file, `\n//# simkube-fn-build ${buildId}\n`);
+}
 
 await build({
   ...common,
@@ -92,8 +98,12 @@ try {
       "current-context": "none",
     }),
   );
-  for (const fn of ["mutate-create", "reschedule-delete"]) {
-    const run = spawnSync(process.execPath, [entry, "serve", fn, "--check", "--port", "0"], {
+  const runs = [
+    ["--version"],
+    ...["mutate-create", "reschedule-delete"].map((fn) => ["serve", fn, "--check", "--port", "0"]),
+  ];
+  for (const args of runs) {
+    const run = spawnSync(process.execPath, [entry, ...args], {
       cwd: scratch,
       env: {
         PATH: process.env.PATH,
@@ -106,12 +116,12 @@ try {
       timeout: 30_000,
     });
     if (run.status !== 0) {
-      throw new Error(
-        `serve ${fn} --check failed (${run.status ?? run.signal}):\n${run.stderr}${run.stdout}`,
-      );
+      throw new Error(`${args.join(" ")} failed (${run.status ?? run.signal}):\n${run.stderr}${run.stdout}`);
     }
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
-if (!existsSync(`${cli}.cache`)) throw new Error("no code cache was written");
+for (const file of [cli, serveCli]) {
+  if (!existsSync(`${file}.cache`)) throw new Error(`no code cache was written for ${file}`);
+}

@@ -30,7 +30,7 @@ import { createCachedReads } from "../../shared/cached-reads.js";
 import type { FunctionConfig } from "../../shared/config.js";
 import { withDeadline } from "../../shared/deadline.js";
 import { isTransient, type KubeApi } from "../../shared/kube-api.js";
-import type { Logger } from "../../shared/log.js";
+import { type Logger, lazyChild, type WorkLogger } from "../../shared/log.js";
 import { withRetry } from "../../shared/retry.js";
 import { createSimulationSource, type SimulationSource } from "../../shared/simulation.js";
 import { createTeardownGuard, type TeardownGuard } from "../../shared/teardown.js";
@@ -76,7 +76,7 @@ export interface RescheduleDeleteDeps {
 const DEFAULT_DEADLINE_MS = 3_000;
 
 /** The steps' API calls for one review: transient errors retried, all inside one deadline from now. */
-function stepCaller(deps: RescheduleDeleteDeps, stats: RescheduleStats, log: Logger): StepCall {
+function stepCaller(deps: RescheduleDeleteDeps, stats: RescheduleStats, log: WorkLogger): StepCall {
   const now = deps.now ?? (() => performance.now());
   const deadline = now() + (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS);
   return (step, fn) =>
@@ -130,7 +130,7 @@ function buildState(deps: RescheduleDeleteDeps): HandlerState {
 }
 
 /** Never rejects: an error is a logged decision, and the delete is allowed anyway. */
-async function decide(s: HandlerState, candidate: Candidate, log: Logger): Promise<Decision> {
+async function decide(s: HandlerState, candidate: Candidate, log: WorkLogger): Promise<Decision> {
   const cause = interruptionCause(candidate);
   s.stats.interruption(cause);
   let decision: Decision;
@@ -162,7 +162,7 @@ function knownSkip(s: HandlerState, candidate: Candidate): string | undefined {
 }
 
 /** One piece of work per pod uid, answered by the answer deadline whether or not it is done. */
-async function decideOnce(s: HandlerState, candidate: Candidate, log: Logger): Promise<void> {
+async function decideOnce(s: HandlerState, candidate: Candidate, log: WorkLogger): Promise<void> {
   let work = s.inFlight.get(candidate.uid);
   const shared = work !== undefined;
   if (work === undefined) {
@@ -187,12 +187,13 @@ async function handleDelete(s: HandlerState, request: AdmissionRequest): Promise
     return allow(request);
   }
   const { candidate } = triage;
-  const log = s.deps.log.child({
+  // Bound only when a line is written: a teardown's candidates mostly end in knownSkip, at debug.
+  const log = lazyChild(s.deps.log, () => ({
     uid: request.uid,
     namespace: candidate.namespace,
     pod: candidate.name,
     op: request.operation,
-  });
+  }));
   const known = knownSkip(s, candidate);
   if (known) {
     s.stats.decision(known);

@@ -3,9 +3,15 @@
 // - what the function already counts for GET /stats (decisions by reason, clones): read at scrape time,
 //   so the functions keep one set of counters and /metrics can never disagree with /stats.
 
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import type { KubeApi } from "../../shared/kube-api.js";
 import { kubeErrorOf } from "../../shared/kube-api.js";
+import { LatencyHistogram } from "./latency-histogram.js";
+
+/** Admission answers take ms when warm; the top buckets cover cold starts up to the webhook timeouts. */
+export const LATENCY_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
 
 /** How the server answered a review: with a patch, allowed as is, denied, or an HTTP error. */
 export type ReviewOutcome = "patched" | "allowed" | "denied" | "error";
@@ -70,14 +76,13 @@ function registerStatsCounters(registry: Registry, fn: string, stats: () => Reco
 
 export function createFunctionMetrics(fn: string, stats: () => Record<string, unknown>): FunctionMetrics {
   const registry = new Registry();
-  // Admission answers take ms when warm; the top buckets cover cold starts up to the webhook timeouts.
-  const latency = new Histogram({
-    name: "simkube_fn_admission_duration_seconds",
-    help: "Time from a review's arrival to its answer, by function and outcome.",
-    labelNames: ["function", "decision"],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
-  });
+  const latency = new LatencyHistogram(
+    "simkube_fn_admission_duration_seconds",
+    "Time from a review's arrival to its answer, by function and outcome.",
+    LATENCY_BUCKETS,
+    fn,
+    registry,
+  );
   const coldStart = new Gauge({
     name: "simkube_fn_cold_start_seconds",
     help: "Process start to listening (configuration, API client, trace loaded).",
@@ -93,7 +98,7 @@ export function createFunctionMetrics(fn: string, stats: () => Record<string, un
   registerStatsCounters(registry, fn, stats);
   return {
     registry,
-    observeReview: (outcome, seconds) => latency.observe({ function: fn, decision: outcome }, seconds),
+    observeReview: (outcome, seconds) => latency.observe(outcome, seconds),
     setColdStart: (seconds) => coldStart.set({ function: fn }, seconds),
     setTraceLoad: (seconds) => traceLoad.set({ function: fn }, seconds),
   };

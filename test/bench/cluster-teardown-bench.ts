@@ -179,6 +179,8 @@ async function removeDriverRoot(cluster: LocalCluster): Promise<void> {
 
 export async function benchClusterTeardown(): Promise<Record<string, unknown>> {
   const pods = Number(process.env.BENCH_CLUSTER_PODS ?? 2000);
+  // BENCH_CLUSTER_PODS=0: leave the real control plane out (minutes) when only the servers are compared.
+  if (pods === 0) return { skipped: "BENCH_CLUSTER_PODS=0" };
   let binaries: Awaited<ReturnType<typeof resolveControlPlane>>;
   try {
     binaries = await resolveControlPlane({ searchFrom: [process.cwd()], buildOutput: "inherit" });

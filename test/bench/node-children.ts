@@ -75,13 +75,25 @@ export async function startApiDouble(pin: string[]): Promise<ApiDouble> {
 }
 
 /**
- * The bundle entry the servers run. The bundle's V8 code cache only counts for the Node that wrote it, so for
- * another Node (BENCH_NODE) the bundle is copied to a temporary folder and its cache written there by that
- * Node, as the image build does (see the Dockerfile); dist/bundle/ stays as the build left it.
+ * Node flags to start the functions with, to try them (BENCH_SERVE_FLAGS, space-separated): none by default,
+ * as the image starts them. The bundle's code cache is then written with the same flags (bundleFor).
  */
-export function bundleFor(node: string): { entry: string; remove(): void } {
+export function serveNodeFlags(): string[] {
+  const given = process.env.BENCH_SERVE_FLAGS?.trim();
+  return given ? given.split(/\s+/) : [];
+}
+
+/**
+ * The bundle entry the servers run. The bundle's V8 code cache only counts for the Node that wrote it, with
+ * the same V8 flags, so for another Node (BENCH_NODE) or any flags the bundle is copied to a temporary folder
+ * and its cache written there by that Node with those flags, as the image build does (see the Dockerfile);
+ * dist/bundle/ stays as the build left it.
+ */
+export function bundleFor(node: string, flags: readonly string[] = []): { entry: string; remove(): void } {
   const built = join(REPO, "dist/bundle");
-  if (node === process.execPath) return { entry: join(built, "simkube-fn.mjs"), remove: () => {} };
+  if (node === process.execPath && flags.length === 0) {
+    return { entry: join(built, "simkube-fn.mjs"), remove: () => {} };
+  }
   const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-bundle-"));
   cpSync(built, dir, { recursive: true });
   const entry = join(dir, "simkube-fn.mjs");
@@ -92,7 +104,8 @@ export function bundleFor(node: string): { entry: string; remove(): void } {
       SIMKUBE_FN_WRITE_CODE_CACHE: "1",
       LOG_LEVEL: "error",
     };
-    const run = spawnSync(node, [entry, "serve", fn, "--check", "--port", "0"], { env, encoding: "utf8" });
+    const args = [...flags, entry, "serve", fn, "--check", "--port", "0"];
+    const run = spawnSync(node, args, { env, encoding: "utf8" });
     if (run.status !== 0) throw new Error(`${node} could not write the code cache: ${run.stderr}`);
   }
   return { entry, remove: () => rmSync(dir, { recursive: true, force: true }) };

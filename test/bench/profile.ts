@@ -1,8 +1,9 @@
 // `npm run bench:profile -- <create|teardown> [seconds]`: where a function's time goes per review, under the
 // bench's load. Starts the API double, then the function from the compiled modules (dist/functions/cli/main.js,
 // not the bundle: every profile entry then names its source file, which is what groups it) with
-// `node --cpu-prof`, pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
+// `node --cpu-prof` (and BENCH_SERVE_FLAGS, if set), pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
 // with wrk for `seconds` (default 10), stops it, and reads the profile V8 wrote at exit.
+// `--bare` profiles the bench's baseline (bare-server.ts) under the same load instead.
 // Prints self time per group (µs per review) and the top self-time functions; writes the .cpuprofile under
 // dist/profiles/ (open it in Chrome DevTools or VS Code for the call tree).
 
@@ -20,7 +21,7 @@ import {
   BENCH_VIRTUAL_NAMESPACES,
 } from "./bench-world.js";
 import { buildCreateRequests } from "./create-reviews.js";
-import { REPO, startApiDouble, startNode } from "./node-children.js";
+import { REPO, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
 import { freePort, pinTo, waitUntil } from "./processes.js";
 import { type CpuProfile, formatProfile, summarizeProfile } from "./profile-summary.js";
 import { createWrkWorkspace, runWrk, wrkErrors, wrkInstalled } from "./wrk.js";
@@ -52,8 +53,8 @@ function reviewsFor(path: Path): LoadRequest[] {
   return teardown.reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
 }
 
-async function profile(path: Path, seconds: number): Promise<number> {
-  const fn = FUNCTION_OF[path];
+async function profile(path: Path, seconds: number, bare: boolean): Promise<number> {
+  const fn = bare ? "bare node:http" : FUNCTION_OF[path];
   const dir = join(REPO, "dist/profiles", `${path}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const api = await startApiDouble(pinTo(0));
@@ -70,11 +71,12 @@ async function profile(path: Path, seconds: number): Promise<number> {
       SEQUENCE_STORE: "memory",
       SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
     };
-    const main = join(REPO, "dist/functions/cli/main.js");
-    const server = startNode([main, "serve", fn], env, pinTo(1), false, [
-      "--cpu-prof",
-      `--cpu-prof-dir=${dir}`,
-    ]);
+    // --bare: the bench's baseline under the same load, to compare group by group (Node HTTP above all).
+    const args = bare
+      ? [join(REPO, "dist/test/bench/bare-server.js")]
+      : [join(REPO, "dist/functions/cli/main.js"), "serve", fn];
+    const flags = bare ? [] : serveNodeFlags();
+    const server = startNode(args, env, pinTo(1), false, [...flags, "--cpu-prof", `--cpu-prof-dir=${dir}`]);
     const url = new URL(`http://127.0.0.1:${port}/`);
     const ready = await waitUntil(
       async () => (await fetch(new URL("/healthz", url)).catch(() => null))?.ok ?? false,
@@ -119,9 +121,10 @@ async function profile(path: Path, seconds: number): Promise<number> {
 }
 
 async function cli(args: string[]): Promise<number> {
-  const [path, secondsText] = args;
+  const bare = args.includes("--bare");
+  const [path, secondsText] = args.filter((a) => a !== "--bare");
   if (path !== "create" && path !== "teardown") {
-    process.stderr.write("usage: npm run bench:profile -- <create|teardown> [seconds]\n");
+    process.stderr.write("usage: npm run bench:profile -- <create|teardown> [seconds] [--bare]\n");
     return 2;
   }
   if (!wrkInstalled()) {
@@ -129,7 +132,7 @@ async function cli(args: string[]): Promise<number> {
     return 2;
   }
   const seconds = Number(secondsText ?? 10);
-  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10);
+  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10, bare);
 }
 
 // `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:

@@ -25,7 +25,9 @@
 // BENCH_SECONDS (5 per burst), BENCH_REVIEWS (5000 distinct reviews, cycled), BENCH_CONCURRENCY (64
 // connections), BENCH_COLD_STARTS (5), BENCH_TRACE_PATH (none), BENCH_NODE (path of the Node that runs the
 // servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks), BENCH_TRACE_ONLY=1
-// (only issue 10's big trace; no wrk needed), BENCH_TRACE_ROUNDS (5).
+// (only issue 10's big trace; no wrk needed), BENCH_TRACE_ROUNDS (5), BENCH_SERVE_FLAGS (Node flags for the
+// functions, to try them; their code cache is written with them), BENCH_CLUSTER_PODS (2000; 0 leaves out the
+// real control plane).
 // Needs wrk (`apt-get install -y wrk`).
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -47,7 +49,15 @@ import {
 } from "./bench-world.js";
 import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { buildCreateRequests } from "./create-reviews.js";
-import { bundleFor, nodeVersion, REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
+import {
+  bundleFor,
+  nodeVersion,
+  REPO,
+  SERVER_NODE,
+  serveNodeFlags,
+  startApiDouble,
+  startNode,
+} from "./node-children.js";
 import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
 import { benchBigTrace } from "./trace-bench.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
@@ -55,6 +65,8 @@ import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Set in main(): dist/bundle's entry, or a copy with a code cache for BENCH_NODE.
 let BUNDLE = "";
+// Node flags for the functions (BENCH_SERVE_FLAGS, to try some; none by default, as deployed); never the bare one.
+const SERVE_FLAGS = serveNodeFlags();
 const BARE_SERVER = join(HERE, "bare-server.js");
 const RESULTS_FILE = join(REPO, "dist/bench-results.json");
 
@@ -88,6 +100,8 @@ const GENERATOR_SATURATED_CORES = 0.9;
 
 interface ServerSpec {
   label: string;
+  /** Node flags before the script. */
+  flags: string[];
   args: string[];
   env: Record<string, string>;
 }
@@ -99,7 +113,7 @@ interface RunningServer {
 }
 
 function bareSpec(): ServerSpec {
-  return { label: "bare node:http", args: [BARE_SERVER], env: {} };
+  return { label: "bare node:http", flags: [], args: [BARE_SERVER], env: {} };
 }
 
 function functionSpec(
@@ -109,6 +123,7 @@ function functionSpec(
 ): ServerSpec {
   return {
     label: `${fn}${extra.SEQUENCE_STORE ? ` (${extra.SEQUENCE_STORE} store)` : ""}`,
+    flags: SERVE_FLAGS,
     args: [BUNDLE, "serve", fn],
     env: {
       SIM_NAME: BENCH_SIM_NAME,
@@ -145,7 +160,7 @@ function getStatus(url: URL, timeoutMs: number): Promise<number> {
 
 async function startServer(spec: ServerSpec): Promise<RunningServer> {
   const port = await freePort();
-  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, [], SERVER_NODE);
+  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, spec.flags, SERVER_NODE);
   const url = new URL(`http://127.0.0.1:${port}/`);
   let exited = false;
   void child.exited.then(() => {
@@ -231,7 +246,7 @@ async function coldStart(spec: ServerSpec, request: LoadRequest, allowPatch: boo
   const port = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/`);
   const started = performance.now();
-  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, [], SERVER_NODE);
+  const child = startNode(spec.args, childEnv(spec, port), SERVER_PIN, false, spec.flags, SERVER_NODE);
   try {
     let last = "";
     let firstReviewMs = 0;
@@ -541,7 +556,7 @@ async function main(): Promise<number> {
   process.stdout.write(
     `simkube-fn bench: node ${process.version}, ${os.cpus().length} cores, load average ${load.join(" ")}\n` +
       `  load: wrk, 1 thread, ${CONCURRENCY} connections, ${SECONDS} s per burst x ${ROUNDS} rounds, cycling ${REVIEWS} reviews (${pinText(LOAD_PIN)})\n` +
-      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL}\n`,
+      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}] (bare: none)\n`,
   );
   const results: Record<string, unknown> = {
     meta: {
@@ -557,6 +572,7 @@ async function main(): Promise<number> {
       serverPin: SERVER_PIN,
       loadPin: LOAD_PIN,
       logLevel: LOG_LEVEL,
+      serveNodeFlags: SERVE_FLAGS,
       statistic: "best and median over rounds",
       date: new Date().toISOString(),
     },
@@ -565,7 +581,7 @@ async function main(): Promise<number> {
   const running: Child[] = [];
   const everySummary: Summary[] = [];
   const workspace = createWrkWorkspace();
-  const bundle = bundleFor(SERVER_NODE);
+  const bundle = bundleFor(SERVER_NODE, SERVE_FLAGS);
   BUNDLE = bundle.entry;
   let kubeconfig: string | undefined;
   try {
