@@ -135,23 +135,25 @@ for (const c of cases) {
       await rejectsWith(load(location), c.missingBucket);
     });
 
-    it("says access was denied for a wrong secret, without the secret", {
-      skip: !c.wrongCredentials,
-    }, async () => {
-      const location = at("runs/example.sktrace");
-      await assert.rejects(
-        withEnv({ ...store.env, ...c.wrongCredentials }, () => loadTrace(location)),
-        (err: unknown) => {
-          assert.ok(err instanceof TraceError);
-          assert.match(
-            err.message,
-            new RegExp(`^could not read trace from ${location}: access denied \\(\\w+\\)$`),
-          );
-          assert.doesNotMatch(err.message, new RegExp(WRONG_SECRET));
-          return true;
-        },
-      );
-    });
+    // fake-gcs-server checks no credentials, so only the stores whose stand-in does get this case.
+    const wrongCredentials = c.wrongCredentials;
+    if (wrongCredentials) {
+      it("says access was denied for a wrong secret, without the secret", async () => {
+        const location = at("runs/example.sktrace");
+        await assert.rejects(
+          withEnv({ ...store.env, ...wrongCredentials }, () => loadTrace(location)),
+          (err: unknown) => {
+            assert.ok(err instanceof TraceError);
+            assert.match(
+              err.message,
+              new RegExp(`^could not read trace from ${location}: access denied \\(\\w+\\)$`),
+            );
+            assert.doesNotMatch(err.message, new RegExp(WRONG_SECRET));
+            return true;
+          },
+        );
+      });
+    }
 
     it("stops at the byte cap", async () => {
       await rejectsWith(
