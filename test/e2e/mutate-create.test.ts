@@ -11,6 +11,7 @@ import { type FakeApiServer, startFakeApiServer } from "../../functions/local-ap
 import { KWOK_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import {
+  buildDriverBarePod,
   buildNamespace,
   buildSimulation,
   buildSimulationRoot,
@@ -25,18 +26,7 @@ const VNS = "virtual-testing";
 const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
 
 function barePod(name: string, extra: Record<string, unknown> = {}): KubeObject {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name,
-      namespace: VNS,
-      ownerReferences: [rootOwnerRef()],
-      annotations: { "static.simkube.io/original-namespace": "testing" },
-      ...extra,
-    },
-    spec: { containers: [{ name: "sleeper", image: "busybox:latest", command: ["sleep", "30"] }] },
-  };
+  return buildDriverBarePod(name, VNS, extra);
 }
 
 describe("mutate-create served by the CLI against the API double", { timeout: 90_000 }, () => {

@@ -15,7 +15,12 @@ import { exampleTrace } from "../../functions/cli/trace/example.js";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { KWOK_USER } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
-import { buildSimulation, buildSimulationRoot, rootOwnerRef, TEST_SIM_NAME } from "../support/builders.js";
+import {
+  buildDriverBarePod,
+  buildSimulation,
+  buildSimulationRoot,
+  TEST_SIM_NAME,
+} from "../support/builders.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   fakeGcsServerBinary,
@@ -215,15 +220,5 @@ async function assertLifecycleGiven(api: FakeApiServer, url: string, output: () 
 }
 
 function barePod(name: string): KubeObject {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name,
-      namespace: VNS,
-      ownerReferences: [rootOwnerRef()],
-      annotations: { "static.simkube.io/original-namespace": "testing" },
-    },
-    spec: { containers: [{ name: "sleeper", image: "busybox:latest", command: ["sleep", "30"] }] },
-  };
+  return buildDriverBarePod(name, VNS);
 }

@@ -42,6 +42,29 @@ export function simulationOwnerRef(name = TEST_SIM_NAME, uid = TEST_SIM_UID): Ow
 }
 
 /** The condition the eviction API, taint manager, preemption and pod GC add before deleting a pod. */
+/**
+ * A bare pod as SimKube's driver creates it in a virtual namespace: owned by the SimulationRoot, with the
+ * traced namespace in its annotation (the e2e tests' sleeper).
+ */
+export function buildDriverBarePod(
+  name: string,
+  namespace: string,
+  extraMetadata: Record<string, unknown> = {},
+): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace,
+      ownerReferences: [rootOwnerRef()],
+      annotations: { "static.simkube.io/original-namespace": "testing" },
+      ...extraMetadata,
+    },
+    spec: { containers: [{ name: "sleeper", image: "busybox:latest", command: ["sleep", "30"] }] },
+  };
+}
+
 export function disruptionTarget(reason = "EvictionByEvictionAPI", status = "True"): PodCondition {
   return {
     type: "DisruptionTarget",
