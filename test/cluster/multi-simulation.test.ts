@@ -5,17 +5,10 @@
 import { after } from "node:test";
 import { multiSimulationCases } from "../support/cluster/multi-simulation-scenarios.js";
 import { openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
-import { createWorld, type World, type WorldRef } from "../support/cluster/world.js";
+import { lazyWorldRef } from "../support/cluster/world.js";
 
 const suite = await openClusterSuite({ everySimulation: true, reschedule: true, recordReviews: true });
-let world: World | undefined;
-const ref: WorldRef = {
-  get() {
-    if (!("cluster" in suite)) throw new Error("no cluster");
-    world ??= createWorld(suite.cluster);
-    return world;
-  },
-};
+const ref = lazyWorldRef(suite);
 
 registerClusterCases("test/cluster/multi-simulation.test.ts", suite, multiSimulationCases(ref));
 

@@ -23,7 +23,7 @@ import { policyCases } from "../support/cluster/policy-scenarios.js";
 import { describeRow } from "../support/cluster/reviews.js";
 import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { teardownCase } from "../support/cluster/teardown-scenario.js";
-import { createWorld, type World, type WorldRef } from "../support/cluster/world.js";
+import { lazyWorldRef } from "../support/cluster/world.js";
 import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const traceDir = mkdtempSync(path.join(tmpdir(), "simkube-fn-cluster-trace-"));
@@ -38,14 +38,7 @@ writeFileSync(
 );
 
 const suite = await openClusterSuite({ reschedule: true, recordReviews: true, tracePath });
-let world: World | undefined;
-const ref: WorldRef = {
-  get() {
-    if (!("cluster" in suite)) throw new Error("no cluster");
-    world ??= createWorld(suite.cluster);
-    return world;
-  },
-};
+const ref = lazyWorldRef(suite);
 
 const doubleComparison: ClusterCase = {
   name: "the API double sends the DELETE reviews the real API server sent, on every path it models",
@@ -70,7 +63,7 @@ registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
 ]);
 
 after(async () => {
-  for (const m of world?.measured ?? []) {
+  for (const m of ref.made()?.measured ?? []) {
     process.stdout.write(
       `# ${m.path}: ${m.clones} clone(s), ${m.ms} ms; pods/status updates by ${m.statusUpdates.join(", ") || "nobody"}\n`,
     );

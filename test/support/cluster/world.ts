@@ -7,6 +7,7 @@ import type { AdmissionRequest } from "../../../shared/admission.js";
 import type { FunctionName } from "../../../shared/function-names.js";
 import { type Clients, clientsFor } from "./kube.js";
 import type { DeleteReviewRow } from "./reviews.js";
+import type { ClusterSuite } from "./suite.js";
 
 export interface MeasuredPath {
   path: string;
@@ -46,4 +47,17 @@ export function requestsTo(world: World, fn: FunctionName, from = 0): AdmissionR
 /** Lazily set once the file's cluster is up; scenario modules read it when their tests run. */
 export interface WorldRef {
   get(): World;
+}
+
+/** A WorldRef for a test file's suite: the world is made on first use; `made()` is it, if it was. */
+export function lazyWorldRef(suite: ClusterSuite): WorldRef & { made(): World | undefined } {
+  let world: World | undefined;
+  return {
+    get() {
+      if (!("cluster" in suite)) throw new Error("no cluster");
+      world ??= createWorld(suite.cluster);
+      return world;
+    },
+    made: () => world,
+  };
 }
