@@ -3,6 +3,7 @@
 // aliases of those schemes. Pure: parsing and naming only; the readers are shared/trace-sources/*.ts.
 
 import type { Readable } from "node:stream";
+import { describeLocation } from "./location-text.js";
 import { TraceError } from "./trace-error.js";
 
 export type ObjectStore = "s3" | "gcs" | "azure";
@@ -67,7 +68,8 @@ export function objectStoreOf(scheme: string): ObjectStore | undefined {
 
 /** Parses an object-store URL; a TraceError says what is wrong with a bad one. */
 export function parseObjectLocation(location: string): ObjectLocation {
-  const bad = (why: string) => new TraceError(`invalid trace location "${redact(location)}": ${why}`);
+  const bad = (why: string) =>
+    new TraceError(`invalid trace location "${describeLocation(location)}": ${why}`);
   let url: URL;
   try {
     url = new URL(location);
@@ -101,9 +103,4 @@ function bucketOf(url: URL, store: ObjectStore): { bucket: string; account?: str
     return { bucket: decodeURIComponent(url.username), account };
   }
   return { bucket: host };
-}
-
-/** A location for a message: user info (which could hold a secret) and the query string left out. */
-function redact(location: string): string {
-  return location.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1").replace(/[?#].*$/, "");
 }

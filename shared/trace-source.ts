@@ -9,6 +9,7 @@ import { addAbortSignal } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { CappedBytes } from "./capped-bytes.js";
 import { errorMessage } from "./json.js";
+import { describeLocation } from "./location-text.js";
 import {
   type ObjectLocation,
   type ObjectStore,
@@ -179,16 +180,4 @@ async function readCapped(
     }
   }
   return collected.bytes();
-}
-
-// Signed URLs carry credentials in the query string, and any URL may in its user info; keep them out of
-// errors and logs.
-export function describeLocation(location: string): string {
-  try {
-    const url = new URL(location);
-    if (url.protocol === "file:" || !/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location;
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return location;
-  }
 }

@@ -16,13 +16,13 @@
 
 import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
+import { describeLocation } from "./location-text.js";
 import { MsgpackCursor, MsgpackError, NotJsonValue } from "./strict-msgpack.js";
 import { TraceError } from "./trace-error.js";
 import { type EventsSummary, readEvents, scanEvents } from "./trace-events.js";
 import {
   DEFAULT_MAX_TRACE_BYTES,
   DEFAULT_TRACE_TIMEOUT_MS,
-  describeLocation,
   type LoadTraceOptions,
   readTraceBytes,
 } from "./trace-source.js";
