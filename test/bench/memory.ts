@@ -8,7 +8,6 @@
 // Two shapes of 3 MiB pod: many small objects (env entries, the costly one for JSON.parse) and one big string
 // (an annotation such as kubectl's last-applied-configuration).
 
-import { readFileSync } from "node:fs";
 import http from "node:http";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +22,7 @@ import {
   BENCH_STORE_NAMESPACE,
   BENCH_VIRTUAL_NAMESPACES,
 } from "./bench-world.js";
+import { procStatusBytes } from "./proc-status.js";
 import { type Child, freePort, startChild, waitUntil } from "./processes.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -35,8 +35,7 @@ const MiB = 1024 * 1024;
 type Shape = "many small objects" | "one big string";
 
 function procKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return (procStatusBytes(pid, field) ?? Number.NaN) / 1024;
 }
 
 function bigReview(i: number, shape: Shape): string {

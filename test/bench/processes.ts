@@ -6,6 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
+import { procStatusBytes } from "./proc-status.js";
 
 const TAIL_BYTES = 16 * 1024;
 const started = new Set<number>();
@@ -134,13 +135,7 @@ export async function waitUntil(
 
 /** Resident set size of a process in bytes, from /proc (Linux); undefined elsewhere. */
 export function rssOf(pid: number): number | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
-  }
+  return procStatusBytes(pid, "VmRSS");
 }
 
 /**

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { loadTrace, loadTraceForLookups, parseTraceForLookups } from "../../shared/trace.js";
 import { DEFAULT_MAX_TRACE_BYTES, readTraceBytes } from "../../shared/trace-source.js";
+import { procStatusBytes } from "./proc-status.js";
 
 export interface LoadSample {
   mode: string;
@@ -17,16 +18,9 @@ export interface LoadSample {
 }
 
 /** A field of /proc/self/status in bytes (Linux), else what Node reports. */
-function procStatusBytes(field: "VmRSS" | "VmHWM"): number {
-  try {
-    const line = readFileSync("/proc/self/status", "utf8")
-      .split("\n")
-      .find((l) => l.startsWith(`${field}:`));
-    const kb = Number(line?.split(/\s+/)[1]);
-    if (Number.isFinite(kb)) return kb * 1024;
-  } catch {
-    // not Linux
-  }
+function ownBytes(field: "VmRSS" | "VmHWM"): number {
+  const fromProc = procStatusBytes("self", field);
+  if (fromProc !== undefined) return fromProc;
   return field === "VmRSS" ? process.memoryUsage().rss : process.resourceUsage().maxRSS * 1024;
 }
 
@@ -49,11 +43,11 @@ async function load(mode: string, file: string): Promise<unknown> {
 
 async function main(): Promise<void> {
   const [mode = "", file = ""] = process.argv.slice(2);
-  const rssBeforeBytes = procStatusBytes("VmRSS");
+  const rssBeforeBytes = ownBytes("VmRSS");
   const started = performance.now();
   const loaded = await load(mode, file);
   const ms = performance.now() - started;
-  const sample: LoadSample = { mode, ms, rssBeforeBytes, peakRssBytes: procStatusBytes("VmHWM") };
+  const sample: LoadSample = { mode, ms, rssBeforeBytes, peakRssBytes: ownBytes("VmHWM") };
   process.stdout.write(`${JSON.stringify(sample)}\n`);
   // Keep what was loaded alive until measured.
   if (loaded === undefined) process.exitCode = 1;
