@@ -41,6 +41,8 @@ export interface AppOptions {
   requireClientCert?: boolean;
   /** Prometheus metrics: every review is timed into them, GET /metrics serves them (open, like /healthz). */
   metrics?: FunctionMetrics;
+  /** Called as each review arrives (idle-memory.ts's collectWhenIdle watches for the end of a burst). */
+  onReview?: () => void;
 }
 
 class HttpError extends Error {
@@ -222,7 +224,14 @@ function answerProbe(req: IncomingMessage, res: ServerResponse): void {
 
 export function createApp(handle: ReviewHandler, log: Logger, options: AppOptions = {}): RequestListener {
   const others = lazyExpressRoutes(log, options);
-  const reviews = reviewRoute(handle, log, options.metrics);
+  const route = reviewRoute(handle, log, options.metrics);
+  const { onReview } = options;
+  const reviews: RequestListener = onReview
+    ? (req, res) => {
+        onReview();
+        route(req, res);
+      }
+    : route;
   const isReviewRequest = reviewRequestCheck(options.pathSecret);
   return (req, res) => {
     if (isProbe(req)) answerProbe(req, res);

@@ -9,6 +9,7 @@ import type { Logger } from "../../shared/log.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
 import { type AppOptions, createApp, listen, readTlsMaterial } from "./http-server.js";
+import { collectWhenIdle } from "./idle-memory.js";
 import { countingApiErrors, createFunctionMetrics } from "./metrics.js";
 
 export interface BuiltFunction {
@@ -57,7 +58,7 @@ export async function startFunction(
   const built = await buildFunction(name, config, countingApiErrors(kube, metrics.registry, name), log);
   stats = built.stats;
   if (built.traceLoadSeconds !== undefined) metrics.setTraceLoad(built.traceLoadSeconds);
-  const appOptions: AppOptions = { stats: built.stats, metrics };
+  const appOptions: AppOptions = { stats: built.stats, metrics, onReview: collectWhenIdle() };
   if (config.pathSecret) appOptions.pathSecret = config.pathSecret;
   if (config.tls?.clientCaFile) appOptions.requireClientCert = true;
   const server = await listen(createApp(built.handle, log, appOptions), config.port, host, tls);

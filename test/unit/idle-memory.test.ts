@@ -1,0 +1,101 @@
+// collectWhenIdle: collections only after a quiet moment, twice per burst, never while reviews keep coming,
+// never for a heap that has not grown; and the real collection runs without a start-up flag. What it gives
+// back (RSS after the bursts) is measured by `npm run bench`, not here.
+
+import assert from "node:assert/strict";
+import { constants, PerformanceObserver } from "node:perf_hooks";
+import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import { collectWhenIdle, memoryReducingCollection } from "../../functions/runtime/idle-memory.js";
+
+const MiB = 1024 * 1024;
+
+function world(heapMiB = 10) {
+  const state = { heap: heapMiB * MiB, collections: 0, afterCollection: heapMiB * MiB };
+  const activity = collectWhenIdle({
+    idleMs: 1_000,
+    settleMs: 5_500,
+    minGrowthBytes: 8 * MiB,
+    heapBytes: () => state.heap,
+    collect: () => {
+      state.collections++;
+      state.heap = state.afterCollection;
+    },
+  });
+  return { state, activity };
+}
+
+describe("collectWhenIdle", () => {
+  beforeEach(() => mock.timers.enable({ apis: ["setTimeout"] }));
+  afterEach(() => mock.timers.reset());
+
+  it("collects 1 s after the last review, and again 5.5 s later", () => {
+    const { state, activity } = world();
+    activity();
+    state.heap = 40 * MiB;
+    mock.timers.tick(999);
+    assert.equal(state.collections, 0);
+    mock.timers.tick(1);
+    assert.equal(state.collections, 1);
+    mock.timers.tick(5_499);
+    assert.equal(state.collections, 1);
+    mock.timers.tick(1);
+    assert.equal(state.collections, 2);
+    mock.timers.tick(60_000);
+    assert.equal(state.collections, 2, "idle: no timer, no more collections");
+  });
+
+  it("waits while reviews keep arriving", () => {
+    const { state, activity } = world();
+    for (let ms = 0; ms < 10_000; ms += 500) {
+      activity();
+      state.heap += MiB;
+      mock.timers.tick(500);
+    }
+    assert.equal(state.collections, 0);
+    mock.timers.tick(1_000);
+    assert.equal(state.collections, 1);
+  });
+
+  it("leaves a heap alone that grew less than minGrowthBytes", () => {
+    const { state, activity } = world();
+    activity();
+    state.heap += 7 * MiB;
+    mock.timers.tick(10_000);
+    assert.equal(state.collections, 0);
+  });
+
+  it("starts over when a review arrives between the two collections", () => {
+    const { state, activity } = world();
+    state.afterCollection = 30 * MiB; // the first collection cannot shrink the young generation (Node 20)
+    activity();
+    state.heap = 40 * MiB;
+    mock.timers.tick(1_000);
+    assert.equal(state.collections, 1);
+    mock.timers.tick(3_000);
+    activity();
+    mock.timers.tick(2_500);
+    assert.equal(state.collections, 1, "the settle look (6.5 s) saw the review and waits for quiet again");
+    mock.timers.tick(1_000);
+    assert.equal(state.collections, 2, "still grown against the baseline before the burst");
+    mock.timers.tick(5_500);
+    assert.equal(state.collections, 3);
+  });
+});
+
+describe("memoryReducingCollection", () => {
+  it("runs a full (major) collection in a process started without --expose-gc", async () => {
+    const kinds: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries())
+        kinds.push((entry as unknown as { detail: { kind: number } }).detail.kind);
+    });
+    observer.observe({ entryTypes: ["gc"] });
+    const collect = memoryReducingCollection();
+    collect();
+    collect(); // the second call reuses the gc function
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observer.disconnect();
+    const majors = kinds.filter((kind) => kind === constants.NODE_PERFORMANCE_GC_MAJOR).length;
+    assert.ok(majors >= 2, `major collections seen: ${majors} (gc kinds ${kinds.join(", ")})`);
+  });
+});
