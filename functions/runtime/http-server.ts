@@ -24,7 +24,12 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { ErrorRequestHandler } from "express";
-import { type AdmissionReview, type ReviewHandler, UnanswerableReviewError } from "../../shared/admission.js";
+import {
+  type AdmissionReview,
+  type ReviewHandler,
+  reviewJson,
+  UnanswerableReviewError,
+} from "../../shared/admission.js";
 import type { Logger } from "../../shared/log.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
@@ -55,7 +60,10 @@ class HttpError extends Error {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendText(res, status, JSON.stringify(body));
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(text),
@@ -153,7 +161,7 @@ function reviewRoute(
         return fail(thrown);
       }
       answer.then((review) => {
-        sendJson(res, 200, review);
+        sendText(res, 200, reviewJson(review));
         metrics?.observeReview(reviewOutcome(review), seconds());
       }, fail);
     });
@@ -261,14 +269,14 @@ export function readTlsMaterial(files: {
   return material;
 }
 
-function createAnyServer(app: RequestListener, tls: TlsMaterial | undefined): Server {
-  if (!tls) return createServer(app);
+function createAnyServer(tls: TlsMaterial | undefined): Server {
+  if (!tls) return createServer();
   // rejectUnauthorized false: the handshake still succeeds without a certificate, so kubelet probes reach
   // /healthz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).
   const options = tls.ca
     ? { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: false }
     : { cert: tls.cert, key: tls.key };
-  return createHttpsServer(options, app) as unknown as Server;
+  return createHttpsServer(options) as unknown as Server;
 }
 
 /**
@@ -281,8 +289,8 @@ export function listen(
   host = "0.0.0.0",
   tls?: TlsMaterial,
 ): Promise<Server> {
-  const server = createAnyServer(app, tls);
-  trackConnections(server);
+  const server = createAnyServer(tls);
+  server.on("request", trackConnections(server).wrap(app));
   // Knative's queue-proxy keeps connections alive; outlive its idle timeout so it never races a close.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -301,18 +309,40 @@ export function listen(
 // every answer from then on says `Connection: close`, and sockets idling in keep-alive (which would hold
 // server.close() open until their timeout) are closed at once. A connection that was accepted but has not
 // sent its request yet is not idle in this sense: it is a queued review, and it is served.
+//
+// Per request this costs one property read (has the socket served before?) and one flag test: no listener,
+// no set. The state of each socket is read when the drain starts, from what node:http keeps on it: the
+// response it is writing (`_httpMessage`, set from the request until the answer is out). Requests pipelined
+// behind that response are not waited for (the API server's Go client never pipelines).
 
 interface ConnectionTracker {
+  /** Wraps the request listener: marks sockets that have served, and closes connections once draining. */
+  wrap(app: RequestListener): RequestListener;
   drain(onDrained: () => void): void;
 }
 
 const trackers = new WeakMap<Server, ConnectionTracker>();
+const SERVED = Symbol("simkube-fn.served");
 
-function trackConnections(server: Server): void {
+/** A socket as node:http leaves it: the response it is writing now, if any. */
+type HttpSocket = Socket & { [SERVED]?: true; _httpMessage?: ServerResponse | null };
+
+function closeWhenAnswered(socket: HttpSocket): void {
+  const current = socket._httpMessage;
+  if (current) {
+    // Still being answered (perhaps ended and flushing: node:http clears _httpMessage on "finish").
+    if (!current.headersSent) current.setHeader("connection", "close");
+    else current.once("close", () => socket.end());
+  } else if (socket[SERVED]) {
+    socket.destroy(); // idle in keep-alive: nothing to answer
+  }
+  // Otherwise accepted but not yet read from: its request is answered, with `Connection: close`.
+}
+
+function trackConnections(server: Server): ConnectionTracker {
   const open = new Set<Socket>();
-  /** Sockets that have answered at least one request and wait for the next one. */
-  const idleKeepAlive = new Set<Socket>();
-  const inFlight = new Set<ServerResponse>();
+  /** Sockets that carried a request (for https the TLS sockets, not the TCP ones "connection" saw). */
+  const served = new Set<HttpSocket>();
   let draining = false;
   let onDrained: (() => void) | undefined;
 
@@ -330,37 +360,30 @@ function trackConnections(server: Server): void {
     open.add(socket);
     socket.once("close", () => {
       open.delete(socket);
-      idleKeepAlive.delete(socket);
       checkDrained();
     });
   });
-  // For https, requests arrive on the TLS socket wrapped around the one "connection" saw.
-  const watched = new WeakSet<Socket>();
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    if (!watched.has(socket)) {
-      watched.add(socket);
-      socket.once("close", () => idleKeepAlive.delete(socket));
-    }
-    idleKeepAlive.delete(socket);
-    inFlight.add(res);
-    if (draining) res.setHeader("connection", "close");
-    res.once("close", () => {
-      inFlight.delete(res);
-      if (draining) socket.end();
-      else if (!socket.destroyed) idleKeepAlive.add(socket);
-    });
-  });
-  trackers.set(server, {
+  const firstRequest = (socket: HttpSocket) => {
+    socket[SERVED] = true;
+    served.add(socket);
+    socket.once("close", () => served.delete(socket));
+  };
+  const tracker: ConnectionTracker = {
+    wrap: (app) => (req, res) => {
+      const socket = req.socket as HttpSocket;
+      if (socket[SERVED] !== true) firstRequest(socket);
+      if (draining) res.setHeader("connection", "close");
+      app(req, res);
+    },
     drain(done) {
       draining = true;
       onDrained = done;
-      for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
-      for (const socket of idleKeepAlive) socket.destroy();
-      idleKeepAlive.clear();
+      for (const socket of served) closeWhenAnswered(socket);
       checkDrained();
     },
-  });
+  };
+  trackers.set(server, tracker);
+  return tracker;
 }
 
 export type DrainOutcome = "drained" | "timed-out";

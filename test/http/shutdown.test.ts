@@ -143,4 +143,78 @@ describe("graceful shutdown (SIGTERM)", () => {
       agent.destroy();
     }
   });
+
+  it("finishes an answer whose headers were already out when the shutdown began, then closes", async () => {
+    let finish: (() => void) | undefined;
+    const server = await listen(
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.write("first half, ");
+        finish = () => res.end("second half");
+      },
+      0,
+      "127.0.0.1",
+    );
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const body = new Promise<string>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, path: "/", agent }, (res) => {
+          let text = "";
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
+          res.on("end", () => resolve(text));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      await until(() => finish !== undefined, "the answer's headers to be out");
+      const started = performance.now();
+      const drained = drainAndClose(server, 10_000);
+      setTimeout(() => finish?.(), 100);
+      assert.equal(await body, "first half, second half");
+      assert.equal(await drained, "drained", "its keep-alive socket was closed once the answer was out");
+      assert.ok(performance.now() - started < PROMPT_MS);
+    } finally {
+      finish?.();
+      agent.destroy();
+      server.close();
+    }
+  });
+});
+
+// The drain reads what node:http keeps on a socket; if a Node release changed it, this says so first.
+describe("node:http's socket state that the drain relies on", () => {
+  it("keeps the response being written on its socket (_httpMessage) until it finishes", async () => {
+    const seen: { during?: boolean; after?: unknown } = {};
+    const server = await listen(
+      (req, res) => {
+        const socket = req.socket as unknown as { _httpMessage?: unknown };
+        seen.during = socket._httpMessage === res;
+        res.on("finish", () => setImmediate(() => (seen.after = socket._httpMessage)));
+        res.end("ok");
+      },
+      0,
+      "127.0.0.1",
+    );
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      await new Promise<void>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, path: "/", agent }, (res) => {
+          res.resume();
+          res.on("end", () => resolve());
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      await until(() => "after" in seen, "the response to finish");
+      assert.equal(seen.during, true);
+      assert.equal(seen.after, null);
+    } finally {
+      agent.destroy();
+      await drainAndClose(server, 2_000);
+    }
+  });
 });
