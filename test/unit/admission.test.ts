@@ -1,6 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { allow, decodePatch, deny, parseReview, rejectReview, withPatch } from "../../shared/admission.js";
+import {
+  type AdmissionResponse,
+  type AdmissionReview,
+  allow,
+  decodePatch,
+  deny,
+  parseReview,
+  rejectReview,
+  reviewJson,
+  toReview,
+  withPatch,
+} from "../../shared/admission.js";
 
 const request = (extra: Record<string, unknown>) => ({
   apiVersion: "admission.k8s.io/v1",
@@ -65,5 +76,44 @@ describe("answers", () => {
     assert.deepEqual(decodePatch(patched ?? { uid: "", allowed: true }), [
       { op: "add", path: "/metadata/labels", value: {} },
     ]);
+  });
+});
+
+describe("reviewJson", () => {
+  const ops = [
+    { op: "add" as const, path: "/metadata/labels/simkube.io~1simulation", value: 'sim-é"quoted"' },
+    { op: "add" as const, path: "/spec/nodeSelector", value: { type: "virtual" } },
+  ];
+  const reviews: [string, AdmissionReview][] = [
+    ["a patch", withPatch({ uid: "u-1" }, ops)],
+    ["a uid that needs escaping", withPatch({ uid: 'u"\\\n\u2028ü' }, ops)],
+    [
+      "a patch and warnings",
+      toReview({ ...(withPatch({ uid: "u" }, ops).response as AdmissionResponse), warnings: ['"patch":""'] }),
+    ],
+    ["no patch", allow({ uid: "u-2" }, ["careful"])],
+    ["a denial", deny({ uid: "u-3" }, 'no "patch":"" here')],
+    ["an empty patch", toReview({ uid: "u-4", allowed: true, patchType: "JSONPatch", patch: "" })],
+    [
+      "a patch that is not base64",
+      toReview({ uid: "u-5", allowed: true, patchType: "JSONPatch", patch: 'x"y' }),
+    ],
+    [
+      "a request beside the response",
+      {
+        ...withPatch({ uid: "u-6" }, ops),
+        request: { uid: "u-6", operation: "CREATE", options: { patch: "" } },
+      },
+    ],
+  ];
+  for (const [what, review] of reviews) {
+    it(`writes what JSON.stringify writes: ${what}`, () => {
+      assert.equal(reviewJson(review), JSON.stringify(review));
+    });
+  }
+
+  it("round-trips the patch", () => {
+    const parsed = JSON.parse(reviewJson(withPatch({ uid: "u" }, ops))) as AdmissionReview;
+    assert.deepEqual(decodePatch(parsed.response as AdmissionResponse), ops);
   });
 });
