@@ -170,11 +170,23 @@ interface OwnerWalk {
   gone: Set<string>;
 }
 
-/** The owner's own ownerReferences, or undefined when it is gone. */
-async function lookUp(walk: OwnerWalk, ref: OwnerReference): Promise<OwnerReference[] | undefined> {
-  const { namespace } = walk;
-  const key = ownerKey(namespace, ref);
+/** The owner's own ownerReferences, or undefined when it is gone: at once when cached, else from the API. */
+function lookUp(
+  walk: OwnerWalk,
+  ref: OwnerReference,
+  key: string,
+): OwnerReference[] | undefined | Promise<OwnerReference[] | undefined> {
   if (walk.gone.has(key)) return undefined;
+  // A hit needs no promise: fetch() makes one even for a cached value, and most lookups are hits.
+  return walk.cache.get(key) ?? fetchOwner(walk, ref, key);
+}
+
+async function fetchOwner(
+  walk: OwnerWalk,
+  ref: OwnerReference,
+  key: string,
+): Promise<OwnerReference[] | undefined> {
+  const { namespace } = walk;
   const ownedBy = await walk.cache.fetch(key, { context: { namespace, ref } });
   if (ownedBy === undefined) {
     walk.gone.add(key);
@@ -206,7 +218,8 @@ async function resolve(
       );
       continue;
     }
-    const ownedBy = await lookUp(walk, ref);
+    const found = lookUp(walk, ref, key);
+    const ownedBy = found instanceof Promise ? await found : found;
     if (ownedBy === undefined) {
       chain.push({ ref, ownedBy: [], gone: true });
       continue;
