@@ -89,8 +89,11 @@ export function serveNodeFlags(): string[] {
  * and its cache written there by that Node with those flags, as the image build does (see the Dockerfile);
  * dist/bundle/ stays as the build left it.
  */
-export function bundleFor(node: string, flags: readonly string[] = []): { entry: string; remove(): void } {
-  const built = join(REPO, "dist/bundle");
+export function bundleFor(
+  node: string,
+  flags: readonly string[] = [],
+  built = join(REPO, "dist/bundle"),
+): { entry: string; remove(): void } {
   if (node === process.execPath && flags.length === 0) {
     return { entry: join(built, "simkube-fn.mjs"), remove: () => {} };
   }

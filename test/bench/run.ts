@@ -27,7 +27,8 @@
 // servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks), BENCH_TRACE_ONLY=1
 // (only issue 10's big trace; no wrk needed), BENCH_TRACE_ROUNDS (5), BENCH_SERVE_FLAGS (Node flags for the
 // functions, to try them; their code cache is written with them), BENCH_CLUSTER_PODS (2000; 0 leaves out the
-// real control plane), BENCH_PARTS (a comma list of create, cold, trace, teardown, micro, cluster; default all).
+// real control plane), BENCH_PARTS (a comma list of create, cold, trace, teardown, micro, cluster; default all),
+// BENCH_AGAINST (the dist/bundle folder of another build, measured beside this one).
 // Needs wrk (`apt-get install -y wrk`).
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -87,6 +88,10 @@ const PARTS = new Set(
   (process.env.BENCH_PARTS ?? "create,cold,trace,teardown,micro,cluster").split(",").map((p) => p.trim()),
 );
 const runs = (part: string) => PARTS.has(part) && (!COLD_START_ONLY || part === "cold");
+// BENCH_AGAINST=<dist/bundle of another build> (e.g. a worktree at an older commit): its functions join the
+// CREATE and teardown rounds as one more contender, so a change is measured against its base in one run.
+const AGAINST_BUNDLE_DIR = process.env.BENCH_AGAINST?.trim() || undefined;
+let AGAINST = "";
 // The RSS a function keeps while it waits for the next burst: read this long after the last one, past
 // collectWhenIdle's two collections, 1 s and 6.5 s after the last review (functions/runtime/idle-memory.ts).
 // The RSS right after is printed too.
@@ -130,11 +135,13 @@ function functionSpec(
   fn: "mutate-create" | "reschedule-delete",
   kubeconfig: string,
   extra: Record<string, string> = {},
+  against = false,
 ): ServerSpec {
+  const store = extra.SEQUENCE_STORE ? ` (${extra.SEQUENCE_STORE} store)` : "";
   return {
-    label: `${fn}${extra.SEQUENCE_STORE ? ` (${extra.SEQUENCE_STORE} store)` : ""}`,
+    label: `${fn}${store}${against ? " AGAINST" : ""}`,
     flags: SERVE_FLAGS,
-    args: [BUNDLE, "serve", fn],
+    args: [against ? AGAINST : BUNDLE, "serve", fn],
     env: {
       SIM_NAME: BENCH_SIM_NAME,
       KUBECONFIG: kubeconfig,
@@ -540,6 +547,28 @@ function saturationEvidence(summaries: Summary[]): { text: string; goal: Goal } 
  * bare's server CPU per review over the function's: the throughput ratio the function would reach if both
  * had a whole core, read from CPU time, which other work on the machine disturbs far less than the rate.
  */
+/** BENCH_AGAINST's build as one more contender, started like this build's; undefined without it. */
+async function againstContender(
+  spec: ServerSpec,
+  running: Child[],
+  allowPatch = true,
+): Promise<Contender | undefined> {
+  if (!AGAINST) return undefined;
+  const server = await startServer(spec);
+  running.push(server.child);
+  return { server, allowPatch, bursts: [], warmupErrors: 0 };
+}
+
+/** This build against BENCH_AGAINST's, same rounds: CPU per review (the steady figure) and throughput. */
+function againstGoal(path: string, ours: Summary, theirs: Summary): Goal {
+  return {
+    name: `${path}: this build / BENCH_AGAINST, CPU per review`,
+    value: `${fmt((ours.medianServerUsPerReview ?? Number.NaN) / (theirs.medianServerUsPerReview ?? Number.NaN))} (${fmt(ours.medianServerUsPerReview, 1)}/${fmt(theirs.medianServerUsPerReview, 1)} µs), throughput ${fmt(ours.throughput / theirs.throughput)}`,
+    goal: "(reported)",
+    met: "n/a",
+  };
+}
+
 function cpuRatioGoal(name: string, bare: Summary, fn: Summary): Goal {
   const ratio = (bare.medianServerUsPerReview ?? Number.NaN) / (fn.medianServerUsPerReview ?? Number.NaN);
   return {
@@ -593,6 +622,8 @@ async function main(): Promise<number> {
   const workspace = createWrkWorkspace();
   const bundle = bundleFor(SERVER_NODE, SERVE_FLAGS);
   BUNDLE = bundle.entry;
+  const against = AGAINST_BUNDLE_DIR ? bundleFor(SERVER_NODE, SERVE_FLAGS, AGAINST_BUNDLE_DIR) : undefined;
+  AGAINST = against?.entry ?? "";
   let kubeconfig: string | undefined;
   try {
     const api = await startApiDouble(LOAD_PIN);
@@ -636,15 +667,24 @@ async function main(): Promise<number> {
         { server: memory, allowPatch: true, bursts: [], warmupErrors: 0 },
         { server: cluster, allowPatch: true, bursts: [], warmupErrors: 0 },
       ];
+      const againstCreate = await againstContender(
+        functionSpec("mutate-create", kubeconfig, { SEQUENCE_STORE: "memory" }, true),
+        running,
+      );
+      if (againstCreate) contenders.push(againstCreate);
       process.stdout.write("\nCREATE reviews (mutate-create)\n");
       const apiBefore = await api.requests();
       await compare(workspace, "create", contenders, createRequestsFor);
       const apiAfter = await api.requests();
-      const [sBare, sMemory, sCluster] = contenders.map((c) =>
+      const [sBare, sMemory, sCluster, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
-      ) as [Summary, Summary, Summary];
+      ) as [Summary, Summary, Summary, Summary | undefined];
       everySummary.push(sBare, sMemory, sCluster);
-      printSummaries("CREATE reviews (mutate-create), per server", [sBare, sMemory, sCluster]);
+      printSummaries(
+        "CREATE reviews (mutate-create), per server",
+        sAgainst ? [sBare, sMemory, sCluster, sAgainst] : [sBare, sMemory, sCluster],
+      );
+      if (sAgainst) goals.push(againstGoal("CREATE", sMemory, sAgainst));
       const createRssAtOnce = rssOf(memory.child.pid);
       const bareRssAtOnce = rssOf(bare.child.pid);
       await sleep(IDLE_SETTLE_MS);
@@ -653,6 +693,7 @@ async function main(): Promise<number> {
         `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later; bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))}\n`,
       );
       for (const s of [bare, memory, cluster]) await s.child.stop();
+      await againstCreate?.server.child.stop();
 
       const throughputRatio = sMemory.throughput / sBare.throughput;
       const p99Ratio = sMemory.p99Ms / sBare.p99Ms;
@@ -779,15 +820,22 @@ async function main(): Promise<number> {
           },
         },
       ];
+      const againstTeardown = await againstContender(
+        functionSpec("reschedule-delete", kubeconfig, {}, true),
+        running,
+        false,
+      );
+      if (againstTeardown) contenders.push(againstTeardown);
       const title = `Teardown burst (DELETE reviews, ${CONCURRENCY} connections)`;
       process.stdout.write(`\n${title}\n`);
       await compare(workspace, "teardown", contenders, teardownRequestsFor);
       const statsAfter = await fetchStats(statsUrl);
-      const [sBare, sFn] = contenders.map((c) =>
+      const [sBare, sFn, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
-      ) as [Summary, Summary];
+      ) as [Summary, Summary, Summary | undefined];
       everySummary.push(sBare, sFn);
-      printSummaries(`${title}, per server`, [sBare, sFn]);
+      printSummaries(`${title}, per server`, sAgainst ? [sBare, sFn, sAgainst] : [sBare, sFn]);
+      if (sAgainst) goals.push(againstGoal("teardown", sFn, sAgainst));
       const before = clonesIn(statsBefore);
       const after = clonesIn(statsAfter);
       const clones = before !== undefined && after !== undefined ? after - before : undefined;
@@ -799,6 +847,7 @@ async function main(): Promise<number> {
         `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rssAtOnce)} at once, ${mib(rss)} ${IDLE_SETTLE_MS / 1000} s later (bare ${mib(bareRss)})\n`,
       );
       for (const s of [bare, fn]) await s.child.stop();
+      await againstTeardown?.server.child.stop();
 
       const throughputRatio = sFn.throughput / sBare.throughput;
       const p99Ratio = sFn.p99Ms / sBare.p99Ms;
@@ -849,6 +898,7 @@ async function main(): Promise<number> {
     if (kubeconfig) await removeKubeconfig(kubeconfig);
     workspace.remove();
     bundle.remove();
+    against?.remove();
   }
   if (everySummary.length > 0) {
     const evidence = saturationEvidence(everySummary);
