@@ -187,7 +187,14 @@ function expressRoutes(express: typeof import("express"), log: Logger, options: 
     res.type("text/plain").send("ok");
   });
   app.get("/stats", (_req, res) => {
-    res.json({ ...(options.stats?.() ?? {}), rssBytes: process.memoryUsage().rss });
+    const memory = process.memoryUsage();
+    res.json({
+      ...(options.stats?.() ?? {}),
+      rssBytes: memory.rss,
+      // What of the RSS is V8's heap, and what of that is live: tells a grown heap from a leak.
+      heapTotalBytes: memory.heapTotal,
+      heapUsedBytes: memory.heapUsed,
+    });
   });
   const { metrics } = options;
   if (metrics) {

@@ -466,6 +466,16 @@ interface Goal {
   met: boolean | "n/a";
 }
 
+/** A function's V8 heap from its GET /stats (read after its RSS: the first /stats request loads express). */
+async function heapText(url: URL): Promise<string> {
+  const stats = await fetchStats(new URL("/stats", url));
+  const total = stats?.heapTotalBytes;
+  const used = stats?.heapUsedBytes;
+  return typeof total === "number" && typeof used === "number"
+    ? `V8 heap ${mib(total)}, ${mib(used)} of it used`
+    : "V8 heap unknown";
+}
+
 function printGoals(goals: Goal[]): void {
   const width = Math.max(...goals.map((g) => g.name.length));
   for (const g of goals) {
@@ -690,7 +700,7 @@ async function main(): Promise<number> {
       await sleep(IDLE_SETTLE_MS);
       const createRss = rssOf(memory.child.pid);
       process.stdout.write(
-        `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later; bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))}\n`,
+        `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later (${await heapText(memory.url)}); bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))}\n`,
       );
       for (const s of [bare, memory, cluster]) await s.child.stop();
       await againstCreate?.server.child.stop();
@@ -844,7 +854,7 @@ async function main(): Promise<number> {
       const rss = rssOf(fn.child.pid);
       const bareRss = rssOf(bare.child.pid);
       process.stdout.write(
-        `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rssAtOnce)} at once, ${mib(rss)} ${IDLE_SETTLE_MS / 1000} s later (bare ${mib(bareRss)})\n`,
+        `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rssAtOnce)} at once, ${mib(rss)} ${IDLE_SETTLE_MS / 1000} s later (${await heapText(fn.url)}; bare ${mib(bareRss)})\n`,
       );
       for (const s of [bare, fn]) await s.child.stop();
       await againstTeardown?.server.child.stop();

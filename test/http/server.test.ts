@@ -99,7 +99,9 @@ describe("createApp", () => {
     await request(app).get("/healthz").expect(200, "ok");
     const stats = await request(app).get("/stats").expect(200);
     assert.equal((stats.body as { reviews: number }).reviews, 7);
-    assert.ok((stats.body as { rssBytes: number }).rssBytes > 0);
+    const memory = stats.body as { rssBytes: number; heapTotalBytes: number; heapUsedBytes: number };
+    assert.ok(memory.rssBytes > memory.heapTotalBytes);
+    assert.ok(memory.heapTotalBytes >= memory.heapUsedBytes && memory.heapUsedBytes > 0);
     const missing = await request(app).post("/other").send({}).expect(404);
     assert.match((missing.body as { message: string }).message, /POST \/ takes an AdmissionReview/);
     await request(app).get("/").expect(404);
