@@ -762,12 +762,18 @@ async function main(): Promise<number> {
       const createReview = createRequestsFor(77)[0] as LoadRequest;
       const bareRuns: ColdStart[] = [];
       const fnRuns: ColdStart[] = [];
+      const againstRuns: ColdStart[] = [];
       for (let i = 0; i < COLD_STARTS; i++) {
         bareRuns.push(await coldStart(bareSpec(), createReview, true));
         fnRuns.push(await coldStart(functionSpec("mutate-create", kubeconfig), createReview, true));
+        if (AGAINST) {
+          const spec = functionSpec("mutate-create", kubeconfig, {}, true);
+          againstRuns.push(await coldStart(spec, createReview, true));
+        }
       }
       const bare = summarizeColdStarts(bareRuns);
       const fn = summarizeColdStarts(fnRuns);
+      const against = AGAINST ? summarizeColdStarts(againstRuns) : undefined;
       const ratio = fn.bestMs / bare.bestMs;
       process.stdout.write(
         `\nCold start: spawn to first admitted CREATE (best, median of ${COLD_STARTS}; the first review alone, median); idle RSS (median)\n` +
@@ -775,6 +781,7 @@ async function main(): Promise<number> {
             [
               ["bare node:http", bare],
               ["mutate-create (bundle)", fn],
+              ...(against ? [["mutate-create AGAINST", against] as const] : []),
             ] as const
           )
             .map(
@@ -790,6 +797,14 @@ async function main(): Promise<number> {
         goal: "<= 1.5 (issue 11)",
         met: ratio <= 1.5,
       });
+      if (against) {
+        goals.push({
+          name: "cold start: this build / BENCH_AGAINST",
+          value: `${fmt(fn.bestMs / against.bestMs)} best (${fmt(fn.bestMs, 0)}/${fmt(against.bestMs, 0)} ms), ${fmt(fn.medianMs / against.medianMs)} median`,
+          goal: "(reported)",
+          met: "n/a",
+        });
+      }
       goals.push({
         name: "issue 2: idle RSS",
         value: `${mib(fn.idleRssBytes)} (bare ${mib(bare.idleRssBytes)})`,
