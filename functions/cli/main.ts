@@ -17,7 +17,6 @@ import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
 import { startFunction } from "../runtime/registry.js";
 import { type Command, parseCommandLine, UsageError, usage } from "./args.js";
-import { postWarmUpReview } from "./code-cache-warm-up.js";
 import { type ManifestsRequest, ManifestsUsageError } from "./manifests/args.js";
 import { runReplayCommand } from "./replay/command.js";
 import { VERSION } from "./version.js";
@@ -49,11 +48,6 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);
   if (cmd.check) {
-    // Writing the code cache (the build, the image): run one review first so its code is in the cache.
-    if (process.env.SIMKUBE_FN_WRITE_CODE_CACHE === "1" && !config.tls) {
-      const status = await postWarmUpReview(name, running.port, config.pathSecret);
-      log.info({ status }, "code cache warm-up review answered");
-    }
     running.server.close();
     return 0;
   }
