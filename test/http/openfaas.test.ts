@@ -197,6 +197,17 @@ describe("createOpenfaasHandler with a fake context", () => {
     assert.equal(lines.filter((l) => (l.level as number) >= 50).length, 0, "not logged as an error");
   });
 
+  it("tells onReview of each review taken, and of nothing else", async () => {
+    let reviews = 0;
+    const handler = createOpenfaasHandler(async () => echo, { onReview: () => reviews++ });
+    await call(handler, { method: "POST", body: REVIEW });
+    await call(handler, { method: "POST", body: JSON.stringify(REVIEW) });
+    await call(handler, { method: "GET", path: "/healthz" });
+    await call(handler, { method: "POST", body: "{not json" });
+    await call(handler, { method: "PUT", body: REVIEW });
+    assert.equal(reviews, 2);
+  });
+
   it("GET answers ok (a probe or a person); other methods get 405", async () => {
     const handler = createOpenfaasHandler(async () => echo);
     const get = await call(handler, { method: "GET", path: "/healthz" });

@@ -42,6 +42,8 @@ export interface OpenfaasAdapterOptions {
    * be read) fails closed: every review gets a 500 with its message.
    */
   pathSecret?: string | Error;
+  /** Called as each review is taken (the entries pass idle-memory.ts's collectWhenIdle, as `serve` does). */
+  onReview?: () => void;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -96,6 +98,7 @@ interface Dispatch {
   log: () => Logger;
   secretError: Error | undefined;
   isReviewPath: (path: string) => boolean;
+  onReview: (() => void) | undefined;
 }
 
 /** Why a request other than GET is not a review to handle, as [HTTP status, message]. */
@@ -135,6 +138,7 @@ function reviewBodyOf(
 }
 
 async function answerReview(body: unknown, context: OpenfaasContext, d: Dispatch): Promise<void> {
+  d.onReview?.();
   let review: unknown;
   try {
     review = await (await d.handler())(body);
@@ -161,6 +165,7 @@ export function createOpenfaasHandler(
     log: lazyLog(options),
     secretError,
     isReviewPath: reviewPathCheck(secretError ? undefined : (options.pathSecret as string | undefined)),
+    onReview: options.onReview,
   };
   return async (event, context) => {
     try {

@@ -1,6 +1,7 @@
 // OpenFaaS entry for reschedule-delete: bundled to dist/openfaas/reschedule-delete/handler.js (module.exports = handler).
 
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../../reschedule-delete/handler.js";
+import { collectWhenIdle } from "../idle-memory.js";
 import { createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
 
 export const handler = createOpenfaasHandler(
@@ -8,5 +9,5 @@ export const handler = createOpenfaasHandler(
     const { config, kube, log } = await loadOpenfaasRuntime(process.env, "reschedule-delete");
     return createRescheduleDeleteHandler(await buildRescheduleDeleteDeps(config, kube, log));
   },
-  { pathSecret: openfaasPathSecret(process.env) },
+  { pathSecret: openfaasPathSecret(process.env), onReview: collectWhenIdle() },
 );
