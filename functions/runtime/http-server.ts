@@ -140,12 +140,10 @@ function sendError(res: ServerResponse, err: unknown, log: Logger): void {
   sendJson(res, status, { message: status === 500 ? "internal error" : (err as Error).message });
 }
 
-function reviewRoute(
-  handle: ReviewHandler,
-  log: Logger,
-  metrics: FunctionMetrics | undefined,
-): RequestListener {
+function reviewRoute(handle: ReviewHandler, log: Logger, options: AppOptions): RequestListener {
+  const { metrics, onReview } = options;
   return (req, res) => {
+    onReview?.();
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     const fail = (err: unknown) => {
@@ -239,14 +237,7 @@ function answerProbe(req: IncomingMessage, res: ServerResponse): void {
 
 export function createApp(handle: ReviewHandler, log: Logger, options: AppOptions = {}): RequestListener {
   const others = lazyExpressRoutes(log, options);
-  const route = reviewRoute(handle, log, options.metrics);
-  const { onReview } = options;
-  const reviews: RequestListener = onReview
-    ? (req, res) => {
-        onReview();
-        route(req, res);
-      }
-    : route;
+  const reviews = reviewRoute(handle, log, options);
   const isReviewRequest = reviewRequestCheck(options.pathSecret);
   return (req, res) => {
     if (isProbe(req)) answerProbe(req, res);

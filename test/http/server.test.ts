@@ -35,6 +35,17 @@ describe("createApp", () => {
     });
   });
 
+  it("tells onReview of each review it takes, not of probes or other routes", async () => {
+    let reviews = 0;
+    const { log } = capturingLog("info");
+    const app = createApp(echo, log, { onReview: () => reviews++ });
+    await request(app).post("/").send(review("a")).expect(200);
+    await request(app).post("/").send(review("b")).expect(200);
+    await request(app).get("/healthz").expect(200);
+    await request(app).get("/nowhere").expect(404);
+    assert.equal(reviews, 2);
+  });
+
   it("accepts the query string the API server may append", async () => {
     const { log } = capturingLog("info");
     const res = await request(createApp(echo, log)).post("/?timeout=10s").send(review("q")).expect(200);
