@@ -165,12 +165,12 @@ function writeBigInt(h: SipHasher13, n: bigint): void {
   else writeNumber(h, Number(n)); // serde_json reads integers beyond 64 bits as f64
 }
 
-// serde_json's BTreeMap orders keys by UTF-8 bytes, i.e. by code point. JS's default sort compares
-// UTF-16 units, which agrees except when a surrogate pair meets a unit in U+E000..U+FFFF.
 // Pod spec objects have a handful of keys: an insertion sort of those took half the time of keys.sort() (a
 // measured 1.4 us of a ~7 us hash); larger ones go to sort().
 const INSERTION_SORT_MAX = 16;
 
+// serde_json's BTreeMap orders keys by UTF-8 bytes, i.e. by code point. JS's default sort compares
+// UTF-16 units, which agrees except when a surrogate pair meets a unit in U+E000..U+FFFF.
 function sortedKeys(obj: JsonObject): string[] {
   const keys = Object.keys(obj);
   const n = keys.length;

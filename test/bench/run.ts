@@ -89,7 +89,8 @@ const PARTS = new Set(
 );
 const runs = (part: string) => PARTS.has(part) && (!COLD_START_ONLY || part === "cold");
 // BENCH_AGAINST=<dist/bundle of another build> (e.g. a worktree at an older commit): its functions join the
-// CREATE and teardown rounds as one more contender, so a change is measured against its base in one run.
+// CREATE, cold-start and teardown rounds as one more contender, so a change is measured against its base in
+// one run.
 const AGAINST_BUNDLE_DIR = process.env.BENCH_AGAINST?.trim() || undefined;
 let AGAINST = "";
 // The RSS a function keeps while it waits for the next burst: read this long after the last one, past
@@ -553,10 +554,11 @@ function saturationEvidence(summaries: Summary[]): { text: string; goal: Goal } 
   };
 }
 
-/**
- * bare's server CPU per review over the function's: the throughput ratio the function would reach if both
- * had a whole core, read from CPU time, which other work on the machine disturbs far less than the rate.
- */
+/** One server's median CPU per review over another's (NaN when either is unknown). */
+function usPerReviewRatio(a: Summary, b: Summary): number {
+  return (a.medianServerUsPerReview ?? Number.NaN) / (b.medianServerUsPerReview ?? Number.NaN);
+}
+
 /** BENCH_AGAINST's build as one more contender, started like this build's; undefined without it. */
 async function againstContender(
   spec: ServerSpec,
@@ -573,14 +575,18 @@ async function againstContender(
 function againstGoal(path: string, ours: Summary, theirs: Summary): Goal {
   return {
     name: `${path}: this build / BENCH_AGAINST, CPU per review`,
-    value: `${fmt((ours.medianServerUsPerReview ?? Number.NaN) / (theirs.medianServerUsPerReview ?? Number.NaN))} (${fmt(ours.medianServerUsPerReview, 1)}/${fmt(theirs.medianServerUsPerReview, 1)} µs), throughput ${fmt(ours.throughput / theirs.throughput)}`,
+    value: `${fmt(usPerReviewRatio(ours, theirs))} (${fmt(ours.medianServerUsPerReview, 1)}/${fmt(theirs.medianServerUsPerReview, 1)} µs), throughput ${fmt(ours.throughput / theirs.throughput)}`,
     goal: "(reported)",
     met: "n/a",
   };
 }
 
+/**
+ * bare's server CPU per review over the function's: the throughput ratio the function would reach if both
+ * had a whole core, read from CPU time, which other work on the machine disturbs far less than the rate.
+ */
 function cpuRatioGoal(name: string, bare: Summary, fn: Summary): Goal {
-  const ratio = (bare.medianServerUsPerReview ?? Number.NaN) / (fn.medianServerUsPerReview ?? Number.NaN);
+  const ratio = usPerReviewRatio(bare, fn);
   return {
     name,
     value: `${fmt(ratio)} (${fmt(bare.medianServerUsPerReview, 1)}/${fmt(fn.medianServerUsPerReview, 1)} µs)`,
