@@ -48,7 +48,10 @@ const doubleComparison: ClusterCase = {
     for (const name of DOUBLE_PATHS) {
       const real = measured.find((m) => m.path === name);
       assert.ok(real, `the real cluster measured "${name}"`);
-      assert.deepEqual(comparableRows(name, double.get(name) ?? []), comparableRows(name, real.rows), name);
+      const onDouble = double.get(name) ?? [];
+      // The whole of both sides in the message: a difference here is usually a race worth reading in full.
+      const both = `${name}\n  double: ${onDouble.map(describeRow).join(" | ")}\n  real:   ${real.rows.map(describeRow).join(" | ")}`;
+      assert.deepEqual(comparableRows(name, onDouble), comparableRows(name, real.rows), both);
     }
   },
 };
