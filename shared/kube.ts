@@ -19,14 +19,16 @@ import https from "node:https";
 // attach, port-forward, cp and their dependencies (ws, tar), which the bundle would parse on every cold start.
 import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import { ApiException } from "@kubernetes/client-node/dist/gen/apis/exception.js";
-import { createConfiguration } from "@kubernetes/client-node/dist/gen/configuration.js";
+import { type Configuration, createConfiguration } from "@kubernetes/client-node/dist/gen/configuration.js";
 import {
   HttpMethod,
   type RequestContext,
   type ResponseContext,
 } from "@kubernetes/client-node/dist/gen/http/http.js";
+import type { V1APIResource } from "@kubernetes/client-node/dist/gen/models/V1APIResource.js";
 import { ServerConfiguration } from "@kubernetes/client-node/dist/gen/servers.js";
 import { KubernetesObjectApi } from "@kubernetes/client-node/dist/object.js";
+import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "./keys.js";
 import {
   type KubeApi,
   KubeError,
@@ -237,6 +239,25 @@ interface TransportOptions {
   keepAlive: boolean;
 }
 
+/**
+ * The resources this project reads and writes, as discovery would describe them: their paths are fixed by
+ * Kubernetes (core v1) and by SimKube's CRDs (simkube.io/v1, both cluster-scoped), as a typed client would
+ * compile them in. Without this every cold start pays a discovery round trip per group-version before its
+ * first call (measured: one of the first review's four sequential API requests), and parses /api/v1's whole
+ * resource list. Any other kind (an owner's, say a ReplicaSet) still goes through the library's discovery.
+ */
+export const KNOWN_RESOURCES: Record<string, Record<string, { name: string; namespaced: boolean }>> = {
+  v1: {
+    Pod: { name: "pods", namespaced: true },
+    ConfigMap: { name: "configmaps", namespaced: true },
+    Namespace: { name: "namespaces", namespaced: false },
+  },
+  [SIMKUBE_API_VERSION]: {
+    [SIMULATION_KIND]: { name: "simulations", namespaced: false },
+    [SIMULATION_ROOT_KIND]: { name: "simulationroots", namespaced: false },
+  },
+};
+
 class RawObjectApi extends KubernetesObjectApi {
   static fromKubeConfig(kc: KubeConfig, transport: TransportOptions): RawObjectApi {
     const cluster = kc.getCurrentCluster();
@@ -261,6 +282,16 @@ class RawObjectApi extends KubernetesObjectApi {
     const client = new RawObjectApi(configuration);
     client.setDefaultNamespace(kc);
     return client;
+  }
+
+  protected override async resource(
+    apiVersion: string,
+    kind: string,
+    options?: Configuration,
+  ): Promise<V1APIResource | undefined> {
+    const known = KNOWN_RESOURCES[apiVersion]?.[kind];
+    if (known) return { ...known, kind, singularName: kind.toLowerCase(), verbs: [] };
+    return super.resource(apiVersion, kind, options);
   }
 
   async send(

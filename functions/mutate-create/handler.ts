@@ -182,8 +182,11 @@ async function mutate(
 
 /** SIM_NAME set: the served Simulation, and planScope over its prefix and the pod's chain. */
 async function resolveServed(ctx: Context, candidate: Candidate, simName: string): Promise<Resolved> {
-  const sim = await ctx.deps.simulation.get();
-  const chain = await ctx.deps.owners.ownerChain(candidate.pod);
+  // Independent reads, so a cold cache waits for the slower of the two rather than for both in turn.
+  const [sim, chain] = await Promise.all([
+    ctx.deps.simulation.get(),
+    ctx.deps.owners.ownerChain(candidate.pod),
+  ]);
   const scope = planScope({
     operation: candidate.operation,
     namespace: candidate.namespace,
@@ -331,5 +334,8 @@ export async function buildMutateCreateDeps(
     deps.trace = trace;
     deps.traceLoadSeconds = traceLoadSeconds;
   }
+  // Every admission needs the served Simulation: start reading it now, so the first review of a cold start
+  // finds it read or in flight. A failure is not remembered; that review reads again and reports it.
+  if (config.simName) deps.simulation.get().catch(() => undefined);
   return deps;
 }

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after } from "node:test";
+import { KNOWN_RESOURCES } from "../../shared/kube.js";
 import { deletionCases } from "../support/cluster/deletion-scenarios.js";
 import { comparableRows, DOUBLE_PATHS, measureOnDouble } from "../support/cluster/double-scenarios.js";
 import {
@@ -56,7 +57,33 @@ const doubleComparison: ClusterCase = {
   },
 };
 
+const knownResources: ClusterCase = {
+  name: "the kinds the functions address without discovery are where the real API server's discovery puts them",
+  run: async () => {
+    const { core, custom } = ref.get().admin;
+    for (const [apiVersion, kinds] of Object.entries(KNOWN_RESOURCES)) {
+      const slash = apiVersion.indexOf("/");
+      const list =
+        slash < 0
+          ? await core.getAPIResources()
+          : await custom.getAPIResources({
+              group: apiVersion.slice(0, slash),
+              version: apiVersion.slice(slash + 1),
+            });
+      for (const [kind, known] of Object.entries(kinds)) {
+        const served = list.resources.find((r) => r.kind === kind && !r.name.includes("/"));
+        assert.deepEqual(
+          known,
+          { name: served?.name, namespaced: served?.namespaced },
+          `${apiVersion} ${kind}`,
+        );
+      }
+    }
+  },
+};
+
 registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
+  knownResources,
   ...mutationCases(ref),
   ...policyCases(ref, WORKLOAD_NAMESPACE),
   ...deletionCases(ref),

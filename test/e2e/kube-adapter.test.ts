@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { createKubeApi, kubeErrorFrom } from "../../shared/kube.js";
+import { createKubeApi, KNOWN_RESOURCES, kubeErrorFrom } from "../../shared/kube.js";
 import {
   isAlreadyExists,
   isConflict,
@@ -268,7 +268,7 @@ describe("createKubeApi against the fake API server", () => {
     assert.equal(server.store.list("widgets", "test-namespace").length, 1);
   });
 
-  test("discovery is fetched once per group-version and cached", async () => {
+  test("the kinds the functions use need no discovery; any other is discovered once per group-version", async () => {
     const fresh = createKubeApi({ kubeconfigPath: kubeconfig });
     server.resetLog();
     for (let i = 0; i < 5; i++) {
@@ -276,9 +276,41 @@ describe("createKubeApi against the fake API server", () => {
       await fresh.read({ apiVersion: "simkube.io/v1", kind: "Simulation", name: "seeded-sim" });
     }
     await fresh.create(configMap(`cached-${Date.now()}`));
-    assert.equal(server.count("GET", /^\/api\/v1$/), 1);
-    assert.equal(server.count("GET", /^\/apis\/simkube\.io\/v1$/), 1);
+    assert.equal(server.count("GET", /^\/api\/v1$/), 0);
+    assert.equal(server.count("GET", /^\/apis\/simkube\.io\/v1$/), 0);
     assert.equal(server.count("GET", /^\/api\/v1\/namespaces\/default\/configmaps\/seeded$/), 5);
+    for (let i = 0; i < 3; i++) {
+      await rejection(
+        fresh.read({ apiVersion: "apps/v1", kind: "ReplicaSet", name: "absent", namespace: "default" }),
+      );
+      await rejection(
+        fresh.read({ apiVersion: "v1", kind: "ServiceAccount", name: "absent", namespace: "default" }),
+      );
+    }
+    assert.equal(server.count("GET", /^\/apis\/apps\/v1$/), 1);
+    assert.equal(server.count("GET", /^\/api\/v1$/), 1);
+    assert.equal(server.count("GET", /^\/apis\/apps\/v1\/namespaces\/default\/replicasets\/absent$/), 3);
+    // A discovered list replaces nothing the functions rely on: the known kinds still resolve.
+    await fresh.read({ apiVersion: "v1", kind: "ConfigMap", name: "seeded", namespace: "default" });
+    assert.equal(server.count("GET", /^\/api\/v1\/namespaces\/default\/configmaps\/seeded$/), 6);
+  });
+
+  test("the kinds known without discovery are described as discovery describes them", async () => {
+    for (const [apiVersion, kinds] of Object.entries(KNOWN_RESOURCES)) {
+      const discovered = (await (
+        await fetch(`${server.url}${apiVersion.includes("/") ? "/apis" : "/api"}/${apiVersion}`)
+      ).json()) as {
+        resources: { kind: string; name: string; namespaced: boolean }[];
+      };
+      for (const [kind, known] of Object.entries(kinds)) {
+        const served = discovered.resources.find((r) => r.kind === kind && !r.name.includes("/"));
+        assert.deepEqual(
+          known,
+          { name: served?.name, namespaced: served?.namespaced },
+          `${apiVersion} ${kind}`,
+        );
+      }
+    }
   });
 
   test("connections are reused (keep-alive)", async () => {
