@@ -1,14 +1,20 @@
-// Give back the memory a burst of reviews grew, once the reviews stop.
+// Give back the memory a burst of reviews grew, once the function is idle.
 //
 // Under load V8 grows the young generation with the allocation rate (to 32 MiB on Node 20, 128 MiB on Node
 // 24, as measured here) and the old space with what survives, and keeps both after the burst: the bench saw
-// ~90-130 MiB of RSS with ~10 MiB of live heap. A function that scales to zero spends most of its life waiting
-// for the next burst, so once no review has arrived for `idleMs` it collects, and once more `settleMs` later if
-// still nothing came, each time only if the heap had grown by `minGrowthBytes` since the last collection (a
-// trickle of single reviews never pays for one). Why twice: V8 shrinks the young generation only when the
-// allocation rate it measured over its last 5 s is low, and it samples that rate at collections; Node 24's V8
-// does it at once for gc's "last-resort" flavor, Node 20's V8 does not know that option and needs the second
-// collection, more than 5 s after the first, to see the quiet. Both run off the review path.
+// ~90-130 MiB of RSS with ~10 MiB of live heap. A replica that outlives its bursts (OpenFaaS keeps one; Knative
+// until it scales to zero) can give that back, so once no review has arrived for `idleMs` it collects, and
+// once more `settleMs` later if still nothing came, each time only if the heap had grown by `minGrowthBytes`
+// since the last collection. Why twice: V8 shrinks the young generation only when the allocation rate it
+// measured over its last 5 s is low, and it samples that rate at collections; Node 24's V8 does it at once for
+// gc's "last-resort" flavor, Node 20's V8 does not know that option and needs the second collection, more than
+// 5 s after the first, to see the quiet. Both run off the review path.
+//
+// Why 30 s of quiet and not less: a burst that follows a collection starts slowly while V8 grows its heap back.
+// Measured with the teardown bench (rounds 5-11 s apart; collections 1 s after the last review, against the
+// same build without them, in the same rounds): p99 of 42-220 ms in most rounds that followed a collection,
+// against 9.5-14 ms without them and 8.5-13 ms for the bare server. A simulation's pods come in bursts seconds apart, so collecting in those gaps would tax
+// the next burst; a replica quiet for 30 s is between simulations, or about to be scaled away.
 //
 // `gc` needs --expose-gc, set here the first time it is needed (the same way jest's leak detector does):
 // any Node flag given at start makes V8 reject the code cache of Node's own modules, +11-18 ms on every cold
@@ -17,7 +23,7 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-export const DEFAULT_IDLE_MS = 1_000;
+export const DEFAULT_IDLE_MS = 30_000;
 /** Past V8's 5 s allocation-rate window (its GCTracer's kThroughputTimeFrameMs). */
 export const DEFAULT_SETTLE_MS = 5_500;
 export const DEFAULT_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
@@ -33,6 +39,8 @@ export interface IdleMemoryOptions {
   collect?: () => void;
   /** Committed heap bytes; default: V8's total_heap_size. */
   heapBytes?: () => number;
+  /** Milliseconds clock; default performance.now. */
+  now?: () => number;
 }
 
 type GcFunction = (options?: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
@@ -53,9 +61,9 @@ export function memoryReducingCollection(): () => void {
 }
 
 /**
- * Returns `activity`, to call once per review. Per review it costs an increment; while idle no timer runs.
- * After activity a timer looks every `idleMs`; the first look that finds none since the last one collects
- * (if the heap grew enough) and looks again `settleMs` later, collecting a second time if still idle.
+ * Returns `activity`, to call once per review. Per review it costs reading the clock; while idle no timer runs.
+ * `idleMs` after the last review it collects (if the heap grew enough), and again `settleMs` later if no review
+ * came in between; a review in between starts the wait over.
  */
 export function collectWhenIdle(options: IdleMemoryOptions = {}): () => void {
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
@@ -63,20 +71,20 @@ export function collectWhenIdle(options: IdleMemoryOptions = {}): () => void {
   const minGrowth = options.minGrowthBytes ?? DEFAULT_MIN_GROWTH_BYTES;
   const collect = options.collect ?? memoryReducingCollection();
   const heapBytes = options.heapBytes ?? (() => getHeapStatistics().total_heap_size);
+  const now = options.now ?? (() => performance.now());
   let baseline = heapBytes();
-  let activity = 0;
-  let seen = 0;
+  let lastReview = 0;
   let collected = false;
   let timer: NodeJS.Timeout | undefined;
   const lookIn = (ms: number) => {
-    seen = activity;
     timer = setTimeout(look, ms).unref();
   };
   const look = () => {
     timer = undefined;
-    if (activity !== seen) {
+    const quietMs = now() - lastReview;
+    if (quietMs < idleMs) {
       collected = false;
-      lookIn(idleMs);
+      lookIn(idleMs - quietMs);
     } else if (collected) {
       collected = false;
       collect();
@@ -89,7 +97,7 @@ export function collectWhenIdle(options: IdleMemoryOptions = {}): () => void {
     }
   };
   return () => {
-    activity++;
+    lastReview = now();
     if (timer === undefined) {
       collected = false;
       lookIn(idleMs);

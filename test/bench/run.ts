@@ -40,6 +40,7 @@ import { fileURLToPath } from "node:url";
 import { checkAnswer, fetchStats, type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { clonesIn } from "../../functions/cli/loadtest/report.js";
 import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
+import { DEFAULT_IDLE_MS, DEFAULT_SETTLE_MS } from "../../functions/runtime/idle-memory.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   BENCH_ROOT_NAME,
@@ -93,10 +94,10 @@ const runs = (part: string) => PARTS.has(part) && (!COLD_START_ONLY || part === 
 // one run.
 const AGAINST_BUNDLE_DIR = process.env.BENCH_AGAINST?.trim() || undefined;
 let AGAINST = "";
-// The RSS a function keeps while it waits for the next burst: read this long after the last one, past
-// collectWhenIdle's two collections, 1 s and 6.5 s after the last review (functions/runtime/idle-memory.ts).
-// The RSS right after is printed too.
-const IDLE_SETTLE_MS = 8_000;
+// The RSS a function keeps once idle: read this long after its last burst, past collectWhenIdle's two
+// collections, 30 s and 35.5 s after the last review (functions/runtime/idle-memory.ts). The RSS right after
+// is printed too: what a replica holds between the bursts of one simulation.
+const IDLE_SETTLE_MS = DEFAULT_IDLE_MS + DEFAULT_SETTLE_MS + 1_500;
 const CONCURRENCY = envInt("BENCH_CONCURRENCY", 64);
 const COLD_STARTS = envInt("BENCH_COLD_STARTS", 5);
 const WARMUP_REVIEWS = 1000;

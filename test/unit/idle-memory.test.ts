@@ -1,4 +1,4 @@
-// collectWhenIdle: collections only after a quiet moment, twice per burst, never while reviews keep coming,
+// collectWhenIdle: collections only after 30 s of quiet, twice per burst, never while reviews keep coming,
 // never for a heap that has not grown; and the real collection runs without a start-up flag. What it gives
 // back (RSS after the bursts) is measured by `npm run bench`, not here.
 
@@ -12,9 +12,10 @@ const MiB = 1024 * 1024;
 function world(heapMiB = 10) {
   const state = { heap: heapMiB * MiB, collections: 0, afterCollection: heapMiB * MiB };
   const activity = collectWhenIdle({
-    idleMs: 1_000,
+    idleMs: 30_000,
     settleMs: 5_500,
     minGrowthBytes: 8 * MiB,
+    now: () => Date.now(),
     heapBytes: () => state.heap,
     collect: () => {
       state.collections++;
@@ -25,14 +26,14 @@ function world(heapMiB = 10) {
 }
 
 describe("collectWhenIdle", () => {
-  beforeEach(() => mock.timers.enable({ apis: ["setTimeout"] }));
+  beforeEach(() => mock.timers.enable({ apis: ["setTimeout", "Date"] }));
   afterEach(() => mock.timers.reset());
 
-  it("collects 1 s after the last review, and again 5.5 s later", () => {
+  it("collects 30 s after the last review, and again 5.5 s later", () => {
     const { state, activity } = world();
     activity();
     state.heap = 40 * MiB;
-    mock.timers.tick(999);
+    mock.timers.tick(29_999);
     assert.equal(state.collections, 0);
     mock.timers.tick(1);
     assert.equal(state.collections, 1);
@@ -40,19 +41,31 @@ describe("collectWhenIdle", () => {
     assert.equal(state.collections, 1);
     mock.timers.tick(1);
     assert.equal(state.collections, 2);
-    mock.timers.tick(60_000);
+    mock.timers.tick(600_000);
     assert.equal(state.collections, 2, "idle: no timer, no more collections");
   });
 
-  it("waits while reviews keep arriving", () => {
+  it("counts the quiet from the last review, however the burst lined up with the timer", () => {
     const { state, activity } = world();
-    for (let ms = 0; ms < 10_000; ms += 500) {
+    activity();
+    state.heap = 40 * MiB;
+    mock.timers.tick(29_000);
+    activity(); // the last review, 1 s before the first look
+    mock.timers.tick(29_999);
+    assert.equal(state.collections, 0, "30 s after the last review, not 30 s after the look that saw it");
+    mock.timers.tick(1);
+    assert.equal(state.collections, 1);
+  });
+
+  it("waits while reviews keep arriving, even seconds apart", () => {
+    const { state, activity } = world();
+    for (let ms = 0; ms < 120_000; ms += 8_000) {
       activity();
       state.heap += MiB;
-      mock.timers.tick(500);
+      mock.timers.tick(8_000);
     }
-    assert.equal(state.collections, 0);
-    mock.timers.tick(1_000);
+    assert.equal(state.collections, 0, "gaps of 8 s between bursts are not idleness");
+    mock.timers.tick(22_000);
     assert.equal(state.collections, 1);
   });
 
@@ -60,7 +73,7 @@ describe("collectWhenIdle", () => {
     const { state, activity } = world();
     activity();
     state.heap += 7 * MiB;
-    mock.timers.tick(10_000);
+    mock.timers.tick(100_000);
     assert.equal(state.collections, 0);
   });
 
@@ -69,13 +82,13 @@ describe("collectWhenIdle", () => {
     state.afterCollection = 30 * MiB; // the first collection cannot shrink the young generation (Node 20)
     activity();
     state.heap = 40 * MiB;
-    mock.timers.tick(1_000);
+    mock.timers.tick(30_000);
     assert.equal(state.collections, 1);
     mock.timers.tick(3_000);
     activity();
     mock.timers.tick(2_500);
-    assert.equal(state.collections, 1, "the settle look (6.5 s) saw the review and waits for quiet again");
-    mock.timers.tick(1_000);
+    assert.equal(state.collections, 1, "the settle look saw the review and waits for quiet again");
+    mock.timers.tick(27_500);
     assert.equal(state.collections, 2, "still grown against the baseline before the burst");
     mock.timers.tick(5_500);
     assert.equal(state.collections, 3);
