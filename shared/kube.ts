@@ -4,7 +4,8 @@
 // object through the generated typed models. For built-in kinds that (a) drops fields the model does not know
 // (a newer pod field vanishes from a clone we create) and (b) turns every date-time into a Date instance, so
 // read() would not return the plain JSON the port promises. We keep the library's discovery (per-group-version
-// APIResourceList, cached per apiVersion), URL building, auth and error type, and send/receive raw JSON.
+// APIResourceList, cached per apiVersion; skipped for the few kinds we address ourselves, KNOWN_RESOURCES), URL
+// building, auth and error type, and send/receive raw JSON.
 //
 // Two more things the library does not do, added here:
 // - a timeout per HTTP request (an AbortSignal): the admission webhook itself has ~10 s, a hung API call
