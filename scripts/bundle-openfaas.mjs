@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { clientNodeSlim } from "./client-node-slim.mjs";
 import { buildTraceSources, traceSourcesExternal } from "./trace-sources.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,7 +31,7 @@ await build({
   outdir,
   format: "cjs",
   footer: { js: "module.exports = module.exports.handler;" },
-  plugins: [traceSourcesExternal],
+  plugins: [clientNodeSlim, traceSourcesExternal],
 });
 await buildTraceSources(root, path.join(outdir, "mutate-create"), common);
 for (const fn of functions) {

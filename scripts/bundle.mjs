@@ -4,6 +4,7 @@
 //   simkube-fn.cjs        functions/cli/main.ts with every dependency inlined, ending in its build id
 //   simkube-fn.cjs.cache  V8's code cache for it, written by running `--version`
 //   simkube-fn-serve.cjs  the same without the commands other than `serve` (scripts/serve-bundle.mjs says why)
+//                         and without client-node's typed APIs and models (scripts/client-node-slim.mjs)
 //   simkube-fn-serve.cjs.cache  its code cache, written by starting each function once (`serve --check`)
 //   simkube-fn.cjs.LEGAL.txt, simkube-fn-serve.cjs.LEGAL.txt  the bundled libraries' license notices
 //   trace-sources/{s3,gcs,azure}.cjs  the object-store trace readers, each with its SDK inlined and its own
@@ -29,6 +30,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { clientNodeSlim } from "./client-node-slim.mjs";
 import { serveOnly } from "./serve-bundle.mjs";
 import { buildTraceSources, traceSourcesExternal } from "./trace-sources.mjs";
 
@@ -62,7 +64,7 @@ const cliOptions = {
   },
 };
 await build({ ...cliOptions, outfile: cli, plugins: [traceSourcesExternal] });
-await build({ ...cliOptions, outfile: serveCli, plugins: [serveOnly, traceSourcesExternal] });
+await build({ ...cliOptions, outfile: serveCli, plugins: [serveOnly, clientNodeSlim, traceSourcesExternal] });
 await buildTraceSources(root, outdir, common);
 // The example scenario `replay` runs when given no trace (functions/cli/trace/example.ts looks beside the bundle).
 cpSync(path.join(root, "examples/scenario.yaml"), path.join(outdir, "examples/scenario.yaml"));

@@ -20,7 +20,7 @@ import https from "node:https";
 // attach, port-forward, cp and their dependencies (ws, tar), which the bundle would parse on every cold start.
 import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import { ApiException } from "@kubernetes/client-node/dist/gen/apis/exception.js";
-import { type Configuration, createConfiguration } from "@kubernetes/client-node/dist/gen/configuration.js";
+import { createConfiguration } from "@kubernetes/client-node/dist/gen/configuration.js";
 import {
   HttpMethod,
   type RequestContext,
@@ -285,14 +285,35 @@ class RawObjectApi extends KubernetesObjectApi {
     return client;
   }
 
-  protected override async resource(
-    apiVersion: string,
-    kind: string,
-    options?: Configuration,
-  ): Promise<V1APIResource | undefined> {
+  /** Discovered resource lists, per apiVersion. */
+  private readonly discovered = new Map<string, V1APIResource[]>();
+
+  /**
+   * What the library's resource() does (GET the group-version's APIResourceList once, fetch it again when a
+   * kind is missing from it: a CRD installed since), as raw JSON like every other call here, so that nothing
+   * goes through the library's typed models (the serve bundle leaves them out: scripts/client-node-slim.mjs).
+   */
+  protected override async resource(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
     const known = KNOWN_RESOURCES[apiVersion]?.[kind];
     if (known) return { ...known, kind, singularName: kind.toLowerCase(), verbs: [] };
-    return super.resource(apiVersion, kind, options);
+    const cached = this.discovered.get(apiVersion)?.find((r) => r.kind === kind);
+    if (cached) return cached;
+    const ctx = this.configuration.baseServer.makeRequestContext(
+      this.apiVersionPath(apiVersion),
+      HttpMethod.GET,
+    );
+    ctx.setHeaderParam("Accept", "application/json");
+    try {
+      const list = (await this.requestPromise(ctx, RAW)) as { resources?: unknown };
+      const resources = Array.isArray(list?.resources) ? (list.resources as V1APIResource[]) : [];
+      this.discovered.set(apiVersion, resources);
+      return resources.find((r) => r.kind === kind);
+    } catch (err) {
+      // The library's wording, which kubeErrorFrom recognises as a discovery failure (404: UnknownKind).
+      if (err instanceof Error)
+        err.message = `Failed to fetch resource metadata for ${apiVersion}/${kind}: ${err.message}`;
+      throw err;
+    }
   }
 
   async send(
@@ -311,8 +332,8 @@ class RawObjectApi extends KubernetesObjectApi {
     return this.requestPromise(ctx, RAW);
   }
 
-  protected override async processResponse<T>(response: ResponseContext, type?: string): Promise<T> {
-    if (type !== RAW) return super.processResponse(response, type) as Promise<T>;
+  /** Every call here is raw JSON (send, resource): the library's typed deserialization is never used. */
+  protected override async processResponse<T>(response: ResponseContext): Promise<T> {
     if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
       return JSON.parse(await response.body.text()) as T;
     }
