@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after } from "node:test";
-import { KNOWN_RESOURCES } from "../../shared/kube.js";
 import { deletionCases } from "../support/cluster/deletion-scenarios.js";
 import { comparableRows, DOUBLE_PATHS, measureOnDouble } from "../support/cluster/double-scenarios.js";
 import {
@@ -25,6 +24,7 @@ import { describeRow } from "../support/cluster/reviews.js";
 import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { teardownCase } from "../support/cluster/teardown-scenario.js";
 import { lazyWorldRef } from "../support/cluster/world.js";
+import { assertKnownResourcesMatch } from "../support/known-resources.js";
 import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const traceDir = mkdtempSync(path.join(tmpdir(), "simkube-fn-cluster-trace-"));
@@ -61,24 +61,12 @@ const knownResources: ClusterCase = {
   name: "the kinds the functions address without discovery are where the real API server's discovery puts them",
   run: async () => {
     const { core, custom } = ref.get().admin;
-    for (const [apiVersion, kinds] of Object.entries(KNOWN_RESOURCES)) {
+    await assertKnownResourcesMatch((apiVersion) => {
       const slash = apiVersion.indexOf("/");
-      const list =
-        slash < 0
-          ? await core.getAPIResources()
-          : await custom.getAPIResources({
-              group: apiVersion.slice(0, slash),
-              version: apiVersion.slice(slash + 1),
-            });
-      for (const [kind, known] of Object.entries(kinds)) {
-        const served = list.resources.find((r) => r.kind === kind && !r.name.includes("/"));
-        assert.deepEqual(
-          known,
-          { name: served?.name, namespaced: served?.namespaced },
-          `${apiVersion} ${kind}`,
-        );
-      }
-    }
+      return slash < 0
+        ? core.getAPIResources()
+        : custom.getAPIResources({ group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) });
+    });
   },
 };
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { createKubeApi, KNOWN_RESOURCES, kubeErrorFrom } from "../../shared/kube.js";
+import { createKubeApi, kubeErrorFrom } from "../../shared/kube.js";
 import {
   isAlreadyExists,
   isConflict,
@@ -13,6 +13,7 @@ import {
   KubeError,
   type KubeObject,
 } from "../../shared/kube-api.js";
+import { assertKnownResourcesMatch, type DiscoveredList } from "../support/known-resources.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 
 function pod(name: string, namespace = "default", extra: Record<string, unknown> = {}): KubeObject {
@@ -296,21 +297,10 @@ describe("createKubeApi against the fake API server", () => {
   });
 
   test("the kinds known without discovery are described as discovery describes them", async () => {
-    for (const [apiVersion, kinds] of Object.entries(KNOWN_RESOURCES)) {
-      const discovered = (await (
-        await fetch(`${server.url}${apiVersion.includes("/") ? "/apis" : "/api"}/${apiVersion}`)
-      ).json()) as {
-        resources: { kind: string; name: string; namespaced: boolean }[];
-      };
-      for (const [kind, known] of Object.entries(kinds)) {
-        const served = discovered.resources.find((r) => r.kind === kind && !r.name.includes("/"));
-        assert.deepEqual(
-          known,
-          { name: served?.name, namespaced: served?.namespaced },
-          `${apiVersion} ${kind}`,
-        );
-      }
-    }
+    await assertKnownResourcesMatch(async (apiVersion) => {
+      const url = `${server.url}${apiVersion.includes("/") ? "/apis" : "/api"}/${apiVersion}`;
+      return (await (await fetch(url)).json()) as DiscoveredList;
+    });
   });
 
   test("connections are reused (keep-alive)", async () => {
