@@ -9,6 +9,8 @@ export interface KubeconfigOptions {
   token?: string;
   /** The context's default namespace. Default "default". */
   namespace?: string;
+  /** The cluster's `proxy-url` (http://, https:// or socks5://). */
+  proxyUrl?: string;
 }
 
 /** Directories made here, removed by removeKubeconfig / removeAllKubeconfigs. */
@@ -30,7 +32,16 @@ export async function writeKubeconfig(
   const config = {
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: "fake", cluster: { server: serverUrl, "insecure-skip-tls-verify": true } }],
+    clusters: [
+      {
+        name: "fake",
+        cluster: {
+          server: serverUrl,
+          "insecure-skip-tls-verify": true,
+          ...(options.proxyUrl ? { "proxy-url": options.proxyUrl } : {}),
+        },
+      },
+    ],
     users: [{ name: "fake-user", user: { token: options.token ?? "fake-token" } }],
     contexts: [
       {
