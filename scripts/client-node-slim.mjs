@@ -13,7 +13,8 @@
 
 import path from "node:path";
 
-const DIST = `${path.sep}@kubernetes${path.sep}client-node${path.sep}dist${path.sep}`;
+/** The folder of client-node's own entry modules (config.js, object.js), as a path ending. */
+const DIST = path.join("@kubernetes", "client-node", "dist");
 
 const SERIALIZER_STAND_IN = `
 const missing = () => {
@@ -35,7 +36,7 @@ export class SocksProxyAgent {
 
 /** What replaces `specifier` when `importer` imports it, if anything: only for two files of client-node's dist/. */
 function standIn(importer, specifier) {
-  if (!path.dirname(importer).endsWith(DIST.slice(0, -1))) return undefined;
+  if (!path.dirname(importer).endsWith(`${path.sep}${DIST}`)) return undefined;
   const file = path.basename(importer);
   if (file === "config.js" && specifier === "./gen/index.js") {
     // config.js: `import { createConfiguration, ServerConfiguration } from './gen/index.js'`

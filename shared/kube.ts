@@ -3,9 +3,9 @@
 // Why not call KubernetesObjectApi.read/create/replace directly: in client-node 1.x those methods push every
 // object through the generated typed models. For built-in kinds that (a) drops fields the model does not know
 // (a newer pod field vanishes from a clone we create) and (b) turns every date-time into a Date instance, so
-// read() would not return the plain JSON the port promises. We keep the library's discovery (per-group-version
-// APIResourceList, cached per apiVersion; skipped for the few kinds we address ourselves, KNOWN_RESOURCES), URL
-// building, auth and error type, and send/receive raw JSON.
+// read() would not return the plain JSON the port promises. We keep the library's URL building, auth and error
+// type, and send/receive raw JSON, discovery included (the library's caching per apiVersion, done as raw JSON
+// too; skipped for the few kinds we address ourselves, KNOWN_RESOURCES).
 //
 // Two more things the library does not do, added here:
 // - a timeout per HTTP request (an AbortSignal): the admission webhook itself has ~10 s, a hung API call
@@ -231,8 +231,6 @@ function networkMessage(err: Error): string {
 // ---------------------------------------------------------------------------------------------------------
 // The client
 
-const RAW = "raw-json";
-
 type Agent = http.Agent | https.Agent;
 
 interface TransportOptions {
@@ -245,7 +243,7 @@ interface TransportOptions {
  * Kubernetes (core v1) and by SimKube's CRDs (simkube.io/v1, both cluster-scoped), as a typed client would
  * compile them in. Without this every cold start pays a discovery round trip per group-version before its
  * first call (measured: one of the first review's four sequential API requests), and parses /api/v1's whole
- * resource list. Any other kind (an owner's, say a ReplicaSet) still goes through the library's discovery.
+ * resource list. Any other kind (an owner's, say a ReplicaSet) is still discovered (resource() below).
  */
 export const KNOWN_RESOURCES: Record<string, Record<string, { name: string; namespaced: boolean }>> = {
   v1: {
@@ -304,7 +302,7 @@ class RawObjectApi extends KubernetesObjectApi {
     );
     ctx.setHeaderParam("Accept", "application/json");
     try {
-      const list = (await this.requestPromise(ctx, RAW)) as { resources?: unknown };
+      const list = (await this.requestPromise(ctx)) as { resources?: unknown };
       const resources = Array.isArray(list?.resources) ? (list.resources as V1APIResource[]) : [];
       this.discovered.set(apiVersion, resources);
       return resources.find((r) => r.kind === kind);
@@ -329,7 +327,7 @@ class RawObjectApi extends KubernetesObjectApi {
       ctx.setHeaderParam("Content-Type", "application/json");
       ctx.setBody(JSON.stringify(body));
     }
-    return this.requestPromise(ctx, RAW);
+    return this.requestPromise(ctx);
   }
 
   /** Every call here is raw JSON (send, resource): the library's typed deserialization is never used. */

@@ -13,8 +13,9 @@
 // Why 30 s of quiet and not less: a burst that follows a collection starts slowly while V8 grows its heap back.
 // Measured with the teardown bench (rounds 5-11 s apart; collections 1 s after the last review, against the
 // same build without them, in the same rounds): p99 of 42-220 ms in most rounds that followed a collection,
-// against 9.5-14 ms without them and 8.5-13 ms for the bare server. A simulation's pods come in bursts seconds apart, so collecting in those gaps would tax
-// the next burst; a replica quiet for 30 s is between simulations, or about to be scaled away.
+// against 9.5-14 ms without them and 8.5-13 ms for the bare server. A simulation's pods come in bursts seconds
+// apart, so collecting in those gaps would tax the next burst; a replica quiet for 30 s is between
+// simulations, or about to be scaled away.
 //
 // `gc` needs --expose-gc, set here the first time it is needed (the same way jest's leak detector does):
 // any Node flag given at start makes V8 reject the code cache of Node's own modules, +11-18 ms on every cold
