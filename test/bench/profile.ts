@@ -3,7 +3,8 @@
 // not the bundle: every profile entry then names its source file, which is what groups it) with
 // `node --cpu-prof` (and BENCH_SERVE_FLAGS, if set), pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
 // with wrk for `seconds` (default 10), stops it, and reads the profile V8 wrote at exit.
-// `--bare` profiles the bench's baseline (bare-server.ts) under the same load instead.
+// `--bare` profiles the bench's baseline (bare-server.ts) under the same load instead, `--floor` the CREATE
+// floor (floor-server.ts: bare plus the hash, sequence and patch every CREATE answer needs).
 // Prints self time per group (µs per review) and the top self-time functions; writes the .cpuprofile under
 // dist/profiles/ (open it in Chrome DevTools or VS Code for the call tree).
 
@@ -53,8 +54,15 @@ function reviewsFor(path: Path): LoadRequest[] {
   return teardown.reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
 }
 
-async function profile(path: Path, seconds: number, bare: boolean): Promise<number> {
-  const fn = bare ? "bare node:http" : FUNCTION_OF[path];
+/** A reference server profiled instead of the function: its label and compiled entry. */
+const BASELINES = {
+  bare: { label: "bare node:http", entry: "dist/test/bench/bare-server.js" },
+  floor: { label: "CREATE floor", entry: "dist/test/bench/floor-server.js" },
+} as const;
+type Baseline = keyof typeof BASELINES;
+
+async function profile(path: Path, seconds: number, baseline: Baseline | undefined): Promise<number> {
+  const fn = baseline ? BASELINES[baseline].label : FUNCTION_OF[path];
   const dir = join(REPO, "dist/profiles", `${path}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const api = await startApiDouble(pinTo(0));
@@ -71,11 +79,11 @@ async function profile(path: Path, seconds: number, bare: boolean): Promise<numb
       SEQUENCE_STORE: "memory",
       SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
     };
-    // --bare: the bench's baseline under the same load, to compare group by group (Node HTTP above all).
-    const args = bare
-      ? [join(REPO, "dist/test/bench/bare-server.js")]
+    // --bare, --floor: a reference server under the same load, to compare group by group (Node HTTP above all).
+    const args = baseline
+      ? [join(REPO, BASELINES[baseline].entry)]
       : [join(REPO, "dist/functions/cli/main.js"), "serve", fn];
-    const flags = bare ? [] : serveNodeFlags();
+    const flags = baseline ? [] : serveNodeFlags();
     const server = startNode(args, env, pinTo(1), false, [...flags, "--cpu-prof", `--cpu-prof-dir=${dir}`]);
     const url = new URL(`http://127.0.0.1:${port}/`);
     const ready = await waitUntil(
@@ -121,10 +129,12 @@ async function profile(path: Path, seconds: number, bare: boolean): Promise<numb
 }
 
 async function cli(args: string[]): Promise<number> {
-  const bare = args.includes("--bare");
-  const [path, secondsText] = args.filter((a) => a !== "--bare");
-  if (path !== "create" && path !== "teardown") {
-    process.stderr.write("usage: npm run bench:profile -- <create|teardown> [seconds] [--bare]\n");
+  const baseline = args.includes("--bare") ? "bare" : args.includes("--floor") ? "floor" : undefined;
+  const [path, secondsText] = args.filter((a) => a !== "--bare" && a !== "--floor");
+  if ((path !== "create" && path !== "teardown") || (baseline === "floor" && path !== "create")) {
+    process.stderr.write(
+      "usage: npm run bench:profile -- <create|teardown> [seconds] [--bare | --floor (create only)]\n",
+    );
     return 2;
   }
   if (!wrkInstalled()) {
@@ -132,7 +142,7 @@ async function cli(args: string[]): Promise<number> {
     return 2;
   }
   const seconds = Number(secondsText ?? 10);
-  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10, bare);
+  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10, baseline);
 }
 
 // `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:

@@ -14,6 +14,8 @@
 //
 //   issue 2  mutate-create CREATE throughput and p99 (SEQUENCE_STORE=memory) vs the bare server; cold start
 //            (spawn to first admitted review) and idle RSS vs the bare server started the same way
+//   issue 11 the CREATE floor (floor-server.ts: bare plus the hash, sequence and patch every answer needs)
+//            in the same rounds, so the CREATE gap splits into the answer's own cost and mutate-create's
 //   issue 3  teardown burst (DELETE reviews from functions/loadtest) against reschedule-delete vs the bare
 //            server: errors, clones, throughput, p99, API requests the double saw
 //   issue 4  mutate-create with SEQUENCE_STORE=cluster vs memory (plus benchSequence())
@@ -71,6 +73,7 @@ let BUNDLE = "";
 // Node flags for the functions (BENCH_SERVE_FLAGS, to try some; none by default, as deployed); never the bare one.
 const SERVE_FLAGS = serveNodeFlags();
 const BARE_SERVER = join(HERE, "bare-server.js");
+const FLOOR_SERVER = join(HERE, "floor-server.js");
 const RESULTS_FILE = join(REPO, "dist/bench-results.json");
 
 function envInt(name: string, fallback: number): number {
@@ -131,6 +134,11 @@ interface RunningServer {
 
 function bareSpec(): ServerSpec {
   return { label: "bare node:http", flags: [], args: [BARE_SERVER], env: {} };
+}
+
+/** The bare server plus the hash, sequence and patch every CREATE answer needs (floor-server.ts). */
+function floorSpec(): ServerSpec {
+  return { label: "CREATE floor", flags: [], args: [FLOOR_SERVER], env: {} };
 }
 
 function functionSpec(
@@ -679,10 +687,13 @@ async function main(): Promise<number> {
         functionSpec("mutate-create", kubeconfig, { SEQUENCE_STORE: "cluster" }),
       );
       running.push(cluster.child);
+      const floor = await startServer(floorSpec());
+      running.push(floor.child);
       const contenders: Contender[] = [
         { server: bare, allowPatch: true, bursts: [], warmupErrors: 0 },
         { server: memory, allowPatch: true, bursts: [], warmupErrors: 0 },
         { server: cluster, allowPatch: true, bursts: [], warmupErrors: 0 },
+        { server: floor, allowPatch: true, bursts: [], warmupErrors: 0 },
       ];
       const againstCreate = await againstContender(
         functionSpec("mutate-create", kubeconfig, { SEQUENCE_STORE: "memory" }, true),
@@ -693,13 +704,13 @@ async function main(): Promise<number> {
       const apiBefore = await api.requests();
       await compare(workspace, "create", contenders, createRequestsFor);
       const apiAfter = await api.requests();
-      const [sBare, sMemory, sCluster, sAgainst] = contenders.map((c) =>
+      const [sBare, sMemory, sCluster, sFloor, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
-      ) as [Summary, Summary, Summary, Summary | undefined];
-      everySummary.push(sBare, sMemory, sCluster);
+      ) as [Summary, Summary, Summary, Summary, Summary | undefined];
+      everySummary.push(sBare, sMemory, sCluster, sFloor);
       printSummaries(
         "CREATE reviews (mutate-create), per server",
-        sAgainst ? [sBare, sMemory, sCluster, sAgainst] : [sBare, sMemory, sCluster],
+        sAgainst ? [sBare, sMemory, sCluster, sFloor, sAgainst] : [sBare, sMemory, sCluster, sFloor],
       );
       if (sAgainst) goals.push(againstGoal("CREATE", sMemory, sAgainst));
       const createRssAtOnce = rssOf(memory.child.pid);
@@ -709,7 +720,7 @@ async function main(): Promise<number> {
       process.stdout.write(
         `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later (${await heapText(memory.url)}); bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))}\n`,
       );
-      for (const s of [bare, memory, cluster]) await s.child.stop();
+      for (const s of [bare, memory, cluster, floor]) await s.child.stop();
       await againstCreate?.server.child.stop();
 
       const throughputRatio = sMemory.throughput / sBare.throughput;
@@ -729,6 +740,20 @@ async function main(): Promise<number> {
         met: p99Ratio <= 2,
       });
       goals.push(cpuRatioGoal("issue 11: CREATE CPU per review, bare/fn", sBare, sMemory));
+      // How much of the gap is the answer itself: the floor does only what every CREATE answer needs.
+      goals.push({
+        name: "issue 11: CREATE floor throughput vs bare",
+        value: `${fmt(sFloor.throughput / sBare.throughput)} (${fmt(sFloor.throughput, 0)}/${fmt(sBare.throughput, 0)})`,
+        goal: "(reported)",
+        met: sFloor.errors === 0 ? "n/a" : false,
+      });
+      goals.push({
+        name: "issue 11: mutate-create throughput vs CREATE floor",
+        value: `${fmt(sMemory.throughput / sFloor.throughput)} (${fmt(sMemory.throughput, 0)}/${fmt(sFloor.throughput, 0)})`,
+        goal: "(reported)",
+        met: "n/a",
+      });
+      goals.push(cpuRatioGoal("issue 11: CREATE CPU per review, floor/fn", sFloor, sMemory));
       goals.push({
         name: "issue 4: cluster vs memory store throughput",
         value: `${fmt(clusterRatio)} (${fmt(sCluster.throughput, 0)}/${fmt(sMemory.throughput, 0)})`,
@@ -750,6 +775,7 @@ async function main(): Promise<number> {
       results.issue2 = {
         bare: sBare,
         mutateCreate: sMemory,
+        floor: sFloor,
         throughputRatio,
         p99Ratio,
         rssAfterBurstsBytes: createRss ?? "unknown",

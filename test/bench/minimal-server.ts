@@ -1,0 +1,61 @@
+// What the bench's reference servers share: a bare node:http server that reads the whole body, parses it as
+// JSON and answers with what `answer` makes of it. No express, no handler framework, no API calls. Started
+// like the functions (a child process, PORT from the environment, listening on 0.0.0.0), serving GET
+// /healthz and GET /stats (its RSS) as they do, so every number is measured the same way for all of them.
+
+import http from "node:http";
+
+/** The answer's JSON text for a parsed body. */
+export type Answer = (body: unknown) => string;
+
+function send(res: http.ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function serveMinimal(answer: Answer): void {
+  const port = Number(process.env.PORT ?? 8080);
+  const server = http.createServer((req, res) => {
+    if (req.method === "GET") {
+      if (req.url === "/healthz") return send(res, 200, '"ok"');
+      if (req.url === "/stats")
+        return send(res, 200, JSON.stringify({ rssBytes: process.memoryUsage().rss }));
+      return send(res, 404, '{"message":"not found"}');
+    }
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        return send(res, 400, '{"message":"request body is not valid JSON"}');
+      }
+      let text: string;
+      try {
+        text = answer(body);
+      } catch (err) {
+        return send(res, 400, JSON.stringify({ message: (err as Error).message }));
+      }
+      send(res, 200, text);
+    });
+  });
+  // As functions/runtime/http-server.ts does: outlive the client's idle keep-alive.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.listen(port, "0.0.0.0");
+
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 2_000).unref();
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}
+
+/** The uid a review's answer must echo ("" when the body has none). */
+export function reviewUid(body: unknown): string {
+  const uid = (body as { request?: { uid?: unknown } } | null)?.request?.uid;
+  return typeof uid === "string" ? uid : "";
+}
