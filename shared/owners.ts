@@ -230,6 +230,33 @@ async function resolve(
   return chain;
 }
 
+/**
+ * The chain when every owner in it is cached and well-formed, walked without a promise; undefined as soon
+ * as anything needs resolve's care (a miss, a malformed reference, a cycle), which then walks it again.
+ * In a burst nearly every chain is cached, and the async walk paid a promise and a Set per level.
+ */
+function cachedChain(
+  cache: OwnerCache,
+  namespace: string,
+  refs: OwnerReference[],
+  path: string[],
+  chain: OwnerLink[],
+): OwnerLink[] | undefined {
+  for (const ref of refs) {
+    if (!isUsableRef(ref) || path.length >= MAX_DEPTH) return undefined;
+    const key = ownerKey(namespace, ref);
+    if (path.includes(key)) return undefined;
+    const ownedBy = cache.get(key);
+    if (ownedBy === undefined) return undefined;
+    chain.push({ ref, ownedBy });
+    path.push(key);
+    const rest = cachedChain(cache, namespace, ownedBy, path, chain);
+    path.pop();
+    if (rest === undefined) return undefined;
+  }
+  return chain;
+}
+
 export function createOwnerResolver(
   kube: KubeApi,
   log: Logger,
@@ -239,7 +266,10 @@ export function createOwnerResolver(
   return {
     ownerChain(object) {
       const namespace = object.metadata?.namespace ?? "";
-      return resolve({ cache, log, namespace, gone: new Set() }, ownerReferencesOf(object), 0, new Set());
+      const refs = ownerReferencesOf(object);
+      const cached = cachedChain(cache, namespace, refs, [], []);
+      if (cached) return Promise.resolve(cached);
+      return resolve({ cache, log, namespace, gone: new Set() }, refs, 0, new Set());
     },
   };
 }

@@ -111,7 +111,8 @@ export function createSimulationSource(
   return {
     async get(name = simName) {
       if (!name) throw new Error("no Simulation name: SIM_NAME is unset and none was found for this pod");
-      const sim = await cache.fetch(name);
+      // A hit needs no fetch(): it makes a promise and its bookkeeping even for a cached value.
+      const sim = cache.get(name) ?? (await cache.fetch(name));
       if (sim === undefined) throw new Error(`Simulation ${name} could not be read`);
       return sim;
     },

@@ -8,13 +8,15 @@ import { createOwnerResolver, type OwnerReference } from "../../shared/owners.js
 import {
   buildPod,
   buildReplicaSet,
+  buildSimulation,
+  buildSimulationRoot,
   deploymentOwnerRef,
   replicaSetOwnerRef,
   rootOwnerRef,
   TEST_DEPLOYMENT,
   TEST_NAMESPACE,
 } from "../support/builders.js";
-import { silentLog } from "../support/logs.js";
+import { capturingLog, silentLog } from "../support/logs.js";
 
 const quiet = silentLog();
 
@@ -138,5 +140,83 @@ describe("owner resolver", () => {
     await assert.rejects(owners.ownerChain(rsPod()), /etcd down/);
     fake.failures.clear();
     assert.deepEqual(await owners.ownerChain(rsPod()), [{ ref: replicaSetOwnerRef(), ownedBy: [] }]);
+  });
+
+  it("walks a warm chain from the cache alone, to the same chain", async () => {
+    const fake = fakeKube([
+      buildReplicaSet({ ownerReferences: [deploymentOwnerRef()] }),
+      deployment(),
+      buildSimulationRoot(),
+      buildSimulation(),
+    ]);
+    const owners = createOwnerResolver(fake.kube, quiet);
+    const cold = await owners.ownerChain(rsPod());
+    assert.deepEqual(
+      cold.map((link) => link.ref.kind),
+      ["ReplicaSet", "Deployment", "SimulationRoot", "Simulation"],
+    );
+    const readsCold = fake.reads.length;
+    assert.deepEqual(await owners.ownerChain(rsPod()), cold);
+    assert.equal(fake.reads.length, readsCold, "a warm chain needs no read");
+  });
+
+  it("stops at an ownership cycle with a warning, cold or warm", async () => {
+    const fake = fakeKube([
+      buildReplicaSet({ ownerReferences: [deploymentOwnerRef()] }),
+      deployment([replicaSetOwnerRef()]),
+    ]);
+    const { log, lines } = capturingLog("warn");
+    const owners = createOwnerResolver(fake.kube, log);
+    const expected = [
+      { ref: replicaSetOwnerRef(), ownedBy: [deploymentOwnerRef()] },
+      { ref: deploymentOwnerRef(), ownedBy: [replicaSetOwnerRef()] },
+    ];
+    for (const pass of ["cold", "warm"]) {
+      lines.length = 0;
+      assert.deepEqual(await owners.ownerChain(rsPod()), expected, pass);
+      assert.deepEqual(
+        lines.map((line) => line.msg),
+        ["owner reference cycle or chain too deep; stopping"],
+        pass,
+      );
+    }
+    assert.equal(fake.reads.length, 2, "both owners read once, then cached");
+  });
+
+  it("stops a chain at 16 owners with a warning, cold or warm", async () => {
+    // owner-0 is owned by owner-1, and so on up to owner-19: longer than any controller hierarchy.
+    const ref = (i: number): OwnerReference => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: `owner-${i}`,
+      uid: `u${i}`,
+    });
+    const objects = Array.from({ length: 20 }, (_, i) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: `owner-${i}`,
+        namespace: TEST_NAMESPACE,
+        ownerReferences: i < 19 ? [ref(i + 1)] : [],
+      },
+    }));
+    const fake = fakeKube(objects);
+    const { log, lines } = capturingLog("warn");
+    const owners = createOwnerResolver(fake.kube, log);
+    // A pod owned by owner-4 has a chain of exactly 16 and caches owners 4 to 19, beyond the limit below.
+    const within = await owners.ownerChain(buildPod({ ownerReferences: [ref(4)] }));
+    assert.equal(within.length, 16);
+    assert.equal(lines.length, 0);
+    const pod = buildPod({ ownerReferences: [ref(0)] });
+    for (const pass of ["cold", "warm"]) {
+      lines.length = 0;
+      const chain = await owners.ownerChain(pod);
+      assert.deepEqual(
+        chain.map((link) => link.ref.name),
+        Array.from({ length: 16 }, (_, i) => `owner-${i}`),
+        pass,
+      );
+      assert.equal(lines.length, 1, pass);
+    }
   });
 });
