@@ -232,7 +232,8 @@ async function resolve(
 
 /**
  * The chain when every owner in it is cached and well-formed, walked without a promise; undefined as soon
- * as anything needs resolve's care (a miss, a malformed reference, a cycle), which then walks it again.
+ * as anything needs resolve's care (a miss, a malformed reference, a cycle, the depth limit: resolve logs
+ * them), which then walks it again.
  * In a burst nearly every chain is cached, and the async walk paid a promise and a Set per level.
  */
 function cachedChain(
