@@ -6,7 +6,6 @@ import { describe, it } from "node:test";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
 import { decodePatch, reviewJson } from "../../shared/admission.js";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import { createOwnerResolver } from "../../shared/owners.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
@@ -21,29 +20,11 @@ import {
 import { buildCreateRequests } from "../bench/create-reviews.js";
 import { createFloorAnswer } from "../bench/floor-server.js";
 import { silentLog } from "../support/logs.js";
-
-/** The bench's Simulation and SimulationRoot, read by kind and name (scope is the real adapter's business). */
-function benchWorldKube(): KubeApi {
-  const objects = new Map<string, KubeObject>(
-    [benchSimulation(), benchSimulationRoot()].map((o) => [`${o.kind}/${o.metadata?.name}`, o]),
-  );
-  const readOnly = async (): Promise<never> => {
-    throw new Error("the bench world is read-only");
-  };
-  return {
-    async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
-      const found = objects.get(`${ref.kind}/${ref.name}`);
-      if (!found) throw new KubeError(404, "NotFound", `${ref.kind} "${ref.name}" not found`);
-      return structuredClone(found) as T;
-    },
-    create: readOnly,
-    replace: readOnly,
-  };
-}
+import { objectsKube } from "../support/objects-kube.js";
 
 describe("the bench's CREATE floor", () => {
   it("answers the bench's CREATE reviews with mutate-create's exact text", async () => {
-    const kube = benchWorldKube();
+    const kube = objectsKube([benchSimulation(), benchSimulationRoot()]);
     const log = silentLog();
     const handle = createMutateCreateHandler({
       simName: BENCH_SIM_NAME,

@@ -19,7 +19,7 @@ import { createRescheduleStats } from "../../functions/reschedule-delete/stats.j
 import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
 import { loadConfig } from "../../shared/config.js";
 import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube-api.js";
 import { createOwnerResolver, type OwnerLink, simulationOwnershipOf } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
@@ -39,6 +39,7 @@ import {
   simulationOwnerRef,
 } from "../support/builders.js";
 import { silentLog } from "../support/logs.js";
+import { objectsKube } from "../support/objects-kube.js";
 import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const NOW = new Date("2026-12-02T12:00:00.000Z");
@@ -78,32 +79,6 @@ function twoSimulations(): KubeObject[] {
     // Named like a virtual namespace but neither labelled nor owned by a root.
     buildNamespace({ name: "beta-impostor", uid: "ns-i" }),
   ];
-}
-
-/** A KubeApi over objects keyed by kind and name; records each read. */
-function objectsKube(objects: KubeObject[]): KubeApi & { reads: string[]; put(o: KubeObject): void } {
-  const byKey = new Map(objects.map((o) => [`${o.kind}/${o.metadata?.name}`, o]));
-  const reads: string[] = [];
-  return {
-    reads,
-    put(o) {
-      byKey.set(`${o.kind}/${o.metadata?.name}`, o);
-    },
-    async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
-      reads.push(`${ref.kind}/${ref.name}`);
-      const found = byKey.get(`${ref.kind}/${ref.name}`);
-      if (!found) throw new KubeError(404, "NotFound", `${ref.kind} "${ref.name}" not found`);
-      return structuredClone(found) as T;
-    },
-    async create<T extends KubeObject>(o: T): Promise<T> {
-      if (byKey.has(`${o.kind}/${o.metadata?.name}`)) throw new KubeError(409, "AlreadyExists", "exists");
-      byKey.set(`${o.kind}/${o.metadata?.name}`, structuredClone(o));
-      return o;
-    },
-    async replace<T extends KubeObject>(o: T): Promise<T> {
-      return o;
-    },
-  };
 }
 
 /** Both traces hold a 30 s lifecycle for the bare pod; a mutated Running pod completes in 30 s / speed. */

@@ -14,7 +14,7 @@ import { createMutateStats } from "../../functions/mutate-create/stats.js";
 import type { AdmissionReview } from "../../shared/admission.js";
 import { decodePatch } from "../../shared/admission.js";
 import { loadConfig } from "../../shared/config.js";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import { KubeError, type KubeObject } from "../../shared/kube-api.js";
 import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
@@ -35,6 +35,7 @@ import {
   TEST_NAMESPACE,
   TEST_SIM_NAME,
 } from "../support/builders.js";
+import { objectsKube } from "../support/objects-kube.js";
 import { buildTrace, buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const NOW = new Date("2026-12-02T12:00:00.000Z");
@@ -43,42 +44,6 @@ const VIRTUAL_NS = "virtual-testing";
 const HASH_KEY = "static.simkube.io/pod-spec-stable-hash";
 const SEQ_KEY = "static.simkube.io/pod-sequence-number";
 const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
-
-/**
- * A KubeApi over a set of objects, keyed by kind and name (scope is the real adapter's business); `put` and
- * `remove` change it as a controller or kubectl would, between reviews.
- */
-function objectsKube(
-  objects: KubeObject[],
-  failures: Map<string, KubeError> = new Map(),
-): KubeApi & { reads: string[]; put(o: KubeObject): void; remove(kind: string, name: string): void } {
-  const byKey = new Map(objects.map((o) => [`${o.kind}/${o.metadata?.name}`, o]));
-  const reads: string[] = [];
-  return {
-    reads,
-    put(o) {
-      byKey.set(`${o.kind}/${o.metadata?.name}`, o);
-    },
-    remove(kind, name) {
-      byKey.delete(`${kind}/${name}`);
-    },
-    async read<T extends KubeObject>(ref: ObjectRef): Promise<T> {
-      const key = `${ref.kind}/${ref.name}`;
-      reads.push(key);
-      const failure = failures.get(key);
-      if (failure) throw failure;
-      const found = byKey.get(key);
-      if (!found) throw new KubeError(404, "NotFound", `${ref.kind} "${ref.name}" not found`);
-      return structuredClone(found) as T;
-    },
-    async create<T extends KubeObject>(o: T): Promise<T> {
-      return o;
-    },
-    async replace<T extends KubeObject>(o: T): Promise<T> {
-      return o;
-    },
-  };
-}
 
 function silentLog() {
   const lines: string[] = [];
