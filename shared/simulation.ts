@@ -81,6 +81,8 @@ export interface SimulationSource {
    * many reviews ask at once. One source serves every Simulation a deployment without SIM_NAME meets.
    */
   get(name?: string): Promise<Simulation>;
+  /** The Simulation `name` if a copy younger than the TTL is cached (no read, no promise); else undefined. */
+  cached(name?: string): Simulation | undefined;
   /** Forget the cached copies (the next get() reads the API). */
   invalidate(): void;
 }
@@ -109,6 +111,7 @@ export function createSimulationSource(
       kube.read<Simulation>({ apiVersion: SIMKUBE_API_VERSION, kind: SIMULATION_KIND, name }),
   });
   return {
+    cached: (name = simName) => (name ? cache.get(name) : undefined),
     async get(name = simName) {
       if (!name) throw new Error("no Simulation name: SIM_NAME is unset and none was found for this pod");
       // A hit needs no fetch(): it makes a promise and its bookkeeping even for a cached value.

@@ -122,7 +122,8 @@ async function traceFor(ctx: Context, sim: Simulation): Promise<TraceTables | un
   return location && ctx.deps.traces ? ctx.deps.traces.get(location) : undefined;
 }
 
-/** What SimKube's add_lifecycle_fields needs: a Running pod's completion time, when the trace has one. */
+/** What SimKube's add_lifecycle_fields needs: a Running pod's completion time, when the trace has one (the
+ * caller asks only for a pod that needsLifecycle). */
 async function completionTimeOf(
   ctx: Context,
   facts: Facts,
@@ -130,7 +131,6 @@ async function completionTimeOf(
   log: WorkLogger,
 ): Promise<string | undefined> {
   const { pod, labelsForbidden } = facts.candidate;
-  if (!needsLifecycle(pod)) return undefined;
   const trace = await traceFor(ctx, facts.sim);
   if (trace === undefined) {
     ctx.stats.lifecycle("no-trace");
@@ -159,8 +159,11 @@ async function mutate(
 ): Promise<AdmissionReview> {
   const { candidate, hash } = facts;
   const sequence = scope.mutate === "full" ? await reserveSequence(ctx, facts, scope.root) : undefined;
+  // Only a Running pod has a lifecycle to look up (most CREATEs are Pending): no call, no await otherwise.
   const completionTime =
-    sequence === undefined ? undefined : await completionTimeOf(ctx, facts, sequence, log);
+    sequence === undefined || !needsLifecycle(candidate.pod)
+      ? undefined
+      : await completionTimeOf(ctx, facts, sequence, log);
   const ops = mutationPatch({
     operation: candidate.operation,
     pod: candidate.pod,
@@ -180,13 +183,8 @@ async function mutate(
   return withPatch(request, ops);
 }
 
-/** SIM_NAME set: the served Simulation, and planScope over its prefix and the pod's chain. */
-async function resolveServed(ctx: Context, candidate: Candidate, simName: string): Promise<Resolved> {
-  // Independent reads, so a cold cache waits for the slower of the two rather than for both in turn.
-  const [sim, chain] = await Promise.all([
-    ctx.deps.simulation.get(),
-    ctx.deps.owners.ownerChain(candidate.pod),
-  ]);
+/** SIM_NAME set: planScope over the served Simulation's prefix and the pod's chain. */
+function servedScope(candidate: Candidate, simName: string, sim: Simulation, chain: OwnerLink[]): Resolved {
   const scope = planScope({
     operation: candidate.operation,
     namespace: candidate.namespace,
@@ -195,6 +193,26 @@ async function resolveServed(ctx: Context, candidate: Candidate, simName: string
     simName,
   });
   return "skip" in scope ? scope : { mutation: scope, simName, sim, chain };
+}
+
+/**
+ * SIM_NAME set and both the Simulation and the pod's whole owner chain cached, as for nearly every review of a
+ * burst: the scope at once, without the promises of the reads (a few µs of each served review). Else undefined.
+ */
+function resolveServedFromCache(ctx: Context, candidate: Candidate, simName: string): Resolved | undefined {
+  const sim = ctx.deps.simulation.cached();
+  const chain = sim && ctx.deps.owners.cachedOwnerChain(candidate.pod);
+  return sim && chain ? servedScope(candidate, simName, sim, chain) : undefined;
+}
+
+/** SIM_NAME set: the served Simulation and the pod's chain, read where not cached. */
+async function resolveServed(ctx: Context, candidate: Candidate, simName: string): Promise<Resolved> {
+  // Independent reads, so a cold cache waits for the slower of the two rather than for both in turn.
+  const [sim, chain] = await Promise.all([
+    ctx.deps.simulation.get(),
+    ctx.deps.owners.ownerChain(candidate.pod),
+  ]);
+  return servedScope(candidate, simName, sim, chain);
 }
 
 /** The Simulation whose virtual namespace this is: labelled virtual, owned by a root a Simulation owns. */
@@ -229,7 +247,7 @@ async function admit(
   const resolved =
     simName === undefined
       ? await resolveAnySimulation(ctx, candidate)
-      : await resolveServed(ctx, candidate, simName);
+      : (resolveServedFromCache(ctx, candidate, simName) ?? (await resolveServed(ctx, candidate, simName)));
   if ("skip" in resolved) {
     ctx.stats.decision(resolved.skip);
     log.debug({ decision: "skip", reason: resolved.skip }, "review done");

@@ -177,9 +177,19 @@ export function planMutation(input: MutationInput): Pod {
   return next;
 }
 
+// Only the project's own label and annotation keys reach pointerToken (mapOps), a handful of constants, so
+// their tokens are remembered: two replaceAll calls took ~1.5 us of each served CREATE review in the profile.
+const POINTER_TOKEN_CACHE_MAX = 64;
+const pointerTokens = new Map<string, string>();
+
 /** One JSON Pointer reference token (RFC 6901): `~` is written `~0`, then `/` is written `~1`. */
 export function pointerToken(key: string): string {
-  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+  let token = pointerTokens.get(key);
+  if (token === undefined) {
+    token = key.replaceAll("~", "~0").replaceAll("/", "~1");
+    if (pointerTokens.size < POINTER_TOKEN_CACHE_MAX) pointerTokens.set(key, token);
+  }
+  return token;
 }
 
 function isMissing(value: unknown): value is null | undefined {

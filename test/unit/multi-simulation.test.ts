@@ -309,6 +309,21 @@ describe("the Simulation source serves many names", () => {
     assert.deepEqual(kube.reads.sort(), ["Simulation/sim-a", "Simulation/sim-b"]);
     await assert.rejects(source.get(), /no Simulation name/);
   });
+
+  it("says what it has cached, without a read, until the TTL runs out", async () => {
+    const kube = objectsKube(twoSimulations());
+    // Not from 0: lru-cache takes a start time of 0 for "no TTL".
+    let clock = 10_000;
+    const source = createSimulationSource(kube, "sim-a", { ttlMs: 1_000, now: () => clock });
+    assert.equal(source.cached(), undefined);
+    await source.get();
+    assert.equal(source.cached()?.metadata?.uid, "sim-a-uid");
+    assert.equal(source.cached("sim-b"), undefined, "another name is not read by asking");
+    assert.deepEqual(kube.reads, ["Simulation/sim-a"]);
+    clock = 11_001;
+    assert.equal(source.cached(), undefined, "a copy past the TTL is not given out");
+    assert.equal(createSimulationSource(kube).cached(), undefined, "no name, no default: nothing");
+  });
 });
 
 describe("reschedule-delete serving two Simulations at once", () => {

@@ -43,6 +43,7 @@ const NOW = new Date("2026-12-02T12:00:00.000Z");
 const VIRTUAL_NS = "virtual-testing";
 const HASH_KEY = "static.simkube.io/pod-spec-stable-hash";
 const SEQ_KEY = "static.simkube.io/pod-sequence-number";
+const EMPTY = { uid: "", allowed: true };
 const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };
 
 function silentLog() {
@@ -127,6 +128,26 @@ describe("mutate-create handler", () => {
     assert.equal(second.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "1");
     assert.equal(first.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
     assert.deepEqual(first.spec?.nodeSelector, { type: "virtual" });
+  });
+
+  it("answers from its caches without a read as it answered cold, and reads what the caches lack", async () => {
+    const { handle, kube } = setup();
+    const pod = buildPod({ name: "bare-pod", phase: "Pending" });
+    const cold = decodePatch((await handle(buildCreateReview({ pod, uid: "cold" }))).response ?? EMPTY);
+    const readsWhenWarm = [...kube.reads];
+    assert.ok(readsWhenWarm.includes("Simulation/test-sim"));
+    const twin = { ...pod, metadata: { ...pod.metadata, name: "bare-pod-2" } };
+    const warm = decodePatch((await handle(buildCreateReview({ pod: twin, uid: "warm" }))).response ?? EMPTY);
+    assert.deepEqual(kube.reads, readsWhenWarm);
+    // The same answer but for the next sequence number of the hash.
+    const withSecond = JSON.parse(JSON.stringify(cold).replace(`"${SEQ_KEY}":"0"`, `"${SEQ_KEY}":"1"`));
+    assert.notDeepEqual(withSecond, cold);
+    assert.deepEqual(warm, withSecond);
+    // A pod whose owner is not cached yet: the Simulation is, the ReplicaSet is read.
+    const rsPod = buildPod({ name: "rs-pod", ownerReferences: [replicaSetOwnerRef()], phase: "Pending" });
+    const fromReplicaSet = patched(await handle(buildCreateReview({ pod: rsPod })), rsPod);
+    assert.equal(fromReplicaSet.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
+    assert.deepEqual(kube.reads.slice(readsWhenWarm.length), ["ReplicaSet/the-replicaset"]);
   });
 
   it("reserves no sequence number for a dry run, and the next real pod still gets 0", async () => {

@@ -165,4 +165,14 @@ describe("pointerToken", () => {
     assert.equal(pointerToken("~1/"), "~01~1");
     assert.equal(fastJsonPatch.getValueByPointer({ "~1/": 5 }, `/${pointerToken("~1/")}`), 5);
   });
+
+  it("gives the same token for a key asked again, also past the keys it remembers", () => {
+    const keys = Array.from({ length: 200 }, (_, i) => `example.com/k~${i}`);
+    const first = keys.map(pointerToken);
+    assert.deepEqual(
+      first,
+      keys.map((_, i) => `example.com~1k~0${i}`),
+    );
+    assert.deepEqual(keys.map(pointerToken), first);
+  });
 });

@@ -150,6 +150,7 @@ describe("owner resolver", () => {
       buildSimulation(),
     ]);
     const owners = createOwnerResolver(fake.kube, quiet);
+    assert.equal(owners.cachedOwnerChain(rsPod()), undefined, "nothing is cached before the first walk");
     const cold = await owners.ownerChain(rsPod());
     assert.deepEqual(
       cold.map((link) => link.ref.kind),
@@ -157,6 +158,7 @@ describe("owner resolver", () => {
     );
     const readsCold = fake.reads.length;
     assert.deepEqual(await owners.ownerChain(rsPod()), cold);
+    assert.deepEqual(owners.cachedOwnerChain(rsPod()), cold);
     assert.equal(fake.reads.length, readsCold, "a warm chain needs no read");
   });
 
@@ -181,6 +183,7 @@ describe("owner resolver", () => {
       );
     }
     assert.equal(fake.reads.length, 2, "both owners read once, then cached");
+    assert.equal(owners.cachedOwnerChain(rsPod()), undefined, "a cycle is left to the walk that warns");
   });
 
   it("stops a chain at 16 owners with a warning, cold or warm", async () => {
