@@ -1,42 +1,8 @@
-// The CREATE floor: the bare server (minimal-server.ts) plus the work every CREATE review needs whoever
-// serves it, with SimKube's answer: the pod's stable hash, the next sequence number of that hash (a counter
-// in memory, like SEQUENCE_STORE=memory), and the same JSON Patch, base64 and answer text mutate-create writes.
-// It uses the project's own code for each (pod-hash, mutationPatch, withPatch, reviewJson). What it leaves
-// out is everything that makes the answer right for a real cluster: the owner chain, the Simulation, the
-// triage of who created the pod, logging, metrics, shutdown. So the bench can say how far bare is from the
-// least a faithful answer costs, and how far mutate-create is from that least.
+// The CREATE floor served (answers.ts's createFloorAnswer): the bare server plus the hash, sequence number
+// and patch every faithful CREATE answer needs, and nothing of what makes it right for a real cluster.
 
-import { mutationPatch } from "../../functions/mutate-create/plan.js";
-import { reviewJson, withPatch } from "../../shared/admission.js";
-import type { Pod } from "../../shared/pod.js";
-import { podSpecHash } from "../../shared/pod-hash.js";
-import { BENCH_SIM_NAME, benchSimulation } from "./bench-world.js";
-import { type Answer, reviewUid, serveMinimal } from "./minimal-server.js";
-
-/**
- * The floor's answer to a CREATE review: the text mutate-create sends for it, given the bench's Simulation
- * (test/unit/bench-floor.test.ts holds the two to the same text). Sequence numbers count per answer function.
- */
-export function createFloorAnswer(): Answer {
-  const lifecycleParams = benchSimulation().spec?.lifecycleParams ?? {};
-  const sequences = new Map<string, number>();
-  return (body) => {
-    const pod = (body as { request?: { object?: Pod | null } } | null)?.request?.object;
-    if (typeof pod !== "object" || pod === null) throw new Error("a CREATE review carries the pod");
-    const hash = podSpecHash(pod);
-    const sequence = sequences.get(hash) ?? 0;
-    sequences.set(hash, sequence + 1);
-    const ops = mutationPatch({
-      operation: "CREATE",
-      pod,
-      simName: BENCH_SIM_NAME,
-      hash,
-      sequence,
-      lifecycleParams,
-    });
-    return reviewJson(withPatch({ uid: reviewUid(body) }, ops));
-  };
-}
+import { createFloorAnswer } from "./answers.js";
+import { serveMinimal } from "./minimal-server.js";
 
 // Under the test runner (NODE_TEST_CONTEXT set, see bare-server.ts) it does nothing.
 if (!process.env.NODE_TEST_CONTEXT) serveMinimal(createFloorAnswer());

@@ -4,9 +4,7 @@
 // /healthz and GET /stats (its RSS) as they do, so every number is measured the same way for all of them.
 
 import http from "node:http";
-
-/** The answer's JSON text for a parsed body. */
-export type Answer = (body: unknown) => string;
+import type { Answer } from "./answers.js";
 
 function send(res: http.ServerResponse, status: number, text: string): void {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -52,10 +50,4 @@ export function serveMinimal(answer: Answer): void {
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
-}
-
-/** The uid a review's answer must echo ("" when the body has none). */
-export function reviewUid(body: unknown): string {
-  const uid = (body as { request?: { uid?: unknown } } | null)?.request?.uid;
-  return typeof uid === "string" ? uid : "";
 }

@@ -10,18 +10,10 @@
 
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
-import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
+import { runLoad } from "../../functions/cli/loadtest/load.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
-import {
-  BENCH_ROOT_NAME,
-  BENCH_ROOT_UID,
-  BENCH_SIM_NAME,
-  BENCH_STORE_NAMESPACE,
-  BENCH_TRACED_NAMESPACES,
-  BENCH_VIRTUAL_NAMESPACES,
-} from "./bench-world.js";
-import { buildCreateRequests } from "./create-reviews.js";
+import { benchReviews } from "./bench-reviews.js";
+import { BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
 import { REPO, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
 import { freePort, pinTo, waitUntil } from "./processes.js";
 import { type CpuProfile, formatProfile, summarizeProfile } from "./profile-summary.js";
@@ -31,28 +23,6 @@ type Path = "create" | "teardown";
 const FUNCTION_OF: Record<Path, string> = { create: "mutate-create", teardown: "reschedule-delete" };
 const REVIEWS = 5000;
 const CHECKED_REVIEWS = 1000;
-
-function reviewsFor(path: Path): LoadRequest[] {
-  if (path === "create") {
-    return buildCreateRequests({
-      count: REVIEWS,
-      rootName: BENCH_ROOT_NAME,
-      rootUid: BENCH_ROOT_UID,
-      namespaces: BENCH_VIRTUAL_NAMESPACES,
-      seed: 1,
-    });
-  }
-  const teardown = buildTeardownReviews({
-    count: REVIEWS,
-    simName: BENCH_SIM_NAME,
-    rootName: BENCH_ROOT_NAME,
-    rootUid: BENCH_ROOT_UID,
-    namespaces: BENCH_TRACED_NAMESPACES,
-    seed: 1,
-    now: new Date(),
-  });
-  return teardown.reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
-}
 
 /** A reference server profiled instead of the function: its label and compiled entry. */
 const BASELINES = {
@@ -92,7 +62,7 @@ async function profile(path: Path, seconds: number, baseline: Baseline | undefin
       20,
     );
     if (!ready) throw new Error(`${fn} did not start:\n${server.output()}`);
-    const requests = reviewsFor(path);
+    const requests = benchReviews(path, { count: REVIEWS });
     const checked = await runLoad({
       target: url,
       requests: requests.slice(0, CHECKED_REVIEWS),

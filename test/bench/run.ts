@@ -29,7 +29,8 @@
 // servers, default this one), BENCH_COLD_START_ONLY=1 (skip the bursts and micro-benchmarks), BENCH_TRACE_ONLY=1
 // (only issue 10's big trace; no wrk needed), BENCH_TRACE_ROUNDS (5), BENCH_SERVE_FLAGS (Node flags for the
 // functions, to try them; their code cache is written with them), BENCH_CLUSTER_PODS (2000; 0 leaves out the
-// real control plane), BENCH_PARTS (a comma list of create, cold, trace, teardown, micro, cluster; default all),
+// real control plane), BENCH_PARTS (a comma list of create, cold, trace, teardown, micro, instructions,
+// cluster; default all; instructions needs valgrind, see instructions.ts),
 // BENCH_AGAINST (the dist/bundle folder of another build, measured beside this one).
 // Needs wrk (`apt-get install -y wrk`).
 
@@ -54,6 +55,7 @@ import {
 } from "./bench-world.js";
 import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { buildCreateRequests } from "./create-reviews.js";
+import type { InstructionCounts } from "./instructions.js";
 import {
   bundleFor,
   nodeVersion,
@@ -87,9 +89,12 @@ const SECONDS = envInt("BENCH_SECONDS", 5);
 // Only the cold starts (e.g. with BENCH_NODE, to compare Node majors without a whole run).
 const COLD_START_ONLY = process.env.BENCH_COLD_START_ONLY === "1";
 const TRACE_ONLY = process.env.BENCH_TRACE_ONLY === "1";
-// BENCH_PARTS=create,cold,trace,teardown,micro,cluster (any subset; default all): to rerun one part alone.
+// BENCH_PARTS=create,cold,trace,teardown,micro,instructions,cluster (any subset; default all): to rerun one
+// part alone.
 const PARTS = new Set(
-  (process.env.BENCH_PARTS ?? "create,cold,trace,teardown,micro,cluster").split(",").map((p) => p.trim()),
+  (process.env.BENCH_PARTS ?? "create,cold,trace,teardown,micro,instructions,cluster")
+    .split(",")
+    .map((p) => p.trim()),
 );
 const runs = (part: string) => PARTS.has(part) && (!COLD_START_ONLY || part === "cold");
 // BENCH_AGAINST=<dist/bundle of another build> (e.g. a worktree at an older commit): its functions join the
@@ -604,6 +609,46 @@ function cpuRatioGoal(name: string, bare: Summary, fn: Summary): Goal {
   };
 }
 
+/** The summary rows of the instruction counts (thousands of instructions per review), when they ran. */
+function instructionGoals(result: unknown): Goal[] {
+  const counts = result as Partial<InstructionCounts>;
+  if (!counts.perReview || !counts.ratios) return [];
+  const { perReview: n, ratios: r } = counts;
+  const k = (value: number) => `${fmt(value / 1000, 1)}k`;
+  const row = (name: string, ratio: number, a: number, b: number): Goal => ({
+    name: `issue 11: ${name}`,
+    value: `${fmt(ratio)} (${k(a)}/${k(b)})`,
+    goal: "(reported)",
+    met: "n/a",
+  });
+  return [
+    row(
+      "CREATE instructions per review, bare/fn",
+      r.createBareOverFunction,
+      n["create-bare"],
+      n["mutate-create"],
+    ),
+    row(
+      "CREATE instructions per review, floor/fn",
+      r.createFloorOverFunction,
+      n["create-floor"],
+      n["mutate-create"],
+    ),
+    row(
+      "CREATE instructions per review, bare/floor",
+      r.createBareOverFloor,
+      n["create-bare"],
+      n["create-floor"],
+    ),
+    row(
+      "teardown instructions per review, bare/fn",
+      r.teardownBareOverFunction,
+      n["teardown-bare"],
+      n["reschedule-delete"],
+    ),
+  ];
+}
+
 function pinText(pin: string[]): string {
   return pin.length > 0 ? pin.join(" ") : "unpinned";
 }
@@ -981,6 +1026,11 @@ async function main(): Promise<number> {
       met: "n/a",
     });
   }
+  // Instructions per review under valgrind (instructions.ts): the figures this VM's noise does not move.
+  results.instructions = runs("instructions")
+    ? await optionalBench("./instructions.js", "benchInstructions")
+    : { skipped: "BENCH_PARTS" };
+  goals.push(...instructionGoals(results.instructions));
   // A real control plane (issue 8): skipped with a reason when Go is missing.
   results.clusterTeardown = runs("cluster")
     ? await optionalBench("./cluster-teardown-bench.js", "benchClusterTeardown")
@@ -998,6 +1048,7 @@ async function main(): Promise<number> {
   process.stdout.write(`\ncluster teardown: ${JSON.stringify(results.clusterTeardown)}\n`);
   process.stdout.write(`sequence store: ${JSON.stringify(results.sequence)}\n`);
   process.stdout.write(`hash: ${JSON.stringify(results.hash)}\n`);
+  process.stdout.write(`instructions: ${JSON.stringify(results.instructions)}\n`);
 
   process.stdout.write("\nSummary (ratios: function / baseline, same run; best round of each, see above)\n");
   printGoals(goals);

@@ -9,6 +9,7 @@ import { decodePatch, reviewJson } from "../../shared/admission.js";
 import { createOwnerResolver } from "../../shared/owners.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
+import { createFloorAnswer } from "../bench/answers.js";
 import {
   BENCH_ROOT_NAME,
   BENCH_ROOT_UID,
@@ -18,7 +19,6 @@ import {
   benchSimulationRoot,
 } from "../bench/bench-world.js";
 import { buildCreateRequests } from "../bench/create-reviews.js";
-import { createFloorAnswer } from "../bench/floor-server.js";
 import { silentLog } from "../support/logs.js";
 import { objectsKube } from "../support/objects-kube.js";
 
