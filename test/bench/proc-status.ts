@@ -3,8 +3,15 @@
 
 import { readFileSync } from "node:fs";
 
-/** A memory field of /proc/<pid>/status in bytes (Linux): VmRSS now, VmHWM the peak; undefined elsewhere. */
-export function procStatusBytes(pid: number | "self", field: "VmRSS" | "VmHWM"): number | undefined {
+/**
+ * A memory field of /proc/<pid>/status in bytes (Linux): VmRSS now, VmHWM the peak, and the two parts of
+ * VmRSS that matter here: RssAnon (the process's own memory) and RssFile (pages of mapped files, the node
+ * binary above all: shared, clean, dropped by the kernel under pressure). Undefined elsewhere.
+ */
+export function procStatusBytes(
+  pid: number | "self",
+  field: "VmRSS" | "VmHWM" | "RssAnon" | "RssFile",
+): number | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1];

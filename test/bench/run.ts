@@ -65,6 +65,7 @@ import {
   startApiDouble,
   startNode,
 } from "./node-children.js";
+import { procStatusBytes } from "./proc-status.js";
 import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
 import { benchBigTrace } from "./trace-bench.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
@@ -481,6 +482,22 @@ interface Goal {
   met: boolean | "n/a";
 }
 
+/** What an RSS is made of: the process's own pages, and pages of mapped files (the node binary's code). */
+interface RssParts {
+  anonBytes: number;
+  fileBytes: number;
+}
+
+function rssParts(pid: number): RssParts | undefined {
+  const anonBytes = procStatusBytes(pid, "RssAnon");
+  const fileBytes = procStatusBytes(pid, "RssFile");
+  return anonBytes === undefined || fileBytes === undefined ? undefined : { anonBytes, fileBytes };
+}
+
+function rssPartsText(parts: RssParts | undefined): string {
+  return parts ? `anon ${mib(parts.anonBytes)} + file ${mib(parts.fileBytes)}` : "anon/file unknown";
+}
+
 /** A function's V8 heap from its GET /stats (read after its RSS: the first /stats request loads express). */
 async function heapText(url: URL): Promise<string> {
   const stats = await fetchStats(new URL("/stats", url));
@@ -762,8 +779,9 @@ async function main(): Promise<number> {
       const bareRssAtOnce = rssOf(bare.child.pid);
       await sleep(IDLE_SETTLE_MS);
       const createRss = rssOf(memory.child.pid);
+      const createRssParts = rssParts(memory.child.pid);
       process.stdout.write(
-        `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later (${await heapText(memory.url)}); bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))}\n`,
+        `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later (${rssPartsText(createRssParts)}; ${await heapText(memory.url)}); bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))} (${rssPartsText(rssParts(bare.child.pid))})\n`,
       );
       for (const s of [bare, memory, cluster, floor]) await s.child.stop();
       await againstCreate?.server.child.stop();
@@ -813,7 +831,7 @@ async function main(): Promise<number> {
       });
       goals.push({
         name: `issue 11: mutate-create RSS ${IDLE_SETTLE_MS / 1000} s after the bursts`,
-        value: `${mib(createRss)} (at once ${mib(createRssAtOnce)})`,
+        value: `${mib(createRss)} (at once ${mib(createRssAtOnce)}; ${rssPartsText(createRssParts)})`,
         goal: "< 80 MiB",
         met: createRss === undefined ? "n/a" : createRss < 80 * 1024 * 1024,
       });
@@ -824,6 +842,7 @@ async function main(): Promise<number> {
         throughputRatio,
         p99Ratio,
         rssAfterBurstsBytes: createRss ?? "unknown",
+        rssPartsAfterBursts: createRssParts ?? "unknown",
         rssAtOnceAfterBurstsBytes: createRssAtOnce ?? "unknown",
       };
       results.issue4 = {
@@ -945,9 +964,10 @@ async function main(): Promise<number> {
       const rssAtOnce = rssOf(fn.child.pid);
       await sleep(IDLE_SETTLE_MS);
       const rss = rssOf(fn.child.pid);
+      const parts = rssParts(fn.child.pid);
       const bareRss = rssOf(bare.child.pid);
       process.stdout.write(
-        `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rssAtOnce)} at once, ${mib(rss)} ${IDLE_SETTLE_MS / 1000} s later (${await heapText(fn.url)}; bare ${mib(bareRss)})\n`,
+        `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rssAtOnce)} at once, ${mib(rss)} ${IDLE_SETTLE_MS / 1000} s later (${rssPartsText(parts)}; ${await heapText(fn.url)}; bare ${mib(bareRss)}, ${rssPartsText(rssParts(bare.child.pid))})\n`,
       );
       for (const s of [bare, fn]) await s.child.stop();
       await againstTeardown?.server.child.stop();
@@ -957,7 +977,7 @@ async function main(): Promise<number> {
       goals.push({ name: "issue 3: errors", value: String(sFn.errors), goal: "0", met: sFn.errors === 0 });
       goals.push({
         name: `issue 11: reschedule-delete RSS ${IDLE_SETTLE_MS / 1000} s after the bursts`,
-        value: `${mib(rss)} (at once ${mib(rssAtOnce)})`,
+        value: `${mib(rss)} (at once ${mib(rssAtOnce)}; ${rssPartsText(parts)})`,
         goal: "< 80 MiB",
         met: rss === undefined ? "n/a" : rss < 80 * 1024 * 1024,
       });
@@ -990,6 +1010,7 @@ async function main(): Promise<number> {
         apiRequestsPerBurst: apiPerBurst,
         reviewKinds: teardown.byKind,
         rssAfterBurstsBytes: rss ?? "unknown",
+        rssPartsAfterBursts: parts ?? "unknown",
         rssAtOnceAfterBurstsBytes: rssAtOnce ?? "unknown",
         rescheduleDeleteStats: statsAfter ?? "unknown",
       };
