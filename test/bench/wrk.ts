@@ -61,6 +61,26 @@ function done(summary, latency, requests)
 end
 `;
 
+// The paced variant: the same script, and each connection waits before each request for an exponentially
+// distributed time of mean args[3] ms, so that the connections together send Poisson arrivals at a set rate
+// (connections / mean delay) instead of the next request the moment an answer is in. Saturated, every
+// server's latency is its queue: with 64 connections busy, latency ~ 64 / throughput, so a p99 ratio there
+// only restates the throughput ratio. At a rate both servers sustain, the ratio is the latency a review adds.
+// A separate file, because wrk takes the delay path for every request once the script defines delay().
+const PACED_SCRIPT = `${SCRIPT}
+local meanDelayMs = 0
+local initRequests = init
+function init(args)
+  initRequests(args)
+  meanDelayMs = tonumber(args[3]) or 0
+  -- one seed per thread state: the address of a fresh table differs between them
+  math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 1000003))
+end
+function delay()
+  return -math.log(1 - math.random()) * meanDelayMs
+end
+`;
+
 export interface WrkReport {
   requests: number;
   durationUs: number;
@@ -121,6 +141,8 @@ export function wrkInstalled(): boolean {
 /** Files wrk reads: the script, and one file of review bodies per request set. */
 export interface WrkWorkspace {
   script: string;
+  /** The script that paces each connection (WrkOptions.meanDelayMs). */
+  pacedScript: string;
   writeBodies(name: string, requests: readonly LoadRequest[]): string;
   remove(): void;
 }
@@ -129,8 +151,11 @@ export function createWrkWorkspace(): WrkWorkspace {
   const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-bench-"));
   const script = join(dir, "reviews.lua");
   writeFileSync(script, SCRIPT);
+  const pacedScript = join(dir, "reviews-paced.lua");
+  writeFileSync(pacedScript, PACED_SCRIPT);
   return {
     script,
+    pacedScript,
     writeBodies(name, requests) {
       const file = join(dir, `${name}.jsonl`);
       // JSON.stringify never emits a raw newline, so one review per line is unambiguous.
@@ -151,6 +176,8 @@ export interface WrkOptions {
   noPatch: boolean;
   /** Prefix for the command, e.g. ["taskset", "-c", "0"]. */
   pin: string[];
+  /** Paced load: `script` must be the workspace's pacedScript; each connection waits this long on average. */
+  meanDelayMs?: number;
 }
 
 /** Runs wrk once (one thread); rejects when it fails or prints no report. */
@@ -168,6 +195,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkReport> {
     "--",
     options.bodies,
     options.noPatch ? "nopatch" : "patch-ok",
+    ...(options.meanDelayMs !== undefined ? [String(options.meanDelayMs)] : []),
   ];
   const [command, ...rest] = [...options.pin, ...args] as [string, ...string[]];
   const child: Child = startChild(command, rest);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { cpuTicksFromStat } from "../bench/processes.js";
 import { type CpuProfile, formatProfile, groupOf, summarizeProfile } from "../bench/profile-summary.js";
-import { parseWrkReport, wrkErrors } from "../bench/wrk.js";
+import { createWrkWorkspace, parseWrkReport, wrkErrors } from "../bench/wrk.js";
 
 const REPORT =
   'BENCH-WRK {"requests":100,"durationUs":2000000,"p50Us":900,"p99Us":4100,"maxUs":9000,' +
@@ -30,6 +31,22 @@ describe("parseWrkReport", () => {
 
   it("says when the report is not JSON", () => {
     assert.match(String(parseWrkReport("BENCH-WRK {oops")), /not JSON/);
+  });
+});
+
+describe("wrk scripts", () => {
+  it("paces only the paced script: the saturated bursts stay on wrk's path without delay()", () => {
+    const workspace = createWrkWorkspace();
+    try {
+      const saturated = readFileSync(workspace.script, "utf8");
+      const paced = readFileSync(workspace.pacedScript, "utf8");
+      assert.ok(!saturated.includes("function delay"));
+      assert.ok(paced.startsWith(saturated), "the paced script is the same script plus the pacing");
+      assert.match(paced, /function delay\(\)\s+return -math\.log\(1 - math\.random\(\)\) \* meanDelayMs/);
+      assert.match(paced, /meanDelayMs = tonumber\(args\[3\]\)/);
+    } finally {
+      workspace.remove();
+    }
   });
 });
 
