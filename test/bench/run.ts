@@ -445,12 +445,16 @@ interface Contender {
   around?: (run: () => Promise<Burst>) => Promise<Burst>;
 }
 
-/** Warm each server up, then alternate them round by round with the same requests. */
+/**
+ * Warm each server up, then alternate them round by round with the same requests. `afterWarmup` runs between
+ * the two (the paced rounds: there they do not change what the RSS after the bursts measures).
+ */
 async function compare(
   workspace: WrkWorkspace,
   name: string,
   contenders: Contender[],
   requestsFor: (seed: number) => LoadRequest[],
+  afterWarmup?: () => Promise<void>,
 ): Promise<void> {
   const warmup = requestsFor(1000).slice(0, WARMUP_REVIEWS);
   const warmupBodies = workspace.writeBodies(`${name}-warmup`, warmup);
@@ -459,6 +463,7 @@ async function compare(
     const target = { server: c.server, bodies: warmupBodies, allowPatch: c.allowPatch };
     c.warmupErrors += (await burst(workspace, target, WARMUP_SECONDS)).errors;
   }
+  await afterWarmup?.();
   for (let round = 0; round < ROUNDS; round++) {
     const bodies = workspace.writeBodies(`${name}-round-${round + 1}`, requestsFor(round + 1));
     for (const c of contenders) {
@@ -480,7 +485,7 @@ interface PacedLatency {
   errors: number;
 }
 
-/** The contenders (already warm) alternate PACED_ROUNDS times at PACED_RATE, on the same reviews. */
+/** The contenders (warmed up by compare) alternate PACED_ROUNDS times at PACED_RATE, on the same reviews. */
 async function pacedLatency(
   workspace: WrkWorkspace,
   name: string,
@@ -831,14 +836,17 @@ async function main(): Promise<number> {
       if (againstCreate) contenders.push(againstCreate);
       process.stdout.write("\nCREATE reviews (mutate-create)\n");
       const apiBefore = await api.requests();
-      await compare(workspace, "create", contenders, createRequestsFor);
+      let paced: PacedLatency[] = [];
+      await compare(workspace, "create", contenders, createRequestsFor, async () => {
+        paced = await pacedLatency(
+          workspace,
+          "create",
+          contenders.slice(0, 2),
+          createRequestsFor(ROUNDS + 1),
+        );
+      });
       const apiAfter = await api.requests();
-      const [pacedBare, pacedMemory] = (await pacedLatency(
-        workspace,
-        "create",
-        contenders.slice(0, 2),
-        createRequestsFor(ROUNDS + 1),
-      )) as [PacedLatency, PacedLatency];
+      const [pacedBare, pacedMemory] = paced as [PacedLatency, PacedLatency];
       const [sBare, sMemory, sCluster, sFloor, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
       ) as [Summary, Summary, Summary, Summary, Summary | undefined];
@@ -1025,13 +1033,16 @@ async function main(): Promise<number> {
       if (againstTeardown) contenders.push(againstTeardown);
       const title = `Teardown burst (DELETE reviews, ${CONCURRENCY} connections)`;
       process.stdout.write(`\n${title}\n`);
-      await compare(workspace, "teardown", contenders, teardownRequestsFor);
-      const [pacedBare, pacedFn] = (await pacedLatency(
-        workspace,
-        "teardown",
-        contenders.slice(0, 2),
-        teardownRequestsFor(ROUNDS + 1),
-      )) as [PacedLatency, PacedLatency];
+      let paced: PacedLatency[] = [];
+      await compare(workspace, "teardown", contenders, teardownRequestsFor, async () => {
+        paced = await pacedLatency(
+          workspace,
+          "teardown",
+          contenders.slice(0, 2),
+          teardownRequestsFor(ROUNDS + 1),
+        );
+      });
+      const [pacedBare, pacedFn] = paced as [PacedLatency, PacedLatency];
       const statsAfter = await fetchStats(statsUrl);
       const [sBare, sFn, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
