@@ -519,6 +519,20 @@ async function pacedLatency(
   });
 }
 
+/** compare(), with the first two contenders (bare, then the function) paced between warm-up and rounds. */
+async function compareWithPaced(
+  workspace: WrkWorkspace,
+  name: string,
+  contenders: Contender[],
+  requestsFor: (seed: number) => LoadRequest[],
+): Promise<[PacedLatency, PacedLatency]> {
+  let paced: PacedLatency[] = [];
+  await compare(workspace, name, contenders, requestsFor, async () => {
+    paced = await pacedLatency(workspace, name, contenders.slice(0, 2), requestsFor(ROUNDS + 1));
+  });
+  return paced as [PacedLatency, PacedLatency];
+}
+
 /** The summary row for paced latency, function over bare. */
 function pacedGoal(path: string, bare: PacedLatency, fn: PacedLatency): Goal {
   return {
@@ -836,17 +850,13 @@ async function main(): Promise<number> {
       if (againstCreate) contenders.push(againstCreate);
       process.stdout.write("\nCREATE reviews (mutate-create)\n");
       const apiBefore = await api.requests();
-      let paced: PacedLatency[] = [];
-      await compare(workspace, "create", contenders, createRequestsFor, async () => {
-        paced = await pacedLatency(
-          workspace,
-          "create",
-          contenders.slice(0, 2),
-          createRequestsFor(ROUNDS + 1),
-        );
-      });
+      const [pacedBare, pacedMemory] = await compareWithPaced(
+        workspace,
+        "create",
+        contenders,
+        createRequestsFor,
+      );
       const apiAfter = await api.requests();
-      const [pacedBare, pacedMemory] = paced as [PacedLatency, PacedLatency];
       const [sBare, sMemory, sCluster, sFloor, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
       ) as [Summary, Summary, Summary, Summary, Summary | undefined];
@@ -1033,16 +1043,12 @@ async function main(): Promise<number> {
       if (againstTeardown) contenders.push(againstTeardown);
       const title = `Teardown burst (DELETE reviews, ${CONCURRENCY} connections)`;
       process.stdout.write(`\n${title}\n`);
-      let paced: PacedLatency[] = [];
-      await compare(workspace, "teardown", contenders, teardownRequestsFor, async () => {
-        paced = await pacedLatency(
-          workspace,
-          "teardown",
-          contenders.slice(0, 2),
-          teardownRequestsFor(ROUNDS + 1),
-        );
-      });
-      const [pacedBare, pacedFn] = paced as [PacedLatency, PacedLatency];
+      const [pacedBare, pacedFn] = await compareWithPaced(
+        workspace,
+        "teardown",
+        contenders,
+        teardownRequestsFor,
+      );
       const statsAfter = await fetchStats(statsUrl);
       const [sBare, sFn, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
