@@ -14,6 +14,9 @@ import { buildCreateRequests } from "./create-reviews.js";
 
 export type ReviewPath = "create" | "teardown";
 
+/** How many distinct reviews a set has unless told: the bench cycles through them. */
+export const BENCH_REVIEW_COUNT = 5000;
+
 export interface BenchReviewOptions {
   count?: number;
   seed?: number;
@@ -21,26 +24,31 @@ export interface BenchReviewOptions {
   now?: Date;
 }
 
-export function benchReviews(path: ReviewPath, options: BenchReviewOptions = {}): LoadRequest[] {
-  const count = options.count ?? 5000;
-  const seed = options.seed ?? 1;
-  if (path === "create") {
-    return buildCreateRequests({
-      count,
-      rootName: BENCH_ROOT_NAME,
-      rootUid: BENCH_ROOT_UID,
-      namespaces: BENCH_VIRTUAL_NAMESPACES,
-      seed,
-    });
-  }
-  const teardown = buildTeardownReviews({
-    count,
+/** The teardown's reviews with what the load test knows of them (their kinds, for the bench's results). */
+export function benchTeardown(options: BenchReviewOptions = {}): ReturnType<typeof buildTeardownReviews> {
+  return buildTeardownReviews({
+    count: options.count ?? BENCH_REVIEW_COUNT,
     simName: BENCH_SIM_NAME,
     rootName: BENCH_ROOT_NAME,
     rootUid: BENCH_ROOT_UID,
     namespaces: BENCH_TRACED_NAMESPACES,
-    seed,
+    seed: options.seed ?? 1,
     now: options.now ?? new Date(),
   });
-  return teardown.reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
+}
+
+export function benchReviews(path: ReviewPath, options: BenchReviewOptions = {}): LoadRequest[] {
+  if (path === "create") {
+    return buildCreateRequests({
+      count: options.count ?? BENCH_REVIEW_COUNT,
+      rootName: BENCH_ROOT_NAME,
+      rootUid: BENCH_ROOT_UID,
+      namespaces: BENCH_VIRTUAL_NAMESPACES,
+      seed: options.seed ?? 1,
+    });
+  }
+  return benchTeardown(options).reviews.map((r) => ({
+    uid: r.uid,
+    body: Buffer.from(JSON.stringify(r.review)),
+  }));
 }

@@ -17,12 +17,12 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BENCH_REVIEW_COUNT } from "./bench-reviews.js";
 import { CONTENDERS, type Contender } from "./instruction-loop.js";
 import { SERVER_NODE } from "./node-children.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const LOOP = join(HERE, "instruction-loop.js");
-const REVIEWS_PER_PASS = 5000;
 const SHORT_PASSES = 1;
 const LONG_PASSES = 4;
 /** Two cores here: one valgrind each. */
@@ -92,7 +92,7 @@ function countRun(node: string, contender: Contender, passes: number): Promise<R
       } catch {
         // reported below
       }
-      if (code !== 0 || instructions === undefined || answers !== passes * REVIEWS_PER_PASS) {
+      if (code !== 0 || instructions === undefined || answers !== passes * BENCH_REVIEW_COUNT) {
         reject(
           new Error(`${contender} x${passes} under valgrind failed (exit ${code}):\n${stdout}\n${stderr}`),
         );

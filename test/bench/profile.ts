@@ -21,7 +21,6 @@ import { createWrkWorkspace, runWrk, wrkErrors, wrkInstalled } from "./wrk.js";
 
 type Path = "create" | "teardown";
 const FUNCTION_OF: Record<Path, string> = { create: "mutate-create", teardown: "reschedule-delete" };
-const REVIEWS = 5000;
 const CHECKED_REVIEWS = 1000;
 
 /** A reference server profiled instead of the function: its label and compiled entry. */
@@ -62,7 +61,7 @@ async function profile(path: Path, seconds: number, baseline: Baseline | undefin
       20,
     );
     if (!ready) throw new Error(`${fn} did not start:\n${server.output()}`);
-    const requests = benchReviews(path, { count: REVIEWS });
+    const requests = benchReviews(path);
     const checked = await runLoad({
       target: url,
       requests: requests.slice(0, CHECKED_REVIEWS),

@@ -43,19 +43,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { checkAnswer, fetchStats, type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { clonesIn } from "../../functions/cli/loadtest/report.js";
-import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
 import { DEFAULT_IDLE_MS, DEFAULT_SETTLE_MS } from "../../functions/runtime/idle-memory.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
-import {
-  BENCH_ROOT_NAME,
-  BENCH_ROOT_UID,
-  BENCH_SIM_NAME,
-  BENCH_STORE_NAMESPACE,
-  BENCH_TRACED_NAMESPACES,
-  BENCH_VIRTUAL_NAMESPACES,
-} from "./bench-world.js";
+import { BENCH_REVIEW_COUNT, benchReviews, benchTeardown } from "./bench-reviews.js";
+import { BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
 import type { TeardownRound } from "./cluster-teardown-bench.js";
-import { buildCreateRequests } from "./create-reviews.js";
 import type { InstructionCounts } from "./instructions.js";
 import {
   bundleFor,
@@ -86,7 +78,7 @@ function envInt(name: string, fallback: number): number {
 }
 
 const ROUNDS = envInt("BENCH_ROUNDS", 3);
-const REVIEWS = envInt("BENCH_REVIEWS", 5000);
+const REVIEWS = envInt("BENCH_REVIEWS", BENCH_REVIEW_COUNT);
 const SECONDS = envInt("BENCH_SECONDS", 5);
 // Only the cold starts (e.g. with BENCH_NODE, to compare Node majors without a whole run).
 const COLD_START_ONLY = process.env.BENCH_COLD_START_ONLY === "1";
@@ -802,26 +794,8 @@ async function main(): Promise<number> {
     const api = await startApiDouble(LOAD_PIN);
     running.push(api.child);
     kubeconfig = await writeKubeconfig(api.url);
-    const createRequestsFor = (seed: number) =>
-      buildCreateRequests({
-        count: REVIEWS,
-        rootName: BENCH_ROOT_NAME,
-        rootUid: BENCH_ROOT_UID,
-        namespaces: BENCH_VIRTUAL_NAMESPACES,
-        seed,
-      });
-    const teardownFor = (seed: number) =>
-      buildTeardownReviews({
-        count: REVIEWS,
-        simName: BENCH_SIM_NAME,
-        rootName: BENCH_ROOT_NAME,
-        rootUid: BENCH_ROOT_UID,
-        namespaces: BENCH_TRACED_NAMESPACES,
-        seed,
-        now: new Date(),
-      });
-    const teardownRequestsFor = (seed: number): LoadRequest[] =>
-      teardownFor(seed).reviews.map((r) => ({ uid: r.uid, body: Buffer.from(JSON.stringify(r.review)) }));
+    const createRequestsFor = (seed: number) => benchReviews("create", { count: REVIEWS, seed });
+    const teardownRequestsFor = (seed: number) => benchReviews("teardown", { count: REVIEWS, seed });
 
     // --- issue 2 and 4: CREATE throughput (memory and cluster sequence store) vs bare ----------------------
     if (runs("create")) {
@@ -1099,7 +1073,7 @@ async function main(): Promise<number> {
       });
       goals.push(pacedGoal("teardown", pacedBare, pacedFn));
       goals.push(cpuRatioGoal("issue 11: teardown CPU per review, bare/fn", sBare, sFn));
-      const teardown = teardownFor(1);
+      const teardown = benchTeardown({ count: REVIEWS, seed: 1 });
       results.issue3 = {
         bare: sBare,
         rescheduleDelete: sFn,
@@ -1196,13 +1170,7 @@ async function traceOnlyMain(): Promise<number> {
   const api = await startApiDouble(LOAD_PIN);
   const kubeconfig = await writeKubeconfig(api.url);
   try {
-    const review = buildCreateRequests({
-      count: 1,
-      rootName: BENCH_ROOT_NAME,
-      rootUid: BENCH_ROOT_UID,
-      namespaces: BENCH_VIRTUAL_NAMESPACES,
-      seed: 77,
-    })[0] as LoadRequest;
+    const review = benchReviews("create", { count: 1, seed: 77 })[0] as LoadRequest;
     const { results, goals } = await traceSection(kubeconfig, review);
     process.stdout.write("\nSummary (same run)\n");
     printGoals(goals);
