@@ -37,6 +37,7 @@ export class SipHasher13 {
   private readonly words = new Int32Array(this.buf.buffer);
   private pos = 0; // bytes pending in buf
   private compressedBytes = 0; // bytes already compressed, mod 256 (all that finish needs)
+  private nonAscii = false;
 
   /** Keys as u64 parts; Rust's DefaultHasher uses zero keys. */
   constructor(k0: U64Parts = { lo: 0, hi: 0 }, k1: U64Parts = { lo: 0, hi: 0 }) {
@@ -62,7 +63,17 @@ export class SipHasher13 {
     this.state.set(this.initial);
     this.pos = 0;
     this.compressedBytes = 0;
+    this.nonAscii = false;
     return this;
+  }
+
+  /**
+   * Whether a string with a character beyond ASCII was written since the hasher was made or reset. A
+   * caller that orders strings by UTF-16 units (cheaper) can tell from it whether that order may differ
+   * from UTF-8's, which only a character beyond ASCII can make it do.
+   */
+  get wroteNonAscii(): boolean {
+    return this.nonAscii;
   }
 
   /** Feeds bytes (Rust `Hasher::write`). */
@@ -137,6 +148,7 @@ export class SipHasher13 {
       b[p++] = c;
     }
     if (i < n) {
+      this.nonAscii = true;
       // encodeInto turns lone surrogates into U+FFFD, as Rust's String cannot hold them anyway.
       p += utf8.encodeInto(i === 0 ? s : s.slice(i), b.subarray(p)).written;
     }
@@ -192,6 +204,7 @@ export class SipHasher13 {
     while (rest.length > 0) {
       if (BUFFER_BYTES - this.pos < 4) this.flush();
       const { read, written } = utf8.encodeInto(rest, this.buf.subarray(this.pos));
+      if (written !== read) this.nonAscii = true; // only characters beyond ASCII take more than a byte
       this.pos += written;
       rest = rest.slice(read);
     }

@@ -7,6 +7,8 @@ import { Unpackr } from "msgpackr";
 import { stringify } from "yaml";
 import { hashPodText } from "../../functions/cli/hash-pod.js";
 import { hashJson, podSpecHash, stableSpec } from "../../shared/pod-hash.js";
+import { seededRandom } from "../../shared/seeded-random.js";
+import { SipHasher13 } from "../../shared/siphash.js";
 
 const EMPTY_POD_SPEC_HASH = "17506812802394981455"; // SimKube testutils EMPTY_POD_SPEC_HASH
 const NODE_SELECTOR_POD_SPEC_HASH = "18161541283955474812"; // sk-driver mutation test, nodeSelector boo=far
@@ -43,6 +45,73 @@ function appliedObjects(trace: Json): Json[] {
 function tracePods(): Json[] | undefined {
   const path = findSharedTrace("bare-pods.sktrace");
   return path ? appliedObjects(readTrace(path)).filter((obj) => obj.kind === "Pod") : undefined;
+}
+
+// Specs with what stableSpec changes (identity, ports, token volumes and mounts, nulls, missing lists) mixed
+// with arbitrary JSON, keys beyond ASCII among them, so the pod-spec path is held to the general one.
+function generatedSpec(random: () => number): Json {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const keys = ["a", "name", "image", "é", "\u{FF61}", "\u{1F600}", "Z", "", "ports", "volumeMounts", "k8s"];
+  const scalar = (): unknown =>
+    pick<unknown>([
+      null,
+      true,
+      false,
+      0,
+      -7,
+      2.5,
+      2 ** 60,
+      "",
+      "kube-api-access-x",
+      "text",
+      "😀",
+      "\u{FF61}",
+    ]);
+  const value = (depth: number): unknown => {
+    const kind = depth > 2 ? 0 : Math.floor(random() * 3);
+    if (kind === 0) return scalar();
+    if (kind === 1) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
+    const obj: Json = {};
+    const size = Math.floor(random() * (random() < 0.1 ? 20 : 5));
+    for (let i = 0; i < size; i++) obj[`${pick(keys)}${i % 3 === 0 ? i : ""}`] = value(depth + 1);
+    return obj;
+  };
+  const mounts = (): unknown =>
+    pick([
+      undefined,
+      null,
+      [],
+      [
+        { name: "kube-api-access-ab", mountPath: "/t" },
+        { name: "data", x: null },
+      ],
+    ]);
+  const container = (): Json => {
+    const out: Json = { name: pick(["app", "é", null]), image: "img" };
+    for (const [key, chance] of [
+      ["ports", 0.5],
+      ["volumeMounts", 0.6],
+      ["extra", 0.5],
+    ] as const) {
+      if (random() < chance) out[key] = key === "volumeMounts" ? mounts() : value(1);
+    }
+    return out;
+  };
+  const spec: Json = {};
+  const optional: Array<[string, () => unknown]> = [
+    ["containers", () => pick([null, [], Array.from({ length: 1 + Math.floor(random() * 3) }, container)])],
+    ["initContainers", () => pick([null, [container()]])],
+    ["volumes", () => pick([null, [], [{ name: "kube-api-access-q" }, { name: "v", emptyDir: {} }, 3]])],
+    ["nodeName", () => "node-1"],
+    ["serviceAccountName", () => "sa"],
+    ["serviceAccount", () => null],
+    ["nodeSelector", () => value(1)],
+    ["affinity", () => value(0)],
+    ["\u{FF61}", () => value(1)],
+    ["\u{1F600}", () => scalar()],
+  ];
+  for (const [key, make] of optional) if (random() < 0.5) spec[key] = make();
+  return spec;
 }
 
 const typicalPod = (): Json => ({
@@ -267,6 +336,14 @@ describe("stableSpec", () => {
     for (const spec of specs) assert.equal(hashJson(stableSpec(spec)), podSpecHash({ spec }));
   });
 
+  test("hashJson(stableSpec(spec)) equals podSpecHash for 400 generated specs", () => {
+    const random = seededRandom(20261203);
+    for (let i = 0; i < 400; i++) {
+      const spec = generatedSpec(random);
+      assert.equal(podSpecHash({ spec }), hashJson(stableSpec(spec)), JSON.stringify(spec));
+    }
+  });
+
   test("refuses specs of the wrong shape", () => {
     assert.throws(() => stableSpec(null), /pod spec must be an object, got null/);
     assert.throws(() => stableSpec([]), /pod spec must be an object, got an array/);
@@ -298,6 +375,22 @@ describe("podSpecHash", () => {
 
     app.image = "nginx:1.28";
     assert.notEqual(podSpecHash(other), base);
+  });
+
+  test("keys beyond ASCII are taken in UTF-8 order, whatever order they came in", () => {
+    // U+FF61 sorts after an astral character by UTF-16 units and before it by UTF-8 bytes.
+    const selector: Record<string, string> = { z: "1", "\u{FF61}": "2", "\u{1F600}": "3", a: "4" };
+    const spec = {
+      nodeSelector: selector,
+      containers: [{ name: "a", env: [{ name: "\u00e9", value: "x" }] }],
+    };
+    const reversed = { ...spec, nodeSelector: Object.fromEntries(Object.entries(selector).reverse()) };
+    assert.equal(podSpecHash({ spec }), hashJson(stableSpec(spec)));
+    assert.equal(podSpecHash({ spec: reversed }), podSpecHash({ spec }));
+    // Taken in the order of UTF-16 units (JS's default sort) they would hash otherwise, so the spec tells.
+    const utf16 = new SipHasher13();
+    for (const key of Object.keys(selector).sort()) utf16.writeStr(key).writeStr(selector[key] ?? "");
+    assert.notEqual(utf16.finishDecimal(), hashJson(selector));
   });
 
   test("a pod without a spec is an error", () => {

@@ -192,6 +192,19 @@ describe("SipHasher13 streaming", () => {
     );
   });
 
+  test("wroteNonAscii says whether a string beyond ASCII was written since the last reset", () => {
+    const h = new SipHasher13();
+    assert.equal(h.writeStr("kube-api-access").writeU8(0xff).writeU64(0x80, 0).wroteNonAscii, false);
+    assert.equal(h.writeStr("caf\u00e9").wroteNonAscii, true);
+    assert.equal(h.reset().wroteNonAscii, false);
+    assert.equal(h.writeStr("x".repeat(5000)).wroteNonAscii, false, "a long ASCII string");
+    assert.equal(
+      h.writeStr(`${"x".repeat(5000)}\u{1F600}`).wroteNonAscii,
+      true,
+      "a long string ending beyond ASCII",
+    );
+  });
+
   test("finish does not consume the hasher", () => {
     const h = new SipHasher13().write(bytes(9));
     assert.equal(h.finish(), h.finish());
