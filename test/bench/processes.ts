@@ -138,22 +138,31 @@ export function rssOf(pid: number): number | undefined {
   return procStatusBytes(pid, "VmRSS");
 }
 
+/** CPU time a process used, in user space (its own code) and in the kernel on its behalf (syscalls). */
+export interface CpuTimes {
+  user: number;
+  system: number;
+}
+
 /**
- * Pure: user + system CPU ticks from the text of /proc/<pid>/stat. The command name (field 2) may hold spaces
- * and parentheses, so fields are counted from its closing parenthesis: utime and stime are fields 14 and 15.
+ * Pure: user and system CPU ticks from the text of /proc/<pid>/stat. The command name (field 2) may hold
+ * spaces and parentheses, so fields are counted from its closing parenthesis: utime and stime are fields 14
+ * and 15.
  */
-export function cpuTicksFromStat(stat: string): number | undefined {
+export function cpuTicksFromStat(stat: string): CpuTimes | undefined {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // fields[0] is field 3 (state), so field n is fields[n - 3].
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return Number.isFinite(utime) && Number.isFinite(stime) && fields.length > 12 ? utime + stime : undefined;
+  const user = Number(fields[11]);
+  const system = Number(fields[12]);
+  return Number.isFinite(user) && Number.isFinite(system) && fields.length > 12
+    ? { user, system }
+    : undefined;
 }
 
 let clockTicks: number | undefined;
 
-/** CPU seconds (user + system) a live process has used, from /proc (Linux); undefined elsewhere. */
-export function cpuSecondsOf(pid: number): number | undefined {
+/** CPU seconds a live process has used, user and system, from /proc (Linux); undefined elsewhere. */
+export function cpuTimesOf(pid: number): CpuTimes | undefined {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -166,7 +175,7 @@ export function cpuSecondsOf(pid: number): number | undefined {
     const out = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
     clockTicks = Number(out.stdout) > 0 ? Number(out.stdout) : 100;
   }
-  return ticks / clockTicks;
+  return { user: ticks.user / clockTicks, system: ticks.system / clockTicks };
 }
 
 /**

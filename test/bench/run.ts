@@ -59,7 +59,7 @@ import {
   startNode,
 } from "./node-children.js";
 import { procStatusBytes } from "./proc-status.js";
-import { type Child, cpuSecondsOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
+import { type Child, cpuTimesOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
 import { benchBigTrace } from "./trace-bench.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
 
@@ -118,6 +118,8 @@ const SERVER_PIN = pinTo(1);
 const LOAD_PIN = pinTo(0);
 // A generator above this share of its core may be what limits the rate.
 const GENERATOR_SATURATED_CORES = 0.9;
+/** The bare server's median CPU, in cores, below which a run's rounds shared their core with other work. */
+const BASELINE_WHOLE_CORE = 0.9;
 
 // ---------------------------------------------------------------------------------------------------------
 // Servers
@@ -321,6 +323,12 @@ interface Burst {
    * other work left the server (throughput is that share over this cost).
    */
   serverUsPerReview?: number;
+  /**
+   * What of serverUsPerReview the kernel spent (syscalls: reading requests, writing answers, and waking the
+   * load generator when it sleeps, which it does more the slower the server: on this VM 11 µs per review
+   * for the bare server and 23 for mutate-create, with the same syscalls per review).
+   */
+  serverSystemUsPerReview?: number;
 }
 
 interface BurstTarget {
@@ -337,7 +345,7 @@ async function burst(
   seconds: number,
   meanDelayMs?: number,
 ): Promise<Burst> {
-  const cpuBefore = cpuSecondsOf(target.server.child.pid);
+  const cpuBefore = cpuTimesOf(target.server.child.pid);
   const started = performance.now();
   const report = await runWrk({
     url: target.server.url,
@@ -350,7 +358,7 @@ async function burst(
     ...(meanDelayMs === undefined ? {} : { meanDelayMs }),
   });
   const wallSeconds = (performance.now() - started) / 1000;
-  const cpuAfter = cpuSecondsOf(target.server.child.pid);
+  const cpuAfter = cpuTimesOf(target.server.child.pid);
   const durationSeconds = report.durationUs / 1e6;
   const { connect, read, write, status, timeout, bad } = report;
   const result: Burst = {
@@ -363,8 +371,12 @@ async function burst(
   };
   if (cpuBefore !== undefined && cpuAfter !== undefined) {
     // wrk's wall time includes its start (reading the bodies); the server idles then, so this is a floor.
-    result.serverCores = (cpuAfter - cpuBefore) / wallSeconds;
-    result.serverUsPerReview = ((cpuAfter - cpuBefore) * 1e6) / Math.max(1, report.requests);
+    const system = cpuAfter.system - cpuBefore.system;
+    const total = cpuAfter.user - cpuBefore.user + system;
+    const reviews = Math.max(1, report.requests);
+    result.serverCores = total / wallSeconds;
+    result.serverUsPerReview = (total * 1e6) / reviews;
+    result.serverSystemUsPerReview = (system * 1e6) / reviews;
   }
   return result;
 }
@@ -406,6 +418,7 @@ interface Summary {
   errors: number;
   medianServerCores?: number;
   medianServerUsPerReview?: number;
+  medianServerSystemUsPerReview?: number;
   maxGeneratorCores: number;
 }
 
@@ -425,6 +438,10 @@ function summarize(label: string, rounds: Burst[], warmupErrors: number): Summar
   if (serverCores.length > 0) summary.medianServerCores = median(serverCores);
   const perReview = rounds.flatMap((r) => (r.serverUsPerReview === undefined ? [] : [r.serverUsPerReview]));
   if (perReview.length > 0) summary.medianServerUsPerReview = median(perReview);
+  const system = rounds.flatMap((r) =>
+    r.serverSystemUsPerReview === undefined ? [] : [r.serverSystemUsPerReview],
+  );
+  if (system.length > 0) summary.medianServerSystemUsPerReview = median(system);
   return summary;
 }
 
@@ -538,7 +555,7 @@ function pacedGoal(path: string, bare: PacedLatency, fn: PacedLatency): Goal {
 function roundLine(round: number, label: string, b: Burst): string {
   return (
     `round ${round + 1} ${label.padEnd(30)} ${fmt(b.throughput, 0).padStart(6)} rev/s  p99 ${fmt(b.p99Ms, 1).padStart(5)} ms` +
-    `  server ${fmt(b.serverCores)} core ${fmt(b.serverUsPerReview, 1).padStart(5)} µs/rev  wrk ${fmt(b.generatorCores)} core  errors ${b.errors}`
+    `  server ${fmt(b.serverCores)} core ${fmt(b.serverUsPerReview, 1).padStart(5)} µs/rev (sys ${fmt(b.serverSystemUsPerReview, 1).padStart(4)})  wrk ${fmt(b.generatorCores)} core  errors ${b.errors}`
   );
 }
 
@@ -644,7 +661,7 @@ async function optionalBench(module: string, exportName: string): Promise<unknow
  * bare server's CPU near 1.0 core shows where the limit was instead (lower: the machine's other work took
  * some of the server's core, which slows function and baseline alike).
  */
-function saturationEvidence(summaries: Summary[]): { text: string; goal: Goal } {
+function saturationEvidence(summaries: Summary[]): { text: string; goals: Goal[] } {
   const maxGenerator = Math.max(...summaries.map((s) => s.maxGeneratorCores));
   const bare = summaries.filter((s) => s.label === bareSpec().label);
   const bareCores = bare.map((s) => fmt(s.medianServerCores)).join(", ");
@@ -652,14 +669,26 @@ function saturationEvidence(summaries: Summary[]): { text: string; goal: Goal } 
   const text =
     `Saturation evidence: wrk used at most ${fmt(maxGenerator)} of its core (against ${busiest.label}); ` +
     `the bare server used ${bareCores} core (median per section; below 1.0 = other work on its core).`;
+  const leastBareCores = Math.min(...bare.map((s) => s.medianServerCores ?? Number.NaN));
   return {
     text,
-    goal: {
-      name: "issue 11: load generator not saturated",
-      value: `wrk max ${fmt(maxGenerator)} core, bare ${bareCores}`,
-      goal: `wrk < ${GENERATOR_SATURATED_CORES} core`,
-      met: maxGenerator < GENERATOR_SATURATED_CORES,
-    },
+    goals: [
+      {
+        name: "issue 11: load generator not saturated",
+        value: `wrk max ${fmt(maxGenerator)} core, bare ${bareCores}`,
+        goal: `wrk < ${GENERATOR_SATURATED_CORES} core`,
+        met: maxGenerator < GENERATOR_SATURATED_CORES,
+      },
+      // A bare server short of its core means other work shared it during the rounds: then the rounds
+      // measured the machine, and their ratios say little about this code (seen: bare at 0.54 core while
+      // a compiler ran beside the bench, CREATE "0.78 of bare").
+      {
+        name: "issue 11: bare server had its core",
+        value: `median ${bareCores} core`,
+        goal: `>= ${BASELINE_WHOLE_CORE} core, else rerun`,
+        met: leastBareCores >= BASELINE_WHOLE_CORE,
+      },
+    ],
   };
 }
 
@@ -696,9 +725,11 @@ function againstGoal(path: string, ours: Summary, theirs: Summary): Goal {
  */
 function cpuRatioGoal(name: string, bare: Summary, fn: Summary): Goal {
   const ratio = usPerReviewRatio(bare, fn);
+  const user = (s: Summary) =>
+    (s.medianServerUsPerReview ?? Number.NaN) - (s.medianServerSystemUsPerReview ?? Number.NaN);
   return {
     name,
-    value: `${fmt(ratio)} (${fmt(bare.medianServerUsPerReview, 1)}/${fmt(fn.medianServerUsPerReview, 1)} µs)`,
+    value: `${fmt(ratio)} (${fmt(bare.medianServerUsPerReview, 1)}/${fmt(fn.medianServerUsPerReview, 1)} µs; user only ${fmt(user(bare) / user(fn))})`,
     goal: "(reported)",
     met: "n/a",
   };
@@ -1101,8 +1132,8 @@ async function main(): Promise<number> {
   if (everySummary.length > 0) {
     const evidence = saturationEvidence(everySummary);
     process.stdout.write(`\n${evidence.text}\n`);
-    goals.unshift(evidence.goal);
-    results.saturation = evidence.goal;
+    goals.unshift(...evidence.goals);
+    results.saturation = evidence.goals;
   }
 
   // --- in-process micro-benchmarks of other modules ---------------------------------------------------------

@@ -51,10 +51,10 @@ describe("wrk scripts", () => {
 });
 
 describe("cpuTicksFromStat", () => {
-  it("adds utime and stime, counting fields after the command name", () => {
+  it("reads utime and stime, counting fields after the command name", () => {
     // Fields 14 and 15 are 250 and 50; the command name holds a space and a parenthesis.
     const stat = "4242 (node (x) y) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 11 0 100 0";
-    assert.equal(cpuTicksFromStat(stat), 300);
+    assert.deepEqual(cpuTicksFromStat(stat), { user: 250, system: 50 });
   });
 
   it("is undefined for a truncated line", () => {
