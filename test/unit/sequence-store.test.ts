@@ -544,6 +544,9 @@ describe("cluster sequence store", () => {
     assert.equal(await store.next("42", SCOPE), 1);
     assert.equal(await store.next("42", rerun), 0);
     assert.equal(await store.next("42", { simName: "other" }), 0);
+    assert.equal(await store.next("42", { simName: "another" }), 0);
+    assert.equal(await store.next("42", SCOPE), 2, "the first run's count goes on where it was");
+    assert.equal(await store.next("42", rerun), 1);
     assert.notEqual(sequenceConfigMapName(rerun, 0x83), sequenceConfigMapName(SCOPE, 0x83));
     assert.deepEqual(kube.get<ConfigMap>(cmRef(rerun))?.metadata?.ownerReferences, [rerun.owner]);
   });
