@@ -95,6 +95,9 @@ const runs = (part: string) => PARTS.has(part) && (!COLD_START_ONLY || part === 
 // CREATE, cold-start and teardown rounds as one more contender, so a change is measured against its base in
 // one run.
 const AGAINST_BUNDLE_DIR = process.env.BENCH_AGAINST?.trim() || undefined;
+// BENCH_AGAINST_STORE=cluster: in the CREATE rounds the other build runs with the cluster sequence store and
+// is compared with this build's cluster-store contender (default: both with the memory store).
+const AGAINST_STORE = process.env.BENCH_AGAINST_STORE === "cluster" ? "cluster" : "memory";
 let AGAINST = "";
 // The RSS a function keeps once idle: read this long after its last burst, past collectWhenIdle's two
 // collections, 30 s and 35.5 s after the last review (functions/runtime/idle-memory.ts). The RSS right after
@@ -849,7 +852,7 @@ async function main(): Promise<number> {
         { server: floor, allowPatch: true, bursts: [], warmupErrors: 0 },
       ];
       const againstCreate = await againstContender(
-        functionSpec("mutate-create", kubeconfig, { SEQUENCE_STORE: "memory" }, true),
+        functionSpec("mutate-create", kubeconfig, { SEQUENCE_STORE: AGAINST_STORE }, true),
         running,
       );
       if (againstCreate) contenders.push(againstCreate);
@@ -870,7 +873,8 @@ async function main(): Promise<number> {
         "CREATE reviews (mutate-create), per server",
         sAgainst ? [sBare, sMemory, sCluster, sFloor, sAgainst] : [sBare, sMemory, sCluster, sFloor],
       );
-      if (sAgainst) goals.push(againstGoal("CREATE", sMemory, sAgainst));
+      if (sAgainst)
+        goals.push(againstGoal("CREATE", AGAINST_STORE === "cluster" ? sCluster : sMemory, sAgainst));
       const createRssAtOnce = rssOf(memory.child.pid);
       const bareRssAtOnce = rssOf(bare.child.pid);
       await sleep(IDLE_SETTLE_MS);
