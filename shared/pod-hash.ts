@@ -56,15 +56,50 @@ function describe(value: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Stable spec
 
+// What the stable spec leaves out and fills in, shared by stableSpec (which builds it) and podSpecHash (which
+// writes it without building it).
+
+/** Scheduling and identity details that differ between a traced pod and its simulated twin. */
+function isIdentityKey(key: string): boolean {
+  return key === "nodeName" || key === "serviceAccount" || key === "serviceAccountName";
+}
+
+/**
+ * SimKube's driver removes regular containers' ports before creating simulated pods (the API server refuses
+ * patches with duplicate ports), so a traced pod and its simulated twin only hash alike without them. Init
+ * containers keep theirs, as in SimKube.
+ */
+function isDroppedContainerKey(key: string, dropPorts: boolean): boolean {
+  return dropPorts && key === "ports";
+}
+
+/** The service-account token volume (and its mounts) gets a random suffix per pod (kube-api-access-x7k2p). */
+function isKubeApiAccess(entry: unknown): boolean {
+  const name = isRecord(entry) ? entry.name : undefined;
+  return typeof name === "string" && name.startsWith(KUBE_SVC_ACCOUNT_VOLUME_NAME_PREFIX);
+}
+
+/** A list in the spec: [] when absent or null (SimKube always serializes it); an error when not a list. */
+function specList(value: unknown, field: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new Error(`spec.${field} must be an array, got ${describe(value)}`);
+  return value;
+}
+
+function containerAt(containers: unknown[], i: number, field: string): JsonObject {
+  const container = containers[i];
+  if (!isRecord(container))
+    throw new Error(`spec.${field}[${i}] must be an object, got ${describe(container)}`);
+  return container;
+}
+
 /** A stable spec that still shares untouched subtrees (and their null members) with the input. */
 function buildStableSpec(spec: unknown): JsonObject {
   if (!isRecord(spec)) throw new Error(`pod spec must be an object, got ${describe(spec)}`);
   const out: JsonObject = {};
   for (const key of Object.keys(spec)) {
     const value = spec[key];
-    if (value === null || value === undefined) continue;
-    // Scheduling and identity details that differ between a traced pod and its simulated twin.
-    if (key === "nodeName" || key === "serviceAccount" || key === "serviceAccountName") continue;
+    if (value === null || value === undefined || isIdentityKey(key)) continue;
     out[key] = value;
   }
   out.containers = stableContainers(spec.containers, "containers", true);
@@ -76,20 +111,13 @@ function buildStableSpec(spec: unknown): JsonObject {
 }
 
 function stableContainers(containers: unknown, field: string, dropPorts: boolean): JsonObject[] {
-  if (containers === undefined || containers === null) return [];
-  if (!Array.isArray(containers))
-    throw new Error(`spec.${field} must be an array, got ${describe(containers)}`);
-  return containers.map((container: unknown, i) => {
-    if (!isRecord(container))
-      throw new Error(`spec.${field}[${i}] must be an object, got ${describe(container)}`);
+  const list = specList(containers, field);
+  return list.map((_, i) => {
+    const container = containerAt(list, i, field);
     const out: JsonObject = {};
     for (const key of Object.keys(container)) {
       const value = container[key];
-      if (value === null || value === undefined) continue;
-      // SimKube's driver removes regular containers' ports before creating simulated pods (the API
-      // server refuses patches with duplicate ports), so a traced pod and its simulated twin only
-      // hash alike without them. Init containers keep theirs, as in SimKube.
-      if (dropPorts && key === "ports") continue;
+      if (value === null || value === undefined || isDroppedContainerKey(key, dropPorts)) continue;
       out[key] = value;
     }
     out.volumeMounts = withoutKubeApiAccess(container.volumeMounts, `${field}[${i}].volumeMounts`);
@@ -97,14 +125,8 @@ function stableContainers(containers: unknown, field: string, dropPorts: boolean
   });
 }
 
-// The service-account token volume gets a random suffix per pod (kube-api-access-x7k2p).
 function withoutKubeApiAccess(entries: unknown, field: string): unknown[] {
-  if (entries === undefined || entries === null) return [];
-  if (!Array.isArray(entries)) throw new Error(`spec.${field} must be an array, got ${describe(entries)}`);
-  return entries.filter((entry: unknown) => {
-    const name = isRecord(entry) ? entry.name : undefined;
-    return !(typeof name === "string" && name.startsWith(KUBE_SVC_ACCOUNT_VOLUME_NAME_PREFIX));
-  });
+  return specList(entries, field).filter((entry) => !isKubeApiAccess(entry));
 }
 
 function withoutNullMembers(value: unknown): unknown {
@@ -278,7 +300,7 @@ export function hashJson(value: unknown): string {
 
 // podSpecHash writes stableSpec(spec) straight from the pod's spec, without building it: the copies were a
 // quarter of the hash's work. Same bytes as hashJson(stableSpec(spec)) (test/unit/pod-hash.test.ts holds the
-// two together); the comments in buildStableSpec say why each member is left out.
+// two together), and both take their rules from the helpers above.
 
 /** The stable spec's members in key order: those of the spec, and the lists it always has. */
 function writeStableSpec(h: SipHasher13, spec: JsonObject, walk: Walk): void {
@@ -289,11 +311,8 @@ function writeStableSpec(h: SipHasher13, spec: JsonObject, walk: Walk): void {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     const value = spec[key];
+    if (isIdentityKey(key)) continue;
     switch (key) {
-      case "nodeName":
-      case "serviceAccount":
-      case "serviceAccountName":
-        continue;
       case "containers":
         h.writeStr(key);
         writeStableContainers(h, value, key, true, walk);
@@ -321,13 +340,9 @@ function writeStableContainers(
   dropPorts: boolean,
   walk: Walk,
 ): void {
-  if (containers === undefined || containers === null) return;
-  if (!Array.isArray(containers))
-    throw new Error(`spec.${field} must be an array, got ${describe(containers)}`);
-  for (let c = 0; c < containers.length; c++) {
-    const container: unknown = containers[c];
-    if (!isRecord(container))
-      throw new Error(`spec.${field}[${c}] must be an object, got ${describe(container)}`);
+  const list = specList(containers, field);
+  for (let c = 0; c < list.length; c++) {
+    const container = containerAt(list, c, field);
     const keys = Object.keys(container);
     if (!Object.hasOwn(container, "volumeMounts")) keys.push("volumeMounts");
     walk.order(keys);
@@ -339,7 +354,7 @@ function writeStableContainers(
         writeWithoutKubeApiAccess(h, value, `${field}[${c}].volumeMounts`, walk);
         continue;
       }
-      if (value === null || value === undefined || (dropPorts && key === "ports")) continue;
+      if (value === null || value === undefined || isDroppedContainerKey(key, dropPorts)) continue;
       h.writeStr(key);
       writeValue(h, value, walk);
     }
@@ -347,13 +362,9 @@ function writeStableContainers(
 }
 
 function writeWithoutKubeApiAccess(h: SipHasher13, entries: unknown, field: string, walk: Walk): void {
-  if (entries === undefined || entries === null) return;
-  if (!Array.isArray(entries)) throw new Error(`spec.${field} must be an array, got ${describe(entries)}`);
-  for (let i = 0; i < entries.length; i++) {
-    const entry: unknown = entries[i];
-    const name = isRecord(entry) ? entry.name : undefined;
-    if (typeof name === "string" && name.startsWith(KUBE_SVC_ACCOUNT_VOLUME_NAME_PREFIX)) continue;
-    writeValue(h, entry, walk);
+  const list = specList(entries, field);
+  for (let i = 0; i < list.length; i++) {
+    if (!isKubeApiAccess(list[i])) writeValue(h, list[i], walk);
   }
 }
 
