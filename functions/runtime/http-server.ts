@@ -33,6 +33,7 @@ import {
 import type { Logger } from "../../shared/log.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
+import { createWriteBatch } from "./write-batch.js";
 
 // A pod with large env/config can exceed express's 100kb default; the API server caps objects at ~3 MiB.
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -142,6 +143,7 @@ function sendError(res: ServerResponse, err: unknown, log: Logger): void {
 
 function reviewRoute(handle: ReviewHandler, log: Logger, options: AppOptions): RequestListener {
   const { metrics, onReview } = options;
+  const writeLater = createWriteBatch((err) => log.error({ err }, "could not write an answer"));
   return (req, res) => {
     onReview?.();
     const started = process.hrtime.bigint();
@@ -159,8 +161,17 @@ function reviewRoute(handle: ReviewHandler, log: Logger, options: AppOptions): R
         return fail(thrown);
       }
       answer.then((review) => {
-        sendText(res, 200, reviewJson(review));
-        metrics?.observeReview(reviewOutcome(review), seconds());
+        let text: string;
+        try {
+          text = reviewJson(review);
+        } catch (thrown) {
+          return fail(thrown);
+        }
+        const outcome = reviewOutcome(review);
+        writeLater(() => {
+          sendText(res, 200, text);
+          metrics?.observeReview(outcome, seconds());
+        });
       }, fail);
     });
   };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import request from "supertest";
-import { createApp, MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
+import { createApp, listen, MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
 import {
   type AdmissionReview,
   allow,
@@ -102,6 +102,41 @@ describe("createApp", () => {
     assert.deepEqual(res.body, { message: "internal error" });
     assert.equal(lines.at(-1)?.msg, "request failed");
     await request(app).get("/healthz").expect(200, "ok");
+  });
+
+  it("answers 500 for a review it cannot write as JSON, and keeps serving", async () => {
+    const { log, lines } = capturingLog("info");
+    // A BigInt is not JSON: JSON.stringify throws, as it would for any answer that cannot be sent.
+    const unwritable = { ...allow({ uid: "u" }), extra: 1n } as unknown as AdmissionReview;
+    const app = createApp(async () => unwritable, log);
+    const res = await request(app).post("/").send(review("u")).expect(500);
+    assert.deepEqual(res.body, { message: "internal error" });
+    assert.equal(lines.at(-1)?.msg, "request failed");
+    await request(app).post("/?again").send(review("v")).expect(500);
+    await request(app).get("/healthz").expect(200, "ok");
+  });
+
+  it("answers reviews that arrive together each with its own answer", async () => {
+    const { log } = capturingLog("info");
+    const server = await listen(createApp(echo, log), 0, "127.0.0.1");
+    try {
+      const { port } = server.address() as { port: number };
+      const uids = Array.from({ length: 40 }, (_, i) => `together-${i}`);
+      const answers = await Promise.all(
+        uids.map(async (uid) => {
+          const res = await fetch(`http://127.0.0.1:${port}/`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(review(uid)),
+          });
+          return ((await res.json()) as AdmissionReview).response?.uid;
+        }),
+      );
+      assert.deepEqual(answers, uids);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("serves healthz, stats with the RSS, and JSON 404s", async () => {
