@@ -5,4 +5,6 @@ import { createFloorAnswer } from "./answers.js";
 import { serveMinimal } from "./minimal-server.js";
 
 // Under the test runner (NODE_TEST_CONTEXT set, see bare-server.ts) it does nothing.
-if (!process.env.NODE_TEST_CONTEXT) serveMinimal(createFloorAnswer());
+// Its answers are written as the functions write theirs (together, after the turn: write-batch.ts), so the
+// floor is the least a faithful answer costs served the same way.
+if (!process.env.NODE_TEST_CONTEXT) serveMinimal(createFloorAnswer(), { batchWrites: true });

@@ -2,8 +2,11 @@
 // JSON and answers with what `answer` makes of it. No express, no handler framework, no API calls. Started
 // like the functions (a child process, PORT from the environment, listening on 0.0.0.0), serving GET
 // /healthz and GET /stats (its RSS) as they do, so every number is measured the same way for all of them.
+// With batchWrites it writes its answers as the functions do (write-batch.ts), so a reference server can be
+// compared with them with or without that difference.
 
 import http from "node:http";
+import { createWriteBatch } from "../../functions/runtime/write-batch.js";
 import type { Answer } from "./answers.js";
 
 function send(res: http.ServerResponse, status: number, text: string): void {
@@ -11,8 +14,16 @@ function send(res: http.ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-export function serveMinimal(answer: Answer): void {
+export interface MinimalOptions {
+  /** Write answers as functions/runtime/http-server.ts does: together, after the turn's reviews (write-batch.ts). */
+  batchWrites?: boolean;
+}
+
+export function serveMinimal(answer: Answer, options: MinimalOptions = {}): void {
   const port = Number(process.env.PORT ?? 8080);
+  const writeLater = options.batchWrites
+    ? createWriteBatch((err) => process.stderr.write(`could not write an answer: ${String(err)}\n`))
+    : undefined;
   const server = http.createServer((req, res) => {
     if (req.method === "GET") {
       if (req.url === "/healthz") return send(res, 200, '"ok"');
@@ -35,7 +46,8 @@ export function serveMinimal(answer: Answer): void {
       } catch (err) {
         return send(res, 400, JSON.stringify({ message: (err as Error).message }));
       }
-      send(res, 200, text);
+      if (writeLater) writeLater(() => send(res, 200, text));
+      else send(res, 200, text);
     });
   });
   // As functions/runtime/http-server.ts does: outlive the client's idle keep-alive.

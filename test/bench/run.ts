@@ -145,6 +145,14 @@ function bareSpec(): ServerSpec {
   return { label: "bare node:http", flags: [], args: [BARE_SERVER], env: {} };
 }
 
+/**
+ * The bare server writing its answers as the functions write theirs (together, after the turn's reviews:
+ * functions/runtime/write-batch.ts): what the functions' ratio to bare owes to that, and a like-for-like one.
+ */
+function bareBatchedSpec(): ServerSpec {
+  return { label: "bare, batched writes", flags: [], args: [BARE_SERVER], env: { BENCH_BATCH_WRITES: "1" } };
+}
+
 /** The bare server plus the hash, sequence and patch every CREATE answer needs (floor-server.ts). */
 function floorSpec(): ServerSpec {
   return { label: "CREATE floor", flags: [], args: [FLOOR_SERVER], env: {} };
@@ -545,6 +553,31 @@ async function compareWithPaced(
   return paced as [PacedLatency, PacedLatency];
 }
 
+/**
+ * The functions write their answers together after each turn's reviews (write-batch.ts); bare node:http, the
+ * issues' baseline, writes each at once. These rows say what that alone gives bare, and the function's ratio to
+ * a bare server that writes the same way.
+ */
+function batchedWriteGoals(path: string, bare: Summary, bareBatched: Summary, fn: Summary): Goal[] {
+  const ratio = (a: Summary, b: Summary) =>
+    `${fmt(a.throughput / b.throughput)} (${fmt(a.throughput, 0)}/${fmt(b.throughput, 0)})`;
+  const reported = (s: Summary) => (s.errors === 0 ? "n/a" : false);
+  return [
+    {
+      name: `issue 11: ${path} bare, batched writes vs bare`,
+      value: ratio(bareBatched, bare),
+      goal: "(reported)",
+      met: reported(bareBatched),
+    },
+    {
+      name: `issue 11: ${path} throughput vs bare, batched`,
+      value: ratio(fn, bareBatched),
+      goal: "(reported)",
+      met: reported(fn),
+    },
+  ];
+}
+
 /** The summary row for paced latency, function over bare. */
 function pacedGoal(path: string, bare: PacedLatency, fn: PacedLatency): Goal {
   return {
@@ -845,11 +878,14 @@ async function main(): Promise<number> {
       running.push(cluster.child);
       const floor = await startServer(floorSpec());
       running.push(floor.child);
+      const bareBatched = await startServer(bareBatchedSpec());
+      running.push(bareBatched.child);
       const contenders: Contender[] = [
         { server: bare, allowPatch: true, bursts: [], warmupErrors: 0 },
         { server: memory, allowPatch: true, bursts: [], warmupErrors: 0 },
         { server: cluster, allowPatch: true, bursts: [], warmupErrors: 0 },
         { server: floor, allowPatch: true, bursts: [], warmupErrors: 0 },
+        { server: bareBatched, allowPatch: true, bursts: [], warmupErrors: 0 },
       ];
       const againstCreate = await againstContender(
         functionSpec("mutate-create", kubeconfig, { SEQUENCE_STORE: AGAINST_STORE }, true),
@@ -865,13 +901,14 @@ async function main(): Promise<number> {
         createRequestsFor,
       );
       const apiAfter = await api.requests();
-      const [sBare, sMemory, sCluster, sFloor, sAgainst] = contenders.map((c) =>
+      const [sBare, sMemory, sCluster, sFloor, sBareBatched, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
-      ) as [Summary, Summary, Summary, Summary, Summary | undefined];
-      everySummary.push(sBare, sMemory, sCluster, sFloor);
+      ) as [Summary, Summary, Summary, Summary, Summary, Summary | undefined];
+      const createSummaries = [sBare, sMemory, sCluster, sFloor, sBareBatched];
+      everySummary.push(...createSummaries);
       printSummaries(
         "CREATE reviews (mutate-create), per server",
-        sAgainst ? [sBare, sMemory, sCluster, sFloor, sAgainst] : [sBare, sMemory, sCluster, sFloor],
+        sAgainst ? [...createSummaries, sAgainst] : createSummaries,
       );
       if (sAgainst)
         goals.push(againstGoal("CREATE", AGAINST_STORE === "cluster" ? sCluster : sMemory, sAgainst));
@@ -883,7 +920,7 @@ async function main(): Promise<number> {
       process.stdout.write(
         `  RSS after the bursts: mutate-create (memory store) ${mib(createRssAtOnce)} at once, ${mib(createRss)} ${IDLE_SETTLE_MS / 1000} s later (${rssPartsText(createRssParts)}; ${await heapText(memory.url)}); bare ${mib(bareRssAtOnce)}, ${mib(rssOf(bare.child.pid))} (${rssPartsText(rssParts(bare.child.pid))})\n`,
       );
-      for (const s of [bare, memory, cluster, floor]) await s.child.stop();
+      for (const s of [bare, memory, cluster, floor, bareBatched]) await s.child.stop();
       await againstCreate?.server.child.stop();
 
       const throughputRatio = sMemory.throughput / sBare.throughput;
@@ -904,10 +941,12 @@ async function main(): Promise<number> {
       });
       goals.push(pacedGoal("CREATE", pacedBare, pacedMemory));
       goals.push(cpuRatioGoal("issue 11: CREATE CPU per review, bare/fn", sBare, sMemory));
-      // How much of the gap is the answer itself: the floor does only what every CREATE answer needs.
+      goals.push(...batchedWriteGoals("CREATE", sBare, sBareBatched, sMemory));
+      // How much of the gap is the answer itself: the floor does only what every CREATE answer needs, and
+      // writes as the functions do, so it is compared with the bare server that writes the same way.
       goals.push({
-        name: "issue 11: CREATE floor throughput vs bare",
-        value: `${fmt(sFloor.throughput / sBare.throughput)} (${fmt(sFloor.throughput, 0)}/${fmt(sBare.throughput, 0)})`,
+        name: "issue 11: CREATE floor throughput vs bare, batched",
+        value: `${fmt(sFloor.throughput / sBareBatched.throughput)} (${fmt(sFloor.throughput, 0)}/${fmt(sBareBatched.throughput, 0)})`,
         goal: "(reported)",
         met: sFloor.errors === 0 ? "n/a" : false,
       });
@@ -940,6 +979,7 @@ async function main(): Promise<number> {
         bare: sBare,
         mutateCreate: sMemory,
         floor: sFloor,
+        bareBatchedWrites: sBareBatched,
         paced: { rate: PACED_RATE, bare: pacedBare, mutateCreate: pacedMemory },
         throughputRatio,
         p99Ratio,
@@ -1026,6 +1066,8 @@ async function main(): Promise<number> {
       running.push(bare.child);
       const fn = await startServer(functionSpec("reschedule-delete", kubeconfig));
       running.push(fn.child);
+      const bareBatched = await startServer(bareBatchedSpec());
+      running.push(bareBatched.child);
       const apiPerBurst: number[] = [];
       const statsUrl = new URL("/stats", fn.url);
       const statsBefore = await fetchStats(statsUrl);
@@ -1043,6 +1085,7 @@ async function main(): Promise<number> {
             return result;
           },
         },
+        { server: bareBatched, allowPatch: false, bursts: [], warmupErrors: 0 },
       ];
       const againstTeardown = await againstContender(
         functionSpec("reschedule-delete", kubeconfig, {}, true),
@@ -1059,11 +1102,14 @@ async function main(): Promise<number> {
         teardownRequestsFor,
       );
       const statsAfter = await fetchStats(statsUrl);
-      const [sBare, sFn, sAgainst] = contenders.map((c) =>
+      const [sBare, sFn, sBareBatched, sAgainst] = contenders.map((c) =>
         summarize(c.server.spec.label, c.bursts, c.warmupErrors),
-      ) as [Summary, Summary, Summary | undefined];
-      everySummary.push(sBare, sFn);
-      printSummaries(`${title}, per server`, sAgainst ? [sBare, sFn, sAgainst] : [sBare, sFn]);
+      ) as [Summary, Summary, Summary, Summary | undefined];
+      everySummary.push(sBare, sFn, sBareBatched);
+      printSummaries(
+        `${title}, per server`,
+        sAgainst ? [sBare, sFn, sBareBatched, sAgainst] : [sBare, sFn, sBareBatched],
+      );
       if (sAgainst) goals.push(againstGoal("teardown", sFn, sAgainst));
       const before = clonesIn(statsBefore);
       const after = clonesIn(statsAfter);
@@ -1076,7 +1122,7 @@ async function main(): Promise<number> {
       process.stdout.write(
         `  clones created: ${clones ?? "unknown"}; API requests per burst: ${apiPerBurst.join(", ")}; reschedule-delete RSS after: ${mib(rssAtOnce)} at once, ${mib(rss)} ${IDLE_SETTLE_MS / 1000} s later (${rssPartsText(parts)}; ${await heapText(fn.url)}; bare ${mib(bareRss)}, ${rssPartsText(rssParts(bare.child.pid))})\n`,
       );
-      for (const s of [bare, fn]) await s.child.stop();
+      for (const s of [bare, fn, bareBatched]) await s.child.stop();
       await againstTeardown?.server.child.stop();
 
       const throughputRatio = sFn.throughput / sBare.throughput;
@@ -1108,9 +1154,11 @@ async function main(): Promise<number> {
       });
       goals.push(pacedGoal("teardown", pacedBare, pacedFn));
       goals.push(cpuRatioGoal("issue 11: teardown CPU per review, bare/fn", sBare, sFn));
+      goals.push(...batchedWriteGoals("teardown", sBare, sBareBatched, sFn));
       const teardown = benchTeardown({ count: REVIEWS, seed: 1 });
       results.issue3 = {
         bare: sBare,
+        bareBatchedWrites: sBareBatched,
         rescheduleDelete: sFn,
         paced: { rate: PACED_RATE, bare: pacedBare, rescheduleDelete: pacedFn },
         throughputRatio,
