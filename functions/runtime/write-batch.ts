@@ -1,10 +1,10 @@
 // Answers are written together, once the reviews read in this turn of the event loop are judged, instead of
 // one by one as each is ready. Each write runs the receiver's side of the connection too when the caller is on
-// loopback (Knative's queue-proxy and OpenFaaS's watchdog are, in the same pod): TCP delivery and waking the
-// reader, in our process's time, between two reviews. Judging a burst's reviews back to back and then writing
-// their answers back to back costs less CPU per review for the same answers. In one `npm run bench` (medians
-// of 3 rounds), mutate-create's CPU per CREATE review fell from 132 to 79 µs against the build before, and the
-// bare node:http server's from 61 to 41 µs when it wrote the same way (README "Performance").
+// loopback (Knative's queue-proxy is, in the same pod): TCP delivery and waking the reader, in our process's
+// time, between two reviews. Judging a burst's reviews back to back and then writing their answers back to
+// back costs less CPU per review for the same answers. In one `npm run bench` (medians of 3 rounds),
+// mutate-create's CPU per CREATE review fell from 132 to 79 µs against the build before, and the bare
+// node:http server's from 61 to 41 µs when it wrote the same way (README "Performance").
 //
 // Nothing waits for more work: the writes run in the check phase (setImmediate) right after the poll phase
 // that read the reviews, so a lone review's answer is held back by microseconds, never by a timer.
