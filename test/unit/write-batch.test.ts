@@ -1,5 +1,6 @@
-// createWriteBatch: writes wait for the end of the turn (not a timer), run together in the order queued, and
-// one that throws neither stops the others nor escapes. What batching saves is measured by `npm run bench`.
+// createWriteBatch: writes wait for the end of the turn (not a timer) or for a full batch, run together in the
+// order queued, and one that throws neither stops the others nor escapes. What batching saves is measured by
+// `npm run bench`.
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -45,6 +46,22 @@ describe("createWriteBatch", () => {
     writeLater(() => ran.push("next burst"));
     await nextTurn();
     assert.deepEqual(ran, ["first", "queued by first", "next burst"]);
+  });
+
+  it("writes a full batch at once, and what follows at the end of the turn", async () => {
+    const ran: string[] = [];
+    const writeLater = createWriteBatch(noErrors, 3);
+    writeLater(() => ran.push("1"));
+    writeLater(() => ran.push("2"));
+    assert.equal(ran.length, 0);
+    writeLater(() => ran.push("3"));
+    assert.deepEqual(ran, ["1", "2", "3"], "the write that fills the batch flushes it");
+    writeLater(() => ran.push("4"));
+    assert.deepEqual(ran, ["1", "2", "3"]);
+    await nextTurn();
+    assert.deepEqual(ran, ["1", "2", "3", "4"]);
+    await nextTurn();
+    assert.deepEqual(ran, ["1", "2", "3", "4"], "each write runs once");
   });
 
   it("reports a write that throws and still runs the rest of its batch", async () => {
