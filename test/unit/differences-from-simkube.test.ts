@@ -1,0 +1,610 @@
+// Holds docs/differences-from-simkube.md to the code. Each row of its two tables (the differences, and what
+// is the same) has one check here that shows simkube-fn's side of it, and each check has a row: deleting a
+// row, a check or the behaviour fails this file. Each difference must also say what SimKube does with a
+// source, what simkube-fn does, and why.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import fastJsonPatch from "fast-json-patch";
+import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
+import { planMutation } from "../../functions/mutate-create/plan.js";
+import { planScopeAnySimulation, triageReview } from "../../functions/mutate-create/triage.js";
+import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
+import {
+  checkOwnedByRoot,
+  checkVirtualNamespace,
+  confirmLivePod,
+} from "../../functions/reschedule-delete/live-checks.js";
+import {
+  buildClone,
+  judgeDeletion,
+  triageDelete,
+  VIRTUAL_NODE_TOLERATION,
+} from "../../functions/reschedule-delete/plan.js";
+import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
+import type { DeploymentOptions } from "../../knative/deployment-options.js";
+import { buildSimulationWebhookConfiguration, buildWebhookConfiguration } from "../../knative/manifests.js";
+import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
+import { buildCloneName, isValidPodName } from "../../shared/clone-name.js";
+import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
+import { loadConfig } from "../../shared/config.js";
+import {
+  GARBAGE_COLLECTOR_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+  NODE_CONTROLLER_USER,
+  POD_GC_USER,
+  SIMKUBE_DRIVER_USER,
+} from "../../shared/identities.js";
+import { KubeError, type KubeObject } from "../../shared/kube-api.js";
+import { chooseLifecycleList, completionTime } from "../../shared/lifecycle.js";
+import { createOwnerResolver, type OwnerLink, simulationRootOf } from "../../shared/owners.js";
+import type { Pod } from "../../shared/pod.js";
+import { podSpecHash } from "../../shared/pod-hash.js";
+import { createMemorySequenceStore } from "../../shared/sequence-store.js";
+import { createSimulationSource } from "../../shared/simulation.js";
+import {
+  buildCreateReview,
+  buildDeleteReview,
+  buildPod,
+  buildReplicaSet,
+  buildSimulation,
+  buildSimulationRoot,
+  buildVirtualNamespace,
+  deploymentOwnerRef,
+  disruptionTarget,
+  replicaSetOwnerRef,
+  rootOwnerRef,
+  simulationOwnerRef,
+  TEST_SIM_NAME,
+  TEST_SIM_ROOT_NAME,
+} from "../support/builders.js";
+import { silentLog } from "../support/logs.js";
+import { createMemoryKube } from "../support/memory-kube.js";
+import { objectsKube } from "../support/objects-kube.js";
+import { buildTrace, finished } from "../support/trace-builder.js";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const DOC = readFileSync(path.join(REPO, "docs/differences-from-simkube.md"), "utf8");
+const SIMKUBE_SOURCE = "https://github.com/acrlabs/simkube/blob/46c21b3733d1dd002ff24634d2b207991f67bc5a/";
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading the doc
+
+/** The ids of the table between `<!-- name:begin -->` and `<!-- name:end -->`: the first cell, `like-this`. */
+function tableIds(name: string): string[] {
+  const begin = DOC.indexOf(`<!-- ${name}:begin -->`);
+  const end = DOC.indexOf(`<!-- ${name}:end -->`);
+  assert.ok(begin >= 0 && end > begin, `the doc has no ${name} table`);
+  return [...DOC.slice(begin, end).matchAll(/^\| `([a-z0-9-]+)` +\|/gm)].map((m) => m[1] ?? "");
+}
+
+/** Each `### \`id\`` section's text, up to the next heading. */
+function sections(): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const part of DOC.split(/^(?=#{2,3} )/m)) {
+    const id = /^### `([a-z0-9-]+)`/.exec(part)?.[1];
+    if (id) found.set(id, part);
+  }
+  return found;
+}
+
+/** `[key]: url` reference definitions. */
+function linkTargets(): Map<string, string> {
+  return new Map([...DOC.matchAll(/^\[([a-z0-9]+)\]: (\S+)$/gm)].map((m) => [m[1] ?? "", m[2] ?? ""]));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Fixtures
+
+const NOW = new Date("2026-12-02T12:00:00.123Z");
+const VIRTUAL_NS = "virtual-testing";
+const SEQ_KEY = "static.simkube.io/pod-sequence-number";
+const HASH_KEY = "static.simkube.io/pod-spec-stable-hash";
+const SECRET = "s3cr3t-path-segment_0123456789abcdef";
+const BASE: DeploymentOptions = {
+  simName: TEST_SIM_NAME,
+  webhookUrlBase: "https://fn.example.com",
+  image: "registry.example.com/simkube-fn:0.1.0",
+  rescheduleInterruptedBarePods: true,
+};
+/** reschedule-delete's triage of a DELETE of `pod` by `user`, with SimKube's driver as DRIVER_USERS. */
+function triageDeleteBy(pod: Pod, user: string, dryRun = false) {
+  const { request } = buildDeleteReview({ pod, user, dryRun });
+  assert.ok(request);
+  return triageDelete(request, [SIMKUBE_DRIVER_USER]);
+}
+
+/** mutate-create's triage of a CREATE or UPDATE review, before any API call. */
+function triageOf(review: AdmissionReview) {
+  assert.ok(review.request);
+  return triageReview(review.request);
+}
+
+function webhooks(options: DeploymentOptions = BASE) {
+  const config = buildWebhookConfiguration(options);
+  const [create, del] = config.webhooks ?? [];
+  assert.ok(create && del, "both webhooks rendered");
+  return { config, create, del };
+}
+
+/** mutate-create as `serve` builds it, over these objects, with a memory sequence store. */
+function mutateCreate(objects: KubeObject[], failures?: Map<string, KubeError>) {
+  const kube = objectsKube(objects, failures);
+  const log = silentLog();
+  return createMutateCreateHandler({
+    simName: TEST_SIM_NAME,
+    log,
+    owners: createOwnerResolver(kube, log),
+    simulation: createSimulationSource(kube, TEST_SIM_NAME),
+    sequences: createMemorySequenceStore(),
+    now: () => NOW,
+  });
+}
+
+/** The pod as the review's patch leaves it; the review must allow it. */
+function patched(review: AdmissionReview, pod: Pod): Pod {
+  assert.equal(review.response?.allowed, true, review.response?.status?.message);
+  const patch = decodePatch(review.response ?? { uid: "", allowed: true });
+  return fastJsonPatch.applyPatch(structuredClone(pod), patch).newDocument as Pod;
+}
+
+/** The ReplicaSet's pods, in a virtual namespace, with its Deployment gone. */
+const ORPHANED = () => [
+  buildSimulation(),
+  buildSimulationRoot(),
+  buildReplicaSet({ namespace: VIRTUAL_NS, ownerReferences: [deploymentOwnerRef()] }),
+];
+const replicaSetPod = () =>
+  buildPod({
+    name: "web-1",
+    namespace: VIRTUAL_NS,
+    phase: "Pending",
+    ownerReferences: [replicaSetOwnerRef()],
+  });
+
+/** reschedule-delete over a simulation that reschedules, its root, a virtual namespace and one live bare pod. */
+function rescheduleWorld(extra: KubeObject[] = []) {
+  const root = rootOwnerRef(TEST_SIM_ROOT_NAME);
+  const pod = buildPod({ ownerReferences: [root], nodeName: "kwok-node-1" });
+  const kube = objectsKube([
+    buildSimulation({ rescheduleInterruptedBarePods: true }),
+    buildSimulationRoot({ name: TEST_SIM_ROOT_NAME }),
+    buildVirtualNamespace(root),
+    pod,
+    ...extra,
+  ]);
+  const created: string[] = [];
+  const counting = {
+    ...kube,
+    create<T extends KubeObject>(o: T) {
+      created.push(o.metadata?.name ?? "");
+      return kube.create(o);
+    },
+  };
+  const replica = () => {
+    const stats = createRescheduleStats();
+    const handle = createRescheduleDeleteHandler({
+      kube: counting,
+      simName: TEST_SIM_NAME,
+      driverUsers: [SIMKUBE_DRIVER_USER],
+      log: silentLog(),
+      simulation: createSimulationSource(counting, TEST_SIM_NAME),
+      stats,
+    });
+    return { handle, stats };
+  };
+  return { pod, root, created, replica };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// simkube-fn's side of each difference, by the doc's id
+
+type Check = () => void | Promise<void>;
+
+const DIFFERENCES: Record<string, Check> = {
+  "owner-lookup-failure": async () => {
+    const failures = new Map([
+      ["ReplicaSet/the-replicaset", new KubeError(503, "ServiceUnavailable", "etcd down")],
+    ]);
+    const denied = await mutateCreate(ORPHANED(), failures)(buildCreateReview({ pod: replicaSetPod() }));
+    assert.equal(denied.response?.allowed, false);
+    assert.match(denied.response?.status?.message ?? "", /etcd down/);
+    // Not found is no failure: the chain stops there, and the next lookup reads again.
+    const kube = objectsKube(ORPHANED());
+    const owners = createOwnerResolver(kube, silentLog());
+    for (let i = 0; i < 2; i++) {
+      const chain = await owners.ownerChain(replicaSetPod());
+      assert.equal(chain.at(-1)?.gone, true);
+    }
+    assert.equal(kube.reads.filter((r) => r.startsWith("Deployment/")).length, 2);
+  },
+  "broken-chain-pinned": async () => {
+    const pod = replicaSetPod();
+    const out = patched(await mutateCreate(ORPHANED())(buildCreateReview({ pod })), pod);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(out.spec?.tolerations, [VIRTUAL_NODE_TOLERATION]);
+    assert.equal(out.metadata?.annotations?.[HASH_KEY], podSpecHash(pod));
+    assert.equal(out.metadata?.annotations?.[SEQ_KEY], undefined);
+  },
+  "root-by-owner": () => {
+    const named = { apiVersion: "apps/v1", kind: "ReplicaSet", name: "sk-test-driver-12345-root", uid: "u" };
+    const byName: OwnerLink[] = [{ ref: named, ownedBy: [] }];
+    assert.equal(simulationRootOf(byName, TEST_SIM_NAME), undefined, "a name alone makes no root");
+    const root = rootOwnerRef();
+    assert.deepEqual(simulationRootOf([{ ref: root, ownedBy: [simulationOwnerRef()] }], TEST_SIM_NAME), root);
+    const other = [{ ref: root, ownedBy: [simulationOwnerRef("other-sim")] }];
+    assert.equal(simulationRootOf(other, TEST_SIM_NAME), undefined, "another Simulation's root");
+  },
+  "create-with-deletion-timestamp": async () => {
+    const pod = buildPod({ phase: "Pending", deletionTimestamp: "2026-12-02T11:00:00Z" });
+    const out = patched(
+      await mutateCreate([buildSimulation(), buildSimulationRoot()])(buildCreateReview({ pod })),
+      pod,
+    );
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    const update = triageOf(buildCreateReview({ pod, operation: "UPDATE" }));
+    assert.deepEqual(update, { skip: "terminating" });
+  },
+  "dry-run-create-sequence": async () => {
+    const handle = mutateCreate([buildSimulation(), buildSimulationRoot()]);
+    const pod = buildPod({ phase: "Pending" });
+    const dry = patched(await handle(buildCreateReview({ pod, dryRun: true })), pod);
+    assert.deepEqual(dry.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(dry.metadata?.annotations?.[SEQ_KEY], undefined);
+    const real = patched(await handle(buildCreateReview({ pod })), pod);
+    assert.equal(real.metadata?.annotations?.[SEQ_KEY], "0", "the dry run spent no number");
+  },
+  "sequence-store": async () => {
+    assert.equal(loadConfig({}).sequenceStore, "cluster");
+    const kube = createMemoryKube();
+    const scope = { simName: TEST_SIM_NAME, owner: rootOwnerRef() };
+    const replica = () => createClusterSequenceStore(kube, { namespace: "simkube-fn" });
+    // Two replicas, then a third started cold: one count between them.
+    assert.deepEqual([await replica().next("42", scope), await replica().next("42", scope)], [0, 1]);
+    assert.equal(await replica().next("42", scope), 2);
+  },
+  "lifecycle-hash-choice": () => {
+    const owner = { gvk: "apps/v1.Deployment", nsName: "testing/web" };
+    const trace = buildTrace({
+      index: { [owner.gvk]: [owner.nsName] },
+      podLifecycles: [
+        { ...owner, hash: "111", lifecycles: [finished(0, 10)] },
+        { ...owner, hash: "222", lifecycles: [finished(0, 20)] },
+      ],
+    });
+    assert.equal(chooseLifecycleList(trace, owner.gvk, owner.nsName, "222")?.hash, "222", "its own hash");
+    assert.equal(chooseLifecycleList(trace, owner.gvk, owner.nsName, "999")?.hash, "111", "first in file");
+  },
+  "hash-unknown-fields": () => {
+    const containers = [{ name: "c", image: "nginx:1.27" }];
+    const newer = { containers, resources: { limits: { cpu: "1" } } };
+    assert.notEqual(podSpecHash({ spec: newer }), podSpecHash({ spec: { containers } }));
+  },
+  "completion-time-precision": () => {
+    assert.equal(completionTime(finished(0, 30), 1, NOW), "2026-12-02T12:00:30.123+00:00");
+  },
+  "node-status-write": () => {
+    const pod = buildPod();
+    const triage = triageOf(
+      buildCreateReview({ pod, operation: "UPDATE", subResource: "status", user: "system:node:n1" }),
+    );
+    assert.ok("candidate" in triage && triage.candidate.labelsForbidden);
+    const input = {
+      operation: "UPDATE" as const,
+      pod,
+      simName: TEST_SIM_NAME,
+      hash: "1",
+      lifecycleParams: {},
+    };
+    const timed = { ...input, completionTime: "2026-12-02T12:00:30+00:00" };
+    assert.equal(
+      planMutation({ ...timed, labelsForbidden: true }).metadata?.labels?.["simkube.io/kwok-stage-complete"],
+      undefined,
+    );
+    assert.equal(planMutation(timed).metadata?.labels?.["simkube.io/kwok-stage-complete"], "true");
+  },
+  "interruption-rule": () => {
+    const running = buildPod();
+    const tail = buildPod({ deletionTimestamp: "2026-12-02T12:00:00Z" });
+    assert.deepEqual(judgeDeletion({ pod: tail, username: KWOK_USER, driverUsers: [] }), {
+      interrupted: false,
+      reason: "final-phase",
+    });
+    assert.equal(judgeDeletion({ pod: running, username: "alice", driverUsers: [] }).interrupted, true);
+  },
+  "pod-gc-clone": () => {
+    const pod = buildPod({ phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] });
+    const triage = triageDeleteBy(pod, POD_GC_USER);
+    assert.ok("candidate" in triage, JSON.stringify(triage));
+    assert.equal(triage.candidate.judgement.detail, "DeletionByPodGC");
+    assert.equal(confirmLivePod(pod, triage.candidate), undefined, "the live Failed pod confirms it");
+  },
+  "teardown-clone-attempts": () => {
+    for (const user of [GARBAGE_COLLECTOR_USER, NAMESPACE_CONTROLLER_USER]) {
+      assert.deepEqual(triageDeleteBy(buildPod(), user), { skip: "teardown-controller" });
+    }
+  },
+  "clone-attempts": async () => {
+    const w = rescheduleWorld();
+    const tail = buildPod({ ownerReferences: [w.root], deletionTimestamp: "2026-12-02T12:00:00Z" });
+    assert.deepEqual(triageDeleteBy(tail, KWOK_USER), { skip: "final-phase" });
+    const [first, second] = [w.replica(), w.replica()];
+    const review = () => buildDeleteReview({ pod: w.pod, user: "alice" });
+    await Promise.all([first.handle(review()), first.handle(review())]);
+    await first.handle(review());
+    await second.handle(review());
+    assert.deepEqual(w.created, ["the-pod-clone-1", "the-pod-clone-1"], "one create per replica");
+    assert.deepEqual(first.stats.snapshot().clones, { created: 1, alreadyExisted: 0, failed: 0 });
+    assert.deepEqual(second.stats.snapshot().clones, { created: 0, alreadyExisted: 1, failed: 0 });
+  },
+  "driver-deletes": () => {
+    assert.deepEqual(triageDeleteBy(buildPod(), SIMKUBE_DRIVER_USER), { skip: "driver-delete" });
+  },
+  "dry-run-delete": () => {
+    assert.deepEqual(triageDeleteBy(buildPod(), "alice", true), { skip: "dry-run" });
+  },
+  "live-checks": () => {
+    const root = {
+      apiVersion: "simkube.io/v1",
+      kind: "SimulationRoot",
+      name: TEST_SIM_ROOT_NAME,
+      uid: "qwerty-5678",
+    };
+    assert.deepEqual(checkOwnedByRoot(buildPod({ ownerReferences: [replicaSetOwnerRef()] }), root), {
+      skip: "not-bare",
+    });
+    assert.equal(
+      checkVirtualNamespace(buildVirtualNamespace(rootOwnerRef("sk-other-root", "x")), root),
+      "namespace-not-virtual",
+    );
+    const triage = triageDeleteBy(buildPod(), "alice");
+    assert.ok("candidate" in triage);
+    assert.equal(confirmLivePod(buildPod({ uid: "another" }), triage.candidate), "uid-mismatch");
+    assert.equal(
+      confirmLivePod(buildPod({ phase: "Succeeded" }), triage.candidate),
+      "live-pod-not-interrupted",
+    );
+  },
+  "clone-pinned": () => {
+    const loose = { key: "kwok-provider", operator: "Exists" };
+    const pod = buildPod({ spec: { containers: [], tolerations: [loose] } });
+    const clone = buildClone(pod, rootOwnerRef());
+    assert.deepEqual(clone.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(clone.spec?.tolerations, [VIRTUAL_NODE_TOLERATION]);
+  },
+  "clone-owner": () => {
+    const root = rootOwnerRef();
+    const pod = buildPod({ ownerReferences: [root, rootOwnerRef("sk-older-root", "old-uid")] });
+    assert.deepEqual(buildClone(pod, root).metadata?.ownerReferences, [root]);
+  },
+  "clone-ephemeral-containers": () => {
+    const pod = buildPod({
+      spec: { containers: [], ephemeralContainers: [{ name: "debug", image: "busybox" }] },
+    });
+    assert.equal(buildClone(pod, rootOwnerRef()).spec?.ephemeralContainers, undefined);
+  },
+  "clone-name-length": () => {
+    const name = buildCloneName("a".repeat(250));
+    assert.ok(name.length <= 253 && isValidPodName(name) && name.endsWith("-clone-1"), name);
+  },
+  "webhook-configuration-name": () => {
+    assert.equal(webhooks().config.metadata?.name, "simkube-fn");
+    const adopted = buildSimulationWebhookConfiguration({ ...BASE, caBundle: "Y2E=" });
+    assert.equal(adopted.metadata?.name, `sk-${TEST_SIM_NAME}-mutatepods`);
+  },
+  "webhook-names": () => {
+    const { create, del } = webhooks();
+    assert.deepEqual(
+      [create.name, del.name],
+      ["mutate-create.simkube-fn.simkube.io", "reschedule-delete.simkube-fn.simkube.io"],
+    );
+  },
+  "webhook-client-config": () => {
+    const { create, del } = webhooks({ ...BASE, pathSecret: SECRET });
+    assert.equal(
+      create.clientConfig.url,
+      `https://simkube-fn-mutate-create.simkube-fn.fn.example.com/${SECRET}`,
+    );
+    assert.equal(
+      del.clientConfig.url,
+      `https://simkube-fn-reschedule-delete.simkube-fn.fn.example.com/${SECRET}`,
+    );
+    assert.equal(create.clientConfig.service, undefined);
+  },
+  "webhook-ca": () => {
+    const none = webhooks();
+    assert.equal(none.config.metadata?.annotations, undefined);
+    assert.equal(none.create.clientConfig.caBundle, undefined);
+    const given = webhooks({ ...BASE, caBundle: "Y2E=" });
+    assert.deepEqual([given.create.clientConfig.caBundle, given.del.clientConfig.caBundle], ["Y2E=", "Y2E="]);
+    const injected = webhooks({ ...BASE, caInjectFrom: "simkube-fn/simkube-fn-cert" });
+    assert.deepEqual(injected.config.metadata?.annotations, {
+      "cert-manager.io/inject-ca-from": "simkube-fn/simkube-fn-cert",
+    });
+  },
+  "webhook-owner-labels": () => {
+    const { metadata } = webhooks().config;
+    assert.equal(metadata?.ownerReferences, undefined);
+    assert.deepEqual(metadata?.labels, {
+      "app.kubernetes.io/name": "simkube-fn",
+      "app.kubernetes.io/instance": "simkube-fn",
+      "app.kubernetes.io/part-of": "simkube",
+      "simkube.io/simulation": TEST_SIM_NAME,
+    });
+  },
+  "webhook-namespace-selector": () => {
+    const { create, del } = webhooks();
+    const selector = {
+      matchLabels: { "simkube.io/virtual": "true" },
+      matchExpressions: [
+        {
+          key: "kubernetes.io/metadata.name",
+          operator: "NotIn",
+          values: ["simkube-fn", "knative-serving", "kourier-system", "cert-manager", "kube-system"],
+        },
+      ],
+    };
+    assert.deepEqual([create.namespaceSelector, del.namespaceSelector], [selector, selector]);
+  },
+  "delete-failure-policy": () => {
+    assert.equal(webhooks().del.failurePolicy, "Ignore");
+  },
+  "delete-resources": () => {
+    assert.deepEqual(webhooks().del.rules, [
+      {
+        apiGroups: [""],
+        apiVersions: ["v1"],
+        operations: ["DELETE"],
+        resources: ["pods"],
+        scope: "Namespaced",
+      },
+    ]);
+  },
+  "delete-driver-match-condition": () => {
+    assert.deepEqual(webhooks().del.matchConditions?.[1], {
+      name: "not-driver-deletes",
+      expression: `!(request.userInfo.username in ['${SIMKUBE_DRIVER_USER}'])`,
+    });
+  },
+  "side-effects": () => {
+    const { create, del } = webhooks();
+    assert.deepEqual([create.sideEffects, del.sideEffects], ["NoneOnDryRun", "NoneOnDryRun"]);
+  },
+  timeouts: () => {
+    const { create, del } = webhooks();
+    assert.deepEqual([create.timeoutSeconds, del.timeoutSeconds], [30, 15]);
+  },
+  "every-simulation": () => {
+    assert.equal(loadConfig({}).simName, undefined);
+    for (const sim of ["sim-a", "sim-b"]) {
+      const chain = [{ ref: rootOwnerRef(), ownedBy: [simulationOwnerRef(sim)] }];
+      const scope = planScopeAnySimulation({ operation: "CREATE", chain });
+      assert.ok("simName" in scope && scope.simName === sim, JSON.stringify(scope));
+    }
+  },
+};
+
+const SAME: Record<string, Check> = {
+  "pod-fields": async () => {
+    const pod = buildPod({ phase: "Pending" });
+    const out = patched(
+      await mutateCreate([buildSimulation(), buildSimulationRoot()])(buildCreateReview({ pod })),
+      pod,
+    );
+    assert.deepEqual(out.metadata?.labels, { foo: "bar", "simkube.io/simulation": TEST_SIM_NAME });
+    assert.deepEqual(Object.keys(out.metadata?.annotations ?? {}).sort(), [
+      "simkube.io/kwok-stage-create-delay",
+      "simkube.io/kwok-stage-create-delay-jitter",
+      "simkube.io/kwok-stage-ready-delay",
+      "simkube.io/kwok-stage-ready-delay-jitter",
+      SEQ_KEY,
+      HASH_KEY,
+    ]);
+    assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
+    assert.deepEqual(out.spec?.tolerations, [VIRTUAL_NODE_TOLERATION]);
+  },
+  "completion-time-format": () => {
+    // 61 s at speed 2 is 30.5 s, truncated to 30; a whole second has no fraction.
+    assert.equal(
+      completionTime(finished(0, 61), 2, new Date("2026-12-02T12:00:00Z")),
+      "2026-12-02T12:00:30+00:00",
+    );
+  },
+  "eviction-api-clone": () => {
+    const pod = buildPod({
+      deletionTimestamp: "2026-12-02T12:00:00Z",
+      conditions: [disruptionTarget("EvictionByEvictionAPI")],
+    });
+    const triage = triageDeleteBy(pod, KWOK_USER);
+    assert.ok("candidate" in triage && triage.candidate.judgement.detail === "EvictionByEvictionAPI");
+  },
+  "taint-eviction-clone": () => {
+    const pod = buildPod({ conditions: [disruptionTarget("DeletionByTaintManager")] });
+    const triage = triageDeleteBy(pod, NODE_CONTROLLER_USER);
+    assert.ok("candidate" in triage && triage.candidate.judgement.detail === "DeletionByTaintManager");
+  },
+  "clone-name": () => {
+    assert.deepEqual([buildCloneName("web"), buildCloneName("web-clone-1")], ["web-clone-1", "web-clone-2"]);
+    const clone = buildClone(buildPod({ name: "web-clone-1" }), rootOwnerRef());
+    assert.equal(clone.metadata?.annotations?.["static.simkube.io/original-owner"], "web-clone-1");
+  },
+  "no-patch-on-delete": async () => {
+    const w = rescheduleWorld();
+    const review = await w.replica().handle(buildDeleteReview({ pod: w.pod, user: "alice" }));
+    assert.deepEqual(w.created, ["the-pod-clone-1"], "the delete was judged an interruption");
+    assert.equal(review.response?.allowed, true);
+    assert.equal(review.response?.patch, undefined);
+  },
+  "create-failure-policy": () => {
+    assert.equal(webhooks().create.failurePolicy, "Fail");
+  },
+  "create-rules": () => {
+    const { config, create } = webhooks();
+    assert.equal(config.webhooks?.[0], create);
+    assert.ok(create.name.startsWith("mutate-create."));
+    assert.deepEqual(create.rules, [
+      {
+        apiGroups: [""],
+        apiVersions: ["v1"],
+        operations: ["CREATE", "UPDATE"],
+        resources: ["pods", "pods/status"],
+        scope: "Namespaced",
+      },
+    ]);
+  },
+  "match-conditions": () => {
+    const { create, del } = webhooks();
+    assert.deepEqual(create.matchConditions, [
+      { name: "virtual-namespaces-only", expression: "object.metadata.namespace.startsWith('virtual-')" },
+    ]);
+    assert.deepEqual(del.matchConditions?.[0], {
+      name: "virtual-namespaces-only",
+      expression: "oldObject.metadata.namespace.startsWith('virtual-')",
+    });
+  },
+  "match-policy-reinvocation": () => {
+    const { create, del } = webhooks();
+    for (const hook of [create, del]) {
+      assert.deepEqual([hook.matchPolicy, hook.reinvocationPolicy], ["Equivalent", "Never"]);
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe("docs/differences-from-simkube.md against the code", () => {
+  it("every row of its tables has a check here, and every check a row", () => {
+    assert.deepEqual(tableIds("differences").sort(), Object.keys(DIFFERENCES).sort());
+    assert.deepEqual(tableIds("same").sort(), Object.keys(SAME).sort());
+  });
+
+  it("every row has one section; a difference says what SimKube does, with a source, what we do and why", () => {
+    const found = sections();
+    const targets = linkTargets();
+    const ids = [...tableIds("differences"), ...tableIds("same")];
+    assert.equal(new Set(ids).size, ids.length, "ids are unique");
+    assert.deepEqual([...found.keys()].sort(), [...ids].sort(), "one section per row, no other");
+    for (const [id, text] of found) {
+      const refs = [...text.matchAll(/\]\[([a-z0-9]+)\]/g)].map((m) => m[1] ?? "");
+      for (const ref of refs) assert.ok(targets.has(ref), `${id}: link [${ref}] is not defined`);
+      const cited = refs.some((ref) => targets.get(ref)?.startsWith(SIMKUBE_SOURCE));
+      assert.ok(cited || text.includes("(#the-comparison-run)"), `${id}: no source for SimKube's side`);
+      if (id in DIFFERENCES) {
+        for (const part of ["**SimKube**", "**simkube-fn**", "**Why**"])
+          assert.ok(text.includes(part), `${id}: no ${part}`);
+      }
+    }
+  });
+
+  describe("differences: simkube-fn's side", () => {
+    for (const [id, check] of Object.entries(DIFFERENCES)) it(id, check);
+  });
+
+  describe("the same as SimKube", () => {
+    for (const [id, check] of Object.entries(SAME)) it(id, check);
+  });
+});
