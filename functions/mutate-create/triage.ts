@@ -61,8 +61,9 @@ export function triageReview(request: AdmissionRequest): Triage {
     return { deny: "bad-metadata", message: "pod metadata is not an object" };
   }
   const pod = object as Pod;
-  // Only an UPDATE can be of a terminating pod: the API server clears deletionTimestamp on create (after
-  // admission), so a CREATE carrying one is mutated like any other. KWOK completes no terminating pod.
+  // Only an UPDATE can be of a terminating pod: the API server wipes deletionTimestamp from a new object before
+  // admission (k8s.io/apiserver handlers/create.go), so a CREATE carrying one is mutated like any other (SimKube
+  // leaves it alone: docs/differences-from-simkube.md). KWOK completes no terminating pod.
   if (operation === "UPDATE" && pod.metadata?.deletionTimestamp) return { skip: "terminating" };
   const namespace = pod.metadata?.namespace || request.namespace || "";
   return {
