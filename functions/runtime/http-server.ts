@@ -12,7 +12,6 @@
 // constant time; with a client CA (CLIENT_CA_FILE, https only) only from a caller whose certificate that CA
 // signed. Everything else about a review is the handler's business.
 
-import { readFileSync } from "node:fs";
 import {
   createServer,
   type IncomingMessage,
@@ -292,16 +291,6 @@ export interface TlsMaterial {
   cert: Buffer;
   key: Buffer;
   ca?: Buffer;
-}
-
-export function readTlsMaterial(files: {
-  certFile: string;
-  keyFile: string;
-  clientCaFile?: string;
-}): TlsMaterial {
-  const material: TlsMaterial = { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
-  if (files.clientCaFile) material.ca = readFileSync(files.clientCaFile);
-  return material;
 }
 
 function createAnyServer(tls: TlsMaterial | undefined): Server {
