@@ -2,6 +2,7 @@
 
 import { DEFAULT_DRIVER_USERS } from "./identities.js";
 import { isLogLevel, type LogLevel } from "./log.js";
+import { type AllowedLocation, parseAllowedLocation } from "./trace-allowlist.js";
 
 export type SequenceStoreKind = "cluster" | "memory";
 
@@ -13,6 +14,11 @@ export interface FunctionConfig {
   simName?: string;
   /** File path, file:// URL or http(s):// URL of the .sktrace; without it no lifecycles are applied. */
   tracePath?: string;
+  /**
+   * Where a Simulation's spec.driver.tracePath may point, besides TRACE_PATH (TRACE_ALLOWED_LOCATIONS,
+   * --allow-trace-location); unset: nowhere. Downloads' redirects must stay inside it too.
+   */
+  traceAllowlist?: AllowedLocation[];
   port: number;
   logLevel: LogLevel;
   /** Usernames whose deletes are the simulation itself replaying production (never interruptions). */
@@ -37,6 +43,8 @@ export interface ConfigFlags {
   port?: string;
   tlsCert?: string;
   tlsKey?: string;
+  /** --allow-trace-location, repeated: replaces TRACE_ALLOWED_LOCATIONS. */
+  allowTraceLocations?: readonly string[];
   /** The namespace of the pod's service account (its token mount), read by the CLI when running in a pod. */
   serviceAccountNamespace?: string;
 }
@@ -97,7 +105,24 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (pathSecret) config.pathSecret = pathSecret;
   const tls = tlsOf(env, flags);
   if (tls) config.tls = tls;
+  const traceAllowlist = traceAllowlistOf(env, flags);
+  if (traceAllowlist.length > 0) config.traceAllowlist = traceAllowlist;
   return config;
+}
+
+/** The flag's entries, else the variable's (comma-separated); each checked, an error naming its source. */
+function traceAllowlistOf(env: Env, flags: ConfigFlags): AllowedLocation[] {
+  const [source, entries] =
+    flags.allowTraceLocations !== undefined
+      ? ["--allow-trace-location", flags.allowTraceLocations]
+      : ["TRACE_ALLOWED_LOCATIONS", (env.TRACE_ALLOWED_LOCATIONS ?? "").split(",")];
+  return entries
+    .filter((entry) => entry.trim() !== "")
+    .map((entry) => {
+      const allowed = parseAllowedLocation(entry);
+      if (typeof allowed === "string") throw new ConfigError(`${source}: ${allowed}`);
+      return allowed;
+    });
 }
 
 /**
