@@ -93,6 +93,11 @@ export interface DeploymentOptions {
   image?: string;
   /** TRACE_PATH: an http(s):// URL (or a path inside the image); unset = no lifecycles. */
   tracePath?: string;
+  /**
+   * TRACE_ALLOWED_LOCATIONS: where a Simulation's spec.driver.tracePath may point (exact, or everything under
+   * an entry ending in "/"), for a deployment without TRACE_PATH. Unset: nowhere.
+   */
+  traceAllowedLocations?: readonly string[];
   /** LOG_LEVEL. Default "info". */
   logLevel?: string;
   /** DRIVER_USERS; also excluded from the DELETE webhook by a match condition. Default SimKube's sk-ctrl-sa. */
@@ -176,6 +181,7 @@ export interface ResolvedOptions {
   name: string;
   image: string;
   tracePath: string | undefined;
+  traceAllowedLocations: string[];
   logLevel: string;
   driverUsers: string[];
   sequenceStore: "cluster" | "memory";
@@ -431,6 +437,7 @@ function passThrough(
     webhookConfiguration: simName !== undefined && (options.webhookConfiguration ?? true),
     image: options.image ?? DEFAULT_IMAGE,
     tracePath: options.tracePath?.trim() || undefined,
+    traceAllowedLocations: (options.traceAllowedLocations ?? []).map((l) => l.trim()).filter((l) => l !== ""),
     webhookUrlBase: options.webhookUrlBase,
     webhookUrls: { ...options.webhookUrls },
     pathSecret: options.pathSecret,
@@ -499,6 +506,7 @@ export function functionResourceName(baseName: string, fn: DeployedFunction): st
 export function functionEnvironment(o: ResolvedOptions): Record<string, string> {
   const env: Record<string, string> = o.simName ? { SIM_NAME: o.simName } : {};
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
+  if (o.traceAllowedLocations.length > 0) env.TRACE_ALLOWED_LOCATIONS = o.traceAllowedLocations.join(",");
   env.LOG_LEVEL = o.logLevel;
   env.DRIVER_USERS = o.driverUsers.join(",");
   env.SEQUENCE_STORE = o.sequenceStore;

@@ -2,6 +2,7 @@
 
 import { DEFAULT_DRIVER_USERS } from "./identities.js";
 import { isLogLevel, type LogLevel } from "./log.js";
+import { type AllowedLocation, parseAllowedLocation } from "./trace-allowlist.js";
 
 export type SequenceStoreKind = "cluster" | "memory";
 
@@ -13,6 +14,11 @@ export interface FunctionConfig {
   simName?: string;
   /** File path, file:// URL or http(s):// URL of the .sktrace; without it no lifecycles are applied. */
   tracePath?: string;
+  /**
+   * Where a Simulation's spec.driver.tracePath may point, besides TRACE_PATH (TRACE_ALLOWED_LOCATIONS,
+   * --allow-trace-location); unset: nowhere. Downloads' redirects must stay inside it too.
+   */
+  traceAllowlist?: AllowedLocation[];
   port: number;
   logLevel: LogLevel;
   /** Usernames whose deletes are the simulation itself replaying production (never interruptions). */
@@ -37,6 +43,8 @@ export interface ConfigFlags {
   port?: string;
   tlsCert?: string;
   tlsKey?: string;
+  /** --allow-trace-location, repeated: replaces TRACE_ALLOWED_LOCATIONS. */
+  allowTraceLocations?: readonly string[];
   /** The namespace of the pod's service account (its token mount), read by the CLI when running in a pod. */
   serviceAccountNamespace?: string;
 }
@@ -76,11 +84,7 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
     );
   }
 
-  const driverUsers = env.DRIVER_USERS?.trim()
-    ? env.DRIVER_USERS.split(",")
-        .map((user) => user.trim())
-        .filter((user) => user !== "")
-    : [...DEFAULT_DRIVER_USERS];
+  const driverUsers = driverUsersOf(env);
 
   const store = env.SEQUENCE_STORE?.trim() || "cluster";
   if (store !== "cluster" && store !== "memory") {
@@ -101,7 +105,37 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (pathSecret) config.pathSecret = pathSecret;
   const tls = tlsOf(env, flags);
   if (tls) config.tls = tls;
+  const traceAllowlist = traceAllowlistOf(env, flags);
+  if (traceAllowlist.length > 0) config.traceAllowlist = traceAllowlist;
   return config;
+}
+
+/** The flag's entries, else the variable's (comma-separated); each checked, an error naming its source. */
+function traceAllowlistOf(env: Env, flags: ConfigFlags): AllowedLocation[] {
+  const [source, entries] =
+    flags.allowTraceLocations !== undefined
+      ? ["--allow-trace-location", flags.allowTraceLocations]
+      : ["TRACE_ALLOWED_LOCATIONS", (env.TRACE_ALLOWED_LOCATIONS ?? "").split(",")];
+  return entries
+    .filter((entry) => entry.trim() !== "")
+    .map((entry) => {
+      const allowed = parseAllowedLocation(entry);
+      if (typeof allowed === "string") throw new ConfigError(`${source}: ${allowed}`);
+      return allowed;
+    });
+}
+
+/**
+ * Blank means SimKube's default. A list of only commas names nobody, and then every delete by the driver
+ * would be judged an interruption: a ConfigError, not an empty list.
+ */
+function driverUsersOf(env: Env): string[] {
+  if (!env.DRIVER_USERS?.trim()) return [...DEFAULT_DRIVER_USERS];
+  const users = env.DRIVER_USERS.split(",")
+    .map((user) => user.trim())
+    .filter((user) => user !== "");
+  if (users.length === 0) throw new ConfigError(`DRIVER_USERS names no user: "${env.DRIVER_USERS}"`);
+  return users;
 }
 
 /**
@@ -118,21 +152,41 @@ function storeNamespaceOf(env: Env, flags: ConfigFlags): string {
   );
 }
 
-function pathSecretOf(env: Env): string | undefined {
-  const secret = env.WEBHOOK_PATH_SECRET?.trim();
-  if (!secret) return undefined;
+/**
+ * A setting that turns a check on: unset means off, so set but blank must not mean off too (a Secret with an
+ * empty value, a template that rendered nothing). Blank is a ConfigError naming the setting.
+ */
+export function guardSetting(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed === "") throw new ConfigError(`${name} is set but empty; unset it to turn it off`);
+  return trimmed;
+}
+
+/** The path secret's form, checked wherever it comes from (`source` names the variable or file). */
+export function checkPathSecret(secret: string, source: string): string {
   if (!PATH_SECRET.test(secret)) {
     throw new ConfigError(
-      "WEBHOOK_PATH_SECRET must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)",
+      `${source} must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)`,
     );
   }
   return secret;
 }
 
+function pathSecretOf(env: Env): string | undefined {
+  // withPathSecretFile (functions/runtime/path-secret.ts) reads the file into WEBHOOK_PATH_SECRET first.
+  if (env.WEBHOOK_PATH_SECRET === undefined && env.WEBHOOK_PATH_SECRET_FILE !== undefined) {
+    throw new ConfigError("WEBHOOK_PATH_SECRET_FILE was not read: load the configuration through serve");
+  }
+  const secret = guardSetting(env.WEBHOOK_PATH_SECRET, "WEBHOOK_PATH_SECRET");
+  return secret === undefined ? undefined : checkPathSecret(secret, "WEBHOOK_PATH_SECRET");
+}
+
 function tlsOf(env: Env, flags: ConfigFlags): TlsFiles | undefined {
-  const certFile = flags.tlsCert ?? (env.TLS_CERT_FILE?.trim() || undefined);
-  const keyFile = flags.tlsKey ?? (env.TLS_KEY_FILE?.trim() || undefined);
-  const clientCaFile = env.CLIENT_CA_FILE?.trim() || undefined;
+  const certFile =
+    guardSetting(flags.tlsCert, "--tls-cert") ?? guardSetting(env.TLS_CERT_FILE, "TLS_CERT_FILE");
+  const keyFile = guardSetting(flags.tlsKey, "--tls-key") ?? guardSetting(env.TLS_KEY_FILE, "TLS_KEY_FILE");
+  const clientCaFile = guardSetting(env.CLIENT_CA_FILE, "CLIENT_CA_FILE");
   if (!certFile && !keyFile) {
     if (clientCaFile) {
       throw new ConfigError(

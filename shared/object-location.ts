@@ -96,7 +96,7 @@ export function parseObjectLocation(location: string): ObjectLocation {
  * The bucket is the URL's host. abfs(s) alone may name the account too, as
  * abfs[s]://<container>@<account>.dfs.core.windows.net/<path> (object_store reads it the same way).
  */
-function bucketOf(url: URL, store: ObjectStore): { bucket: string; account?: string } {
+export function bucketOf(url: URL, store: ObjectStore): { bucket: string; account?: string } {
   const host = decodeURIComponent(url.hostname);
   if (store === "azure" && url.username && /^abfss?:$/i.test(url.protocol)) {
     const account = /^([a-z0-9]+)\.(dfs|blob)\.core\.windows\.net$/i.exec(host)?.[1];

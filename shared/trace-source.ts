@@ -24,16 +24,23 @@ export interface LoadTraceOptions {
   timeoutMs?: number;
   /** Largest trace read from a file or downloaded; reading stops as soon as it is passed. Default 64 MiB. */
   maxBytes?: number;
+  /**
+   * Judges each redirect of an http(s) download (the absolute URL it points to); a refused one fails the read.
+   * Unset: redirects are followed as fetch does.
+   */
+  allowRedirect?: (url: string) => boolean;
 }
+
+type Limits = Required<Omit<LoadTraceOptions, "allowRedirect">> & Pick<LoadTraceOptions, "allowRedirect">;
+
+/** Redirects followed at most, when each is judged (fetch's own limit is 20). */
+const MAX_REDIRECTS = 5;
 
 export const DEFAULT_TRACE_TIMEOUT_MS = 30_000;
 /** Far above SimKube's example traces (at most 67 KB) and what a 512 MiB function can hold decoded. */
 export const DEFAULT_MAX_TRACE_BYTES = 64 * 1024 * 1024;
 
-export async function readTraceBytes(
-  location: string,
-  limits: Required<LoadTraceOptions>,
-): Promise<Uint8Array> {
+export async function readTraceBytes(location: string, limits: Limits): Promise<Uint8Array> {
   // "file:" URLs may omit the slashes (file:/tmp/t.sktrace); other schemes are recognised by "://".
   const scheme = /^file:/i.test(location)
     ? "file"
@@ -80,13 +87,18 @@ async function readFileCapped(path: string, maxBytes: number, fail: (why: string
   }
 }
 
-async function download(url: string, limits: Required<LoadTraceOptions>): Promise<Uint8Array> {
+async function download(url: string, limits: Limits): Promise<Uint8Array> {
   const where = describeLocation(url);
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not download trace from ${where}: ${why}`, { cause });
   try {
     // One deadline for the whole download: headers and every byte of the body.
-    const response = await fetch(url, { signal: AbortSignal.timeout(limits.timeoutMs) });
+    const response = await fetchJudged(
+      url,
+      AbortSignal.timeout(limits.timeoutMs),
+      limits.allowRedirect,
+      fail,
+    );
     if (!response.ok || !response.body) {
       await response.body?.cancel();
       throw fail(`HTTP ${response.status} ${response.statusText}`.trimEnd());
@@ -111,8 +123,31 @@ async function download(url: string, limits: Required<LoadTraceOptions>): Promis
   }
 }
 
+/** fetch, with each redirect judged by `allow` (when given) before it is followed. */
+async function fetchJudged(
+  url: string,
+  signal: AbortSignal,
+  allow: ((url: string) => boolean) | undefined,
+  fail: (why: string) => TraceError,
+): Promise<Response> {
+  if (!allow) return fetch(url, { signal });
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const response = await fetch(current, { signal, redirect: "manual" });
+    const target = response.headers.get("location");
+    if (response.status < 300 || response.status > 399 || target === null) return response;
+    await response.body?.cancel();
+    if (hop === MAX_REDIRECTS) throw fail(`more than ${MAX_REDIRECTS} redirects`);
+    const next = new URL(target, current).href;
+    if (!allow(next)) {
+      throw fail(`redirected to ${describeLocation(next)}, outside the allowed trace locations`);
+    }
+    current = next;
+  }
+}
+
 /** Reads an object from S3, GCS or Azure Blob Storage through that store's SDK. */
-async function readObject(location: string, limits: Required<LoadTraceOptions>): Promise<Uint8Array> {
+async function readObject(location: string, limits: Limits): Promise<Uint8Array> {
   const where = parseObjectLocation(location);
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not read trace from ${where.display}: ${why}`, { cause });
@@ -138,7 +173,7 @@ async function readObjectBody(
   reader: ObjectStoreReader,
   where: ObjectLocation,
   signal: AbortSignal,
-  { maxBytes, timeoutMs }: Required<LoadTraceOptions>,
+  { maxBytes, timeoutMs }: Limits,
   fail: (why: string) => TraceError,
 ): Promise<Uint8Array> {
   // The SDKs read their credentials and endpoints from the environment themselves (their default chains);

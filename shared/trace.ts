@@ -631,6 +631,7 @@ async function loadAndParse<T>(
   const bytes = await readTraceBytes(location, {
     timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
     maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
+    ...(options.allowRedirect ? { allowRedirect: options.allowRedirect } : {}),
   });
   try {
     return parse(bytes);

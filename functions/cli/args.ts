@@ -16,12 +16,15 @@ export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "l
 export type CommandName = (typeof COMMANDS)[number];
 
 const COMMAND_USAGE: Record<CommandName, string> = {
-  serve: `  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE] [--check]
+  serve: `  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE]
+                   [--allow-trace-location LOCATION]... [--check]
       Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
       --tls-cert/--tls-key: serve https with this PEM certificate and key.
+      --allow-trace-location: a trace location a Simulation's spec.driver.tracePath may name (exact, or
+      everything under it when it ends in /); repeat for more. Replaces TRACE_ALLOWED_LOCATIONS.
       --check: start as usual (configuration, trace, listening), then stop with status 0.
-      Env: SIM_NAME (required), TRACE_PATH, PORT (8080), LOG_LEVEL (info), DRIVER_USERS,
-      SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
+      Env: SIM_NAME (unset: every Simulation), TRACE_PATH, TRACE_ALLOWED_LOCATIONS (comma-separated),
+      PORT (8080), LOG_LEVEL (info), DRIVER_USERS, SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
       WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
       CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
 `,
@@ -117,6 +120,7 @@ function parseServe(args: string[]): Command {
     port: { type: "string" },
     "tls-cert": { type: "string" },
     "tls-key": { type: "string" },
+    "allow-trace-location": { type: "string", multiple: true },
     check: { type: "boolean" },
   });
   if (values.help) return { command: "help", topic: "serve" };
@@ -128,6 +132,9 @@ function parseServe(args: string[]): Command {
     ...(values.port !== undefined ? { port: values.port } : {}),
     ...(values["tls-cert"] !== undefined ? { tlsCert: values["tls-cert"] } : {}),
     ...(values["tls-key"] !== undefined ? { tlsKey: values["tls-key"] } : {}),
+    ...(values["allow-trace-location"] !== undefined
+      ? { allowTraceLocations: values["allow-trace-location"] }
+      : {}),
   };
   return { command: "serve", name, flags, check: values.check === true };
 }

@@ -21,6 +21,7 @@ import type { FunctionConfig } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
 import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
 import { isNotFound, type KubeApi, type KubeObject } from "../../shared/kube-api.js";
+import { describeLocation } from "../../shared/location-text.js";
 import { type Logger, lazyChild, type WorkLogger, withBindings } from "../../shared/log.js";
 import {
   createOwnerResolver,
@@ -41,7 +42,8 @@ import {
   virtualNsPrefix,
 } from "../../shared/simulation.js";
 import { loadTraceForLookups, type TraceTables } from "../../shared/trace.js";
-import { createTraceCache, type TraceCache } from "../../shared/trace-cache.js";
+import { deploymentTraceCheck } from "../../shared/trace-allowlist.js";
+import { createTraceCache, type TraceCache, TraceLocationRefused } from "../../shared/trace-cache.js";
 import { findCompletionTime } from "./lifecycle-plan.js";
 import {
   lifecycleCandidates,
@@ -119,7 +121,21 @@ async function reserveSequence(
 async function traceFor(ctx: Context, sim: Simulation): Promise<TraceTables | undefined> {
   if (ctx.deps.trace) return ctx.deps.trace;
   const location = ctx.deps.traces ? simulationTracePath(sim) : undefined;
-  return location && ctx.deps.traces ? ctx.deps.traces.get(location) : undefined;
+  if (!location || !ctx.deps.traces) return undefined;
+  try {
+    return await ctx.deps.traces.get(location);
+  } catch (err) {
+    // The detail (address, port, HTTP status, file error) goes to the log only: in the denial it would tell
+    // whoever creates pods what the function can reach, a port-scan oracle.
+    ctx.deps.log.error({ err, location: describeLocation(location) }, "could not load a Simulation's trace");
+    const refused = err instanceof TraceLocationRefused;
+    ctx.stats.lifecycle(refused ? "trace-refused" : "trace-unreadable");
+    throw new Error(
+      refused
+        ? "the Simulation's spec.driver.tracePath is not a trace location this deployment allows"
+        : "the Simulation's trace could not be loaded (the function's log says why)",
+    );
+  }
 }
 
 /** What SimKube's add_lifecycle_fields needs: a Running pod's completion time, when the trace has one (the
@@ -321,7 +337,11 @@ function multiSimulationDeps(kube: KubeApi, config: FunctionConfig): Partial<Mut
       throw err;
     }
   };
-  return config.tracePath ? { readNamespace } : { readNamespace, traces: createTraceCache() };
+  if (config.tracePath) return { readNamespace };
+  return {
+    readNamespace,
+    traces: createTraceCache({ isAllowed: deploymentTraceCheck(config.traceAllowlist) }),
+  };
 }
 
 /** Builds everything the handler needs from configuration: trace, caches, sequence store. */
@@ -332,7 +352,9 @@ export async function buildMutateCreateDeps(
 ): Promise<MutateCreateDeps & { stats: MutateStats; traceLoadSeconds?: number }> {
   const started = performance.now();
   // Loaded once, before the server listens, so concurrent first reviews never load it twice.
-  const trace = config.tracePath ? await loadTraceForLookups(config.tracePath) : undefined;
+  // TRACE_PATH is the operator's own; a download's redirects still must stay within the allowed locations.
+  const allowRedirect = deploymentTraceCheck(config.traceAllowlist, config.tracePath);
+  const trace = config.tracePath ? await loadTraceForLookups(config.tracePath, { allowRedirect }) : undefined;
   const traceLoadSeconds = (performance.now() - started) / 1000;
   if (trace) log.info({ tracePath: config.tracePath, events: trace.eventSummary.count }, "trace loaded");
   else if (config.simName)

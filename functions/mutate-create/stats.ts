@@ -18,12 +18,16 @@ export type LifecycleResult =
   | "completion-set"
   | "labels-forbidden"
   | "no-trace"
+  | "trace-refused"
+  | "trace-unreadable"
   | Extract<LifecycleOutcome, { found: false }>["reason"];
 
 const LIFECYCLE_RESULTS: readonly LifecycleResult[] = [
   "completion-set",
   "labels-forbidden",
   "no-trace",
+  "trace-refused",
+  "trace-unreadable",
   "not-in-trace",
   "no-finished-lifecycle",
   "no-original-namespace",

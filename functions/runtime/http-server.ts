@@ -12,7 +12,6 @@
 // constant time; with a client CA (CLIENT_CA_FILE, https only) only from a caller whose certificate that CA
 // signed. Everything else about a review is the handler's business.
 
-import { readFileSync } from "node:fs";
 import {
   createServer,
   type IncomingMessage,
@@ -75,36 +74,61 @@ function sendText(res: ServerResponse, status: number, text: string): void {
 type BodyCallback = (err: unknown, body?: unknown) => void;
 
 /**
+ * How much of an oversized body is read and thrown away before its 413 is sent. Answering and closing while
+ * the body still arrives resets the connection, and a caller that writes its whole body before reading (the
+ * API server's Go client, curl) then sees EPIPE instead of the 413. Past this, or after DRAIN_TIMEOUT_MS, the
+ * 413 goes out anyway and the connection is closed: a caller that will not stop gets no more of our time.
+ */
+export const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_TIMEOUT_MS = 5_000;
+
+/** Reads the rest of an oversized body (`seen` bytes so far) up to the bounds, then calls `done` with the 413. */
+function refuseOversized(req: IncomingMessage, seen: number, limit: number, done: BodyCallback): void {
+  let read = seen;
+  let timer: NodeJS.Timeout | undefined;
+  const finish = () => {
+    clearTimeout(timer);
+    req.off("data", onData).off("end", finish).off("close", finish).off("error", finish);
+    done(new HttpError(413, `request body exceeds ${limit} bytes`));
+  };
+  const onData = (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > MAX_DRAIN_BYTES) finish();
+  };
+  if (req.complete || Number(req.headers["content-length"]) > MAX_DRAIN_BYTES) {
+    finish();
+    return;
+  }
+  timer = setTimeout(finish, DRAIN_TIMEOUT_MS);
+  req.on("data", onData).on("end", finish).on("close", finish).on("error", finish);
+  req.resume();
+}
+
+/**
  * Reads the whole body within `limit` bytes and parses it as JSON, calling `done` once. A callback, not a
  * promise: the review path then pays for one promise (the handler's) instead of three.
  */
 function readJson(req: IncomingMessage, limit: number, done: BodyCallback): void {
   if (Number(req.headers["content-length"]) > limit) {
-    req.resume();
-    done(new HttpError(413, `request body exceeds ${limit} bytes`));
+    refuseOversized(req, 0, limit, done);
     return;
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  let failed = false;
-  req.on("data", (chunk: Buffer) => {
-    if (failed) return;
+  const onData = (chunk: Buffer) => {
     size += chunk.length;
-    if (size > limit) {
-      failed = true;
-      done(new HttpError(413, `request body exceeds ${limit} bytes`));
-      return;
+    if (size <= limit) chunks.push(chunk);
+    else {
+      req.off("data", onData).off("error", onError).off("end", onEnd);
+      chunks.length = 0;
+      refuseOversized(req, size, limit, done);
     }
-    chunks.push(chunk);
-  });
-  req.on("error", (err) => {
-    if (!failed) {
-      failed = true;
-      done(err);
-    }
-  });
-  req.on("end", () => {
-    if (failed) return;
+  };
+  const onError = (err: unknown) => {
+    req.off("data", onData).off("end", onEnd);
+    done(err);
+  };
+  const onEnd = () => {
     let body: unknown;
     try {
       body = parseBody(chunks, size);
@@ -113,7 +137,8 @@ function readJson(req: IncomingMessage, limit: number, done: BodyCallback): void
       return;
     }
     done(null, body);
-  });
+  };
+  req.on("data", onData).on("error", onError).on("end", onEnd);
 }
 
 function parseBody(chunks: Buffer[], size: number): unknown {
@@ -136,7 +161,7 @@ function sendError(res: ServerResponse, err: unknown, log: Logger): void {
     res.destroy();
     return;
   }
-  // A 413 answered before the body was read: close, or the client may keep streaming into a dead request.
+  // A 413 leaves the connection in an unknown state (a body perhaps not read to its end): close it.
   if (status === 413) res.setHeader("connection", "close");
   sendJson(res, status, { message: status === 500 ? "internal error" : (err as Error).message });
 }
@@ -266,16 +291,6 @@ export interface TlsMaterial {
   cert: Buffer;
   key: Buffer;
   ca?: Buffer;
-}
-
-export function readTlsMaterial(files: {
-  certFile: string;
-  keyFile: string;
-  clientCaFile?: string;
-}): TlsMaterial {
-  const material: TlsMaterial = { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
-  if (files.clientCaFile) material.ca = readFileSync(files.clientCaFile);
-  return material;
 }
 
 function createAnyServer(tls: TlsMaterial | undefined): Server {

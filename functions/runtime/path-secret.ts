@@ -3,7 +3,7 @@
 
 import { timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { ConfigError, type Env } from "../../shared/config.js";
+import { ConfigError, checkPathSecret, type Env, guardSetting } from "../../shared/config.js";
 
 /** Whether a request path (query ignored) is the review path: "/" without a secret, "/<secret>" with one. */
 export function reviewPathCheck(pathSecret: string | undefined): (url: string) => boolean {
@@ -26,13 +26,19 @@ export function reviewPathCheck(pathSecret: string | undefined): (url: string) =
 /**
  * WEBHOOK_PATH_SECRET, or else the contents of the file WEBHOOK_PATH_SECRET_FILE names (an OpenFaaS secret
  * is mounted as a file under /var/openfaas/secrets/). Returns the environment with the secret filled in.
+ * Fails closed: a file variable set but blank, a file that cannot be read, is empty or holds no valid secret
+ * is a ConfigError naming WEBHOOK_PATH_SECRET_FILE; it never means "no secret".
  */
 export function withPathSecretFile(env: Env): Env {
-  const file = env.WEBHOOK_PATH_SECRET_FILE?.trim();
-  if (env.WEBHOOK_PATH_SECRET?.trim() || !file) return env;
+  const file = guardSetting(env.WEBHOOK_PATH_SECRET_FILE, "WEBHOOK_PATH_SECRET_FILE");
+  if (env.WEBHOOK_PATH_SECRET !== undefined || file === undefined) return env;
+  let secret: string;
   try {
-    return { ...env, WEBHOOK_PATH_SECRET: readFileSync(file, "utf8").trim() };
+    secret = readFileSync(file, "utf8").trim();
   } catch (err) {
     throw new ConfigError(`WEBHOOK_PATH_SECRET_FILE ${file} cannot be read: ${(err as Error).message}`);
   }
+  if (secret === "") throw new ConfigError(`WEBHOOK_PATH_SECRET_FILE ${file} is empty`);
+  checkPathSecret(secret, `WEBHOOK_PATH_SECRET_FILE ${file}`);
+  return { ...env, WEBHOOK_PATH_SECRET: secret };
 }

@@ -8,9 +8,10 @@ import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
-import { type AppOptions, createApp, listen, readTlsMaterial } from "./http-server.js";
+import { type AppOptions, createApp, listen } from "./http-server.js";
 import { collectWhenIdle } from "./idle-memory.js";
 import { countingApiErrors, createFunctionMetrics } from "./metrics.js";
+import { readTlsMaterial } from "./tls-files.js";
 
 export interface BuiltFunction {
   handle: ReviewHandler;

@@ -80,6 +80,30 @@ describe("simkube-fn as a process", { timeout: 120_000 }, () => {
     assert.match(manifests.stderr, /^simkube-fn: webhook URL "[^"]+" for mutate-create must use https/);
   });
 
+  it("serve stops with exit 2 and one line naming the setting when a secret, CA or TLS file is unusable", () => {
+    const tls = path.resolve(HERE, "../../../test/support/tls");
+    const empty = path.join(dir, "empty-file");
+    writeFileSync(empty, " \n");
+    const https = { TLS_CERT_FILE: path.join(tls, "server.crt"), TLS_KEY_FILE: path.join(tls, "server.key") };
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ WEBHOOK_PATH_SECRET_FILE: empty }, /^simkube-fn: WEBHOOK_PATH_SECRET_FILE \S+ is empty\n$/],
+      [{ WEBHOOK_PATH_SECRET_FILE: " " }, /^simkube-fn: WEBHOOK_PATH_SECRET_FILE is set but empty[^\n]*\n$/],
+      [{ WEBHOOK_PATH_SECRET: "" }, /^simkube-fn: WEBHOOK_PATH_SECRET is set but empty[^\n]*\n$/],
+      [{ ...https, CLIENT_CA_FILE: empty }, /^simkube-fn: CLIENT_CA_FILE \S+ is empty\n$/],
+      [{ ...https, CLIENT_CA_FILE: "" }, /^simkube-fn: CLIENT_CA_FILE is set but empty[^\n]*\n$/],
+      [{ ...https, TLS_KEY_FILE: empty }, /^simkube-fn: TLS_KEY_FILE \(--tls-key\) \S+ is empty\n$/],
+    ];
+    for (const [env, stderr] of cases) {
+      const serve = cli(["serve", "mutate-create", "--check", "--port", "0"], undefined, {
+        SIM_NAME: "s",
+        SEQUENCE_STORE: "memory",
+        ...env,
+      });
+      assert.equal(serve.status, 2, `${JSON.stringify(env)}: ${serve.stderr}`);
+      assert.match(serve.stderr, stderr);
+    }
+  });
+
   it("hash-pod prints the stable hash of a file or of stdin; a missing file exits 1", () => {
     const text = JSON.stringify(buildPod());
     const file = path.join(dir, "pod.json");

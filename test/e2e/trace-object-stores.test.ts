@@ -126,6 +126,7 @@ describe("object-store traces from the built bundle", { timeout: 120_000 }, () =
         ...s3.env,
         KUBECONFIG: await writeKubeconfig(api.url),
         SEQUENCE_STORE: "memory",
+        TRACE_ALLOWED_LOCATIONS: `s3://${s3.bucket}/sim/`,
       });
       try {
         await assertLifecycleGiven(api, served.url, served.output);

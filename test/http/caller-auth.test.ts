@@ -11,7 +11,8 @@ import { dirname, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import request from "supertest";
-import { createApp, drainAndClose, listen, readTlsMaterial } from "../../functions/runtime/http-server.js";
+import { createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
+import { readTlsMaterial } from "../../functions/runtime/tls-files.js";
 import {
   type AdmissionReview,
   allow,

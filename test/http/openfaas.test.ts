@@ -41,6 +41,7 @@ import {
 } from "../support/builders.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { capturingLog } from "../support/logs.js";
+import { rawPost } from "../support/raw-post.js";
 
 interface Sent {
   status: number;
@@ -319,6 +320,26 @@ describe("through the template's request path (express, supertest)", () => {
     const handler = createOpenfaasHandler(async () => echo);
     await request(templateApp(handler, maxJsonSize)).post("/").send(big).expect(200);
     await request(templateApp(handler)).post("/").send(big).expect(413);
+  });
+
+  it("a body over MAX_JSON_SIZE gets its 413 over a real socket: the body parser reads the body to its end first", async () => {
+    const app = templateApp(
+      createOpenfaasHandler(async () => echo),
+      maxJsonSize,
+    );
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      for (const framing of ["content-length", "chunked"] as const) {
+        const outcome = await rawPost({ port, bodyBytes: 2 * maxJsonSize, framing });
+        assert.match(outcome.response, /^HTTP\/1\.1 413 /, framing);
+        assert.equal(outcome.error, undefined, framing);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import request from "supertest";
-import { createApp, listen, MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
+import { createApp, drainAndClose, listen, MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
 import {
   type AdmissionReview,
   allow,
@@ -11,6 +11,7 @@ import {
   UnanswerableReviewError,
 } from "../../shared/admission.js";
 import { capturingLog } from "../support/logs.js";
+import { rawPost } from "../support/raw-post.js";
 
 const echo: ReviewHandler = async (body) => {
   const parsed = parseReview(body);
@@ -91,6 +92,44 @@ describe("createApp", () => {
     const big = JSON.stringify({ request: { uid: "x", pad: "a".repeat(MAX_BODY_BYTES) } });
     const res = await request(app).post("/").set("content-type", "application/json").send(big).expect(413);
     assert.match((res.body as { message: string }).message, /exceeds/);
+  });
+
+  // A client that writes its whole body before reading (the API server's, curl) must still read the 413:
+  // answering and closing while the body is arriving made its writes fail with EPIPE and lost the answer.
+  for (const framing of ["content-length", "chunked"] as const) {
+    it(`answers an oversized body (${framing}) with a 413 the caller receives, over a real socket`, async () => {
+      const { log } = capturingLog("info");
+      const server = await listen(createApp(echo, log), 0, "127.0.0.1");
+      try {
+        const { port } = server.address() as { port: number };
+        for (const bodyBytes of [MAX_BODY_BYTES + 1, 2 * MAX_BODY_BYTES, 5 * MAX_BODY_BYTES]) {
+          const outcome = await rawPost({ port, bodyBytes, framing });
+          assert.match(outcome.response, /^HTTP\/1\.1 413 /, `${bodyBytes} bytes: ${outcome.error}`);
+          assert.match(outcome.response, /connection: close/i);
+          assert.match(outcome.response, /"message":"request body exceeds \d+ bytes"/);
+          assert.equal(outcome.error, undefined, `${bodyBytes} bytes`);
+          assert.equal(outcome.written, bodyBytes);
+        }
+        await request(server).post("/").send(review("after")).expect(200);
+      } finally {
+        await drainAndClose(server, 1_000);
+      }
+    });
+  }
+
+  it("reads no more than its bound from a caller that will not stop: answers 413 and closes", async () => {
+    const { log } = capturingLog("info");
+    const server = await listen(createApp(echo, log), 0, "127.0.0.1");
+    try {
+      const { port } = server.address() as { port: number };
+      const bodyBytes = 1024 * 1024 * 1024;
+      for (const framing of ["content-length", "chunked"] as const) {
+        const outcome = await rawPost({ port, bodyBytes, framing });
+        assert.ok(outcome.written < bodyBytes / 4, `${framing}: wrote ${outcome.written} bytes`);
+      }
+    } finally {
+      await drainAndClose(server, 1_000);
+    }
   });
 
   it("turns a handler that throws into 500 without a stack, and keeps serving", async () => {

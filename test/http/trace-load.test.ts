@@ -9,6 +9,11 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { DEFAULT_MAX_TRACE_BYTES, hasObject, loadTrace, TraceError } from "../../shared/trace.js";
+import {
+  type AllowedLocation,
+  deploymentTraceCheck,
+  parseAllowedLocation,
+} from "../../shared/trace-allowlist.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 
 describe("loadTrace", () => {
@@ -28,6 +33,12 @@ describe("loadTrace", () => {
     server = createServer((req, res) => {
       const path = new URL(req.url ?? "/", "http://x").pathname;
       if (path === "/t.sktrace") return void res.end(bytes);
+      if (path === "/to" || path === "/loop") {
+        // /to?target=URL: a redirect, as a server the allowlist trusts might answer; /loop: to itself
+        const target = new URL(req.url ?? "/", "http://x").searchParams.get("target") ?? "/loop";
+        res.writeHead(302, { location: target });
+        return void res.end();
+      }
       if (path === "/garbage") return void res.end(garbage);
       if (path === "/hang") return; // never answers: the client's timeout must end it
       if (path === "/endless") return void endless(res, () => closedEarly.add(path));
@@ -82,6 +93,34 @@ describe("loadTrace", () => {
   it("downloads over http", async () => {
     const trace = await loadTrace(`${base}/t.sktrace`, { timeoutMs: 10_000 });
     assert.ok(hasObject(trace, "apps/v1.Deployment", "ns/web"));
+  });
+
+  it("follows a redirect only inside the allowed locations, judging every hop", async () => {
+    const check = deploymentTraceCheck(
+      [parseAllowedLocation(`${base}/to`) as AllowedLocation],
+      `${base}/t.sktrace`,
+    );
+    const to = (target: string) => `${base}/to?target=${encodeURIComponent(target)}`;
+    const inside = await loadTrace(to(to("/t.sktrace")), { allowRedirect: check, timeoutMs: 10_000 });
+    assert.ok(hasObject(inside, "apps/v1.Deployment", "ns/web"), "two hops, both allowed");
+    for (const target of [
+      "http://169.254.169.254/latest/meta-data/",
+      "/garbage",
+      to("http://127.0.0.1:1/x"),
+    ]) {
+      await assert.rejects(
+        loadTrace(to(target), { allowRedirect: check, timeoutMs: 10_000 }),
+        (err: unknown) => {
+          assert.ok(err instanceof TraceError);
+          assert.match(err.message, /outside the allowed trace locations/, target);
+          return true;
+        },
+      );
+    }
+    await assert.rejects(
+      loadTrace(`${base}/loop`, { allowRedirect: () => true, timeoutMs: 10_000 }),
+      /more than 5 redirects/,
+    );
   });
 
   it("reports a non-2xx status, without the query string", async () => {

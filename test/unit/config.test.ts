@@ -166,3 +166,49 @@ describe("loadConfig: caller authentication", () => {
     assert.throws(() => loadConfig({ ...SIM, CLIENT_CA_FILE: "ca.pem" }), /only when serving https/);
   });
 });
+
+describe("loadConfig: a setting that turns a check on fails closed when blank", () => {
+  it("WEBHOOK_PATH_SECRET, TLS_CERT_FILE, TLS_KEY_FILE and CLIENT_CA_FILE set but blank are ConfigErrors naming them", () => {
+    const tls = { TLS_CERT_FILE: "c.pem", TLS_KEY_FILE: "k.pem" };
+    const cases: [Env, string][] = [
+      [{ ...SIM, WEBHOOK_PATH_SECRET: "" }, "WEBHOOK_PATH_SECRET"],
+      [{ ...SIM, WEBHOOK_PATH_SECRET: " \n\t" }, "WEBHOOK_PATH_SECRET"],
+      [{ ...SIM, TLS_CERT_FILE: " ", TLS_KEY_FILE: "k.pem" }, "TLS_CERT_FILE"],
+      [{ ...SIM, TLS_CERT_FILE: "", TLS_KEY_FILE: "" }, "TLS_CERT_FILE"],
+      [{ ...SIM, TLS_CERT_FILE: "c.pem", TLS_KEY_FILE: "  " }, "TLS_KEY_FILE"],
+      [{ ...SIM, ...tls, CLIENT_CA_FILE: "" }, "CLIENT_CA_FILE"],
+      [{ ...SIM, CLIENT_CA_FILE: " " }, "CLIENT_CA_FILE"],
+    ];
+    for (const [env, name] of cases) {
+      assert.equal(
+        configError(env),
+        `${name} is set but empty; unset it to turn it off`,
+        JSON.stringify(env),
+      );
+    }
+  });
+
+  it("--tls-cert and --tls-key given but blank are ConfigErrors naming the flag", () => {
+    for (const [flags, name] of [
+      [{ tlsCert: "", tlsKey: "" }, "--tls-cert"],
+      [{ tlsCert: "c.pem", tlsKey: " " }, "--tls-key"],
+    ] as const) {
+      assert.throws(
+        () => loadConfig(SIM, flags),
+        new ConfigError(`${name} is set but empty; unset it to turn it off`),
+      );
+    }
+  });
+
+  it("WEBHOOK_PATH_SECRET_FILE that was never read is a ConfigError, not an open door", () => {
+    assert.throws(
+      () => loadConfig({ ...SIM, WEBHOOK_PATH_SECRET_FILE: "/var/openfaas/secrets/path-secret" }),
+      /WEBHOOK_PATH_SECRET_FILE was not read/,
+    );
+  });
+
+  it("DRIVER_USERS that names nobody is a ConfigError; blank still means SimKube's default", () => {
+    assert.equal(configError({ ...SIM, DRIVER_USERS: " , ," }), 'DRIVER_USERS names no user: " , ,"');
+    assert.deepEqual(loadConfig({ ...SIM, DRIVER_USERS: "" }).driverUsers, [...DEFAULT_DRIVER_USERS]);
+  });
+});

@@ -15,6 +15,7 @@ import {
 } from "../../functions/cli/manifests/command.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests } from "../../knative/manifests.js";
+import { buildStack } from "../../knative/openfaas-stack.js";
 import { DEFAULT_TUNING } from "../../knative/tuning.js";
 
 function options(args: string[]) {
@@ -52,6 +53,26 @@ describe("manifests flags", () => {
     assert.throws(() => parseManifestsArgs(["--min-scale", "two"]), /whole number/);
     assert.throws(() => parseManifestsArgs(["--cluster-local", "yes"]), /true or false/);
     assert.throws(() => parseManifestsArgs(["--owner-resource", "widgets"]), /RESOURCE.GROUP/);
+  });
+
+  it("--allow-trace-location (repeatable) renders TRACE_ALLOWED_LOCATIONS for both platforms; unset, none", () => {
+    const args = [
+      "--webhook-mode",
+      "service",
+      "--allow-trace-location",
+      "s3://traces/sims/",
+      "--allow-trace-location",
+      "/traces/",
+    ];
+    const o = options(args);
+    const env = (manifests: unknown[]) =>
+      JSON.stringify(manifests).match(/"name":"TRACE_ALLOWED_LOCATIONS","value":"([^"]*)"/)?.[1];
+    assert.equal(env(buildAllManifests(o)), "s3://traces/sims/,/traces/");
+    const stack = buildStack({ ...o, target: "openfaas" });
+    for (const fn of Object.values(stack.functions)) {
+      assert.equal(fn.environment.TRACE_ALLOWED_LOCATIONS, "s3://traces/sims/,/traces/");
+    }
+    assert.equal(env(buildAllManifests(options(["--webhook-mode", "service"]))), undefined);
   });
 
   it("per-function knobs reach the Knative annotations and the webhook timeouts", () => {

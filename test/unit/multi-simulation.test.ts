@@ -25,6 +25,11 @@ import type { Pod } from "../../shared/pod.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import type { Trace } from "../../shared/trace.js";
+import {
+  type AllowedLocation,
+  deploymentTraceCheck,
+  parseAllowedLocation,
+} from "../../shared/trace-allowlist.js";
 import { createTraceCache, type TraceCache } from "../../shared/trace-cache.js";
 import {
   buildCreateReview,
@@ -38,7 +43,7 @@ import {
   rootOwnerRef,
   simulationOwnerRef,
 } from "../support/builders.js";
-import { silentLog } from "../support/logs.js";
+import { capturingLog, silentLog } from "../support/logs.js";
 import { objectsKube } from "../support/objects-kube.js";
 import { buildTrace, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
@@ -59,7 +64,7 @@ function twoSimulations(): KubeObject[] {
       speed: 2,
       spec: {
         lifecycleParams: { imagePullDelay: 100 },
-        driver: { tracePath: "trace-a", virtualNsPrefix: "alpha" },
+        driver: { tracePath: "/traces/trace-a", virtualNsPrefix: "alpha" },
       },
     }),
     buildSimulation({
@@ -69,7 +74,7 @@ function twoSimulations(): KubeObject[] {
       rescheduleInterruptedBarePods: true,
       spec: {
         lifecycleParams: { imagePullDelay: 700 },
-        driver: { tracePath: "trace-b", virtualNsPrefix: "beta" },
+        driver: { tracePath: "/traces/trace-b", virtualNsPrefix: "beta" },
       },
     }),
     buildSimulationRoot({ name: ROOT_A.name, uid: ROOT_A.uid, simName: "sim-a", simUid: "sim-a-uid" }),
@@ -86,18 +91,24 @@ const TRACE: Trace = buildTrace(
   ownersTraceSpec([{ gvk: "v1.Pod", nsName: "default/bare-pod", lifecycles: [finished(100, 130)] }]),
 );
 
-function multiSetup(load: (location: string) => Promise<Trace> = async () => TRACE) {
+function multiSetup(
+  load: (location: string) => Promise<Trace> = async () => TRACE,
+  allowed: string[] = ["/traces/"],
+) {
   const kube = objectsKube(twoSimulations());
-  const log = silentLog();
+  const { log, lines } = capturingLog("info");
   const loaded: string[] = [];
   const deps: MutateCreateDeps = {
     log,
     owners: createOwnerResolver(kube, log),
     simulation: createSimulationSource(kube),
     sequences: createMemorySequenceStore(),
-    traces: createTraceCache(async (location) => {
-      loaded.push(location);
-      return load(location);
+    traces: createTraceCache({
+      isAllowed: deploymentTraceCheck(allowed.map((entry) => parseAllowedLocation(entry) as AllowedLocation)),
+      load: async (location) => {
+        loaded.push(location);
+        return load(location);
+      },
     }),
     readNamespace: async (name) => {
       try {
@@ -109,7 +120,7 @@ function multiSetup(load: (location: string) => Promise<Trace> = async () => TRA
     now: () => NOW,
     stats: createMutateStats(),
   };
-  return { handle: createMutateCreateHandler(deps), kube, loaded, deps };
+  return { handle: createMutateCreateHandler(deps), kube, loaded, deps, lines };
 }
 
 function patched(review: AdmissionReview, pod: Pod): Pod {
@@ -209,13 +220,17 @@ describe("mutate-create serving two Simulations at once", () => {
     // 30 s of production at speed 2 and at speed 3.
     assert.equal(outA.metadata?.annotations?.[COMPLETE_TIME_KEY], "2026-12-02T12:00:15+00:00");
     assert.equal(outB.metadata?.annotations?.[COMPLETE_TIME_KEY], "2026-12-02T12:00:10+00:00");
-    assert.deepEqual(loaded, ["trace-a", "trace-b"], "each Simulation's spec.driver.tracePath, once");
+    assert.deepEqual(
+      loaded,
+      ["/traces/trace-a", "/traces/trace-b"],
+      "each Simulation's spec.driver.tracePath, once",
+    );
   });
 
   it("loads a trace location once however many Simulations name it, and retries one that failed", async () => {
     let failNext = true;
     const { handle, loaded } = multiSetup(async (location) => {
-      if (location === "trace-a" && failNext) {
+      if (location === "/traces/trace-a" && failNext) {
         failNext = false;
         throw new Error("trace-a: unreachable");
       }
@@ -224,10 +239,40 @@ describe("mutate-create serving two Simulations at once", () => {
     const a = runningPod("alpha-default", ROOT_A);
     const denied = await handle(buildCreateReview({ pod: a }));
     assert.equal(denied.response?.allowed, false);
-    assert.match(denied.response?.status?.message ?? "", /trace-a: unreachable/);
+    assert.match(denied.response?.status?.message ?? "", /the Simulation's trace could not be loaded/);
     patched(await handle(buildCreateReview({ pod: a })), a);
     patched(await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A, "a2") })), a);
-    assert.deepEqual(loaded, ["trace-a", "trace-a"]);
+    assert.deepEqual(loaded, ["/traces/trace-a", "/traces/trace-a"]);
+  });
+
+  it("a load's failure reaches the pod's creator without the target's details; the log has them", async () => {
+    const { handle, lines } = multiSetup(async () => {
+      throw new Error("connect ECONNREFUSED 169.254.169.254:80");
+    });
+    const denied = await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A) }));
+    const message = denied.response?.status?.message ?? "";
+    assert.equal(denied.response?.allowed, false);
+    assert.doesNotMatch(message, /ECONNREFUSED|169\.254|:80|\/traces/);
+    assert.match(message, /trace could not be loaded \(the function's log says why\)/);
+    const logged = lines.find((l) => l.msg === "could not load a Simulation's trace");
+    assert.match(JSON.stringify(logged), /ECONNREFUSED 169\.254\.169\.254:80/);
+  });
+
+  it("refuses a tracePath outside the allowlist before reading anything; by default nothing is allowed", async () => {
+    for (const allowed of [[], ["/traces/trace-b"], ["/other/"], ["/traces/trace-a/"]]) {
+      const { handle, loaded, deps } = multiSetup(async () => TRACE, allowed);
+      const denied = await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A) }));
+      assert.equal(denied.response?.allowed, false, JSON.stringify(allowed));
+      assert.match(denied.response?.status?.message ?? "", /not a trace location this deployment allows/);
+      assert.deepEqual(loaded, [], "nothing read");
+      assert.equal(deps.stats?.snapshot().lifecycles["trace-refused"], 1);
+    }
+    for (const allowed of [["/traces/trace-a"], ["/traces/"], ["file:///traces/"], ["/"]]) {
+      const { handle, loaded } = multiSetup(async () => TRACE, allowed);
+      const a = runningPod("alpha-default", ROOT_A);
+      patched(await handle(buildCreateReview({ pod: a })), a);
+      assert.deepEqual(loaded, ["/traces/trace-a"], JSON.stringify(allowed));
+    }
   });
 
   it("shares one load among concurrent first reviews of a location", async () => {
@@ -259,7 +304,7 @@ describe("mutate-create serving two Simulations at once", () => {
       const out = patched(answer, pods[i] as Pod);
       assert.ok(out.metadata?.annotations?.[COMPLETE_TIME_KEY], "a completion time from the shared trace");
     }
-    assert.deepEqual(loaded, ["trace-a"], "one load for all five");
+    assert.deepEqual(loaded, ["/traces/trace-a"], "one load for all five");
   });
 
   it("pins an ownerless pod for the Simulation its labelled, root-owned namespace belongs to", async () => {

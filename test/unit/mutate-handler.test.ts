@@ -346,6 +346,8 @@ describe("mutate-create handler", () => {
         "no-original-namespace": 0,
         "no-trace": 0,
         "not-in-trace": 0,
+        "trace-refused": 0,
+        "trace-unreadable": 0,
       },
     });
   });

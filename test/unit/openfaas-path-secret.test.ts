@@ -66,6 +66,33 @@ describe("OpenFaaS adapter: path secret", () => {
     assert.equal(await statusOf(secret, "/"), 500);
   });
 
+  it("a blank variable, an empty or whitespace-only file, or a malformed secret fails closed, naming WEBHOOK_PATH_SECRET_FILE", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "simkube-fn-secret-"));
+    try {
+      const file = join(dir, "path-secret");
+      const cases: [string | undefined, string, RegExp][] = [
+        [undefined, "", /^WEBHOOK_PATH_SECRET_FILE is set but empty/],
+        [undefined, "  \n", /^WEBHOOK_PATH_SECRET_FILE is set but empty/],
+        ["", file, /^WEBHOOK_PATH_SECRET_FILE .* is empty$/],
+        [" \n\t\n", file, /^WEBHOOK_PATH_SECRET_FILE .* is empty$/],
+        ["short", file, /^WEBHOOK_PATH_SECRET_FILE .* must be 24 to 256 characters/],
+      ];
+      for (const [contents, variable, message] of cases) {
+        if (contents !== undefined) writeFileSync(file, contents);
+        const env = { WEBHOOK_PATH_SECRET_FILE: variable };
+        assert.throws(
+          () => withPathSecretFile(env),
+          (err: Error) => err instanceof ConfigError && message.test(err.message),
+        );
+        const secret = openfaasPathSecret(env);
+        assert.ok(secret instanceof ConfigError, JSON.stringify(contents));
+        assert.equal(await statusOf(secret, "/"), 500, "every review is refused");
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("reads the secret from the mounted file; the env variable wins when both are set", () => {
     const dir = mkdtempSync(join(tmpdir(), "simkube-fn-secret-"));
     try {

@@ -36,6 +36,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   name: ["--name"],
   image: ["--image"],
   tracePath: ["--trace-path"],
+  traceAllowedLocations: ["--allow-trace-location"],
   logLevel: ["--log-level"],
   driverUsers: ["--driver-users"],
   sequenceStore: ["--sequence-store"],
@@ -67,7 +68,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
 };
 
 const BOOLEAN_FLAGS = new Set(["reschedule", "without-webhook", "help"]);
-const MULTIPLE_FLAGS = new Set(["owner-resource"]);
+const MULTIPLE_FLAGS = new Set(["owner-resource", "allow-trace-location"]);
 
 type Spec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
@@ -109,6 +110,7 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --namespace NS  --name BASE (simkube-fn)  --image IMAGE (simkube-fn:latest)  --reschedule
       --trace-path URL  --log-level LEVEL  --driver-users U1,U2  --sequence-store cluster|memory
       --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
+      --allow-trace-location LOCATION (repeatable: TRACE_ALLOWED_LOCATIONS, where a Simulation's tracePath may point)
       --cpu-request Q  --memory-request Q  --cpu-limit Q  --memory-limit Q  --cluster-local true|false
   Scaling and timeouts (per function: mutate-create, reschedule-delete; defaults in README):
       --min-scale N (both)  --min-scale-FUNCTION N  --max-scale-FUNCTION N  --timeout-FUNCTION SECONDS
@@ -240,6 +242,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
   const loose = options as unknown as Record<string, unknown>;
   for (const [option, flag] of strings) set(loose, option, str(values, flag));
   set(options, "driverUsers", str(values, "driver-users")?.split(","));
+  set(options, "traceAllowedLocations", values["allow-trace-location"] as string[] | undefined);
   set(options, "minScale", whole(values, "min-scale"));
   set(
     options,
