@@ -7,7 +7,7 @@
 // Polling, not a watch: the deletion lands milliseconds after the answer, so the first read or two find it;
 // a read needs only the `get pods` the function already has (a watch needs `watch` and a connection per
 // pod), and the API double serves it the same way. Reads back off (25 ms doubling to 1 s) inside a bound,
-// so a forged review costs about fifteen reads and then nothing.
+// so a forged review costs fourteen reads and then nothing.
 
 import { isNotFound, isTransient } from "../../shared/kube-api.js";
 import type { Pod } from "../../shared/pod.js";

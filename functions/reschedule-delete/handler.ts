@@ -46,8 +46,8 @@ import type { Candidate } from "./plan.js";
 import { triageDelete } from "./plan.js";
 import {
   type AwaitingDeletion,
-  cloneAfterDeletion,
   type Confirmed,
+  cloneAfterDeletion,
   type Decision,
   type RescheduleWorld,
   reschedule,

@@ -23,6 +23,7 @@ import {
   wantsBarePodRescheduling,
 } from "../../shared/simulation.js";
 import type { TeardownGuard, TeardownReason, TeardownTarget } from "../../shared/teardown.js";
+import type { DeletionSeen } from "./deletion-wait.js";
 import {
   checkOwnedByRoot,
   checkSimulationRoot,
@@ -33,7 +34,6 @@ import {
   type RootRef,
   virtualNamespaceRootOf,
 } from "./live-checks.js";
-import type { DeletionSeen } from "./deletion-wait.js";
 import { buildClone, type Candidate, type SkipReason } from "./plan.js";
 import type { RescheduleStats } from "./stats.js";
 

@@ -302,6 +302,98 @@ describe("reschedule-delete handler", () => {
     assert.deepEqual(w.stats.snapshot().decisions, { error: 1 });
   });
 
+  describe("clones only once the cluster shows the deletion", () => {
+    it("creates nothing for a review of a live Running pod that nothing deletes, however often", async () => {
+      const w = world();
+      const reviews = Array.from({ length: 3 }, () => deleteOf({}));
+      // Three at once share one wait; the pod never shows a deletion.
+      for (const answer of await Promise.all(reviews.map((r) => w.handle(r))))
+        assertAllowedWithoutPatch(answer);
+      assert.equal(await w.pending.settle(60_000), true);
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      assert.equal(await w.pending.settle(60_000), true);
+      assert.equal(w.mem.countCalls("create"), 0, "no clone");
+      assert.equal(w.mem.get(CLONE_REF), undefined);
+      assert.deepEqual(w.stats.snapshot().decisions, { "already-handled": 2, "no-deletion-seen": 2 });
+      assert.equal(w.stats.snapshot().pendingClones, 0);
+      const warned = w.lines.filter((l) => l.reason === "no-deletion-seen");
+      assert.equal(warned.length, 2);
+      assert.equal(warned[0]?.level, 40);
+      assert.equal(warned[0]?.pod, "the-pod");
+    });
+
+    it("answers before anything is created; the clone comes once the deletion is stored", async () => {
+      const w = world();
+      const review = deleteOf({});
+      assertAllowedWithoutPatch(await w.handle(review));
+      assert.equal(w.mem.countCalls("create"), 0, "nothing created at the answer");
+      assert.equal(w.stats.snapshot().pendingClones, 1);
+      const live = w.mem.get<TestPod>({ ...CLONE_REF, name: "the-pod" });
+      w.mem.seed({ ...live, metadata: { ...live?.metadata, deletionTimestamp: "2024-01-01T00:00:30Z" } });
+      assert.equal(await w.pending.settle(60_000), true);
+      assert.ok(w.mem.get(CLONE_REF));
+      assert.deepEqual(w.stats.snapshot().decisions, { cloned: 1 });
+    });
+
+    const goneCases: Array<[string, (w: ReturnType<typeof world>) => void]> = [
+      ["removed (404)", (w) => w.mem.remove({ ...CLONE_REF, name: "the-pod" })],
+      ["replaced by a pod of the same name with another uid", (w) => w.mem.seed(simPod({ uid: "new-uid" }))],
+    ];
+    for (const [name, remove] of goneCases) {
+      it(`clones from the pod as last read when it is ${name} after the answer`, async () => {
+        const w = world();
+        assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+        remove(w);
+        assert.equal(await w.pending.settle(60_000), true);
+        assert.ok(w.mem.get(CLONE_REF));
+        assert.deepEqual(w.stats.snapshot().decisions, { cloned: 1 });
+      });
+    }
+
+    it("joins a review of a uid already waiting, and makes one clone for both", async () => {
+      const w = world({ deps: { sleep: (ms) => new Promise((r) => setTimeout(r, ms)) } });
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      const [answer] = await w.deleted(deleteOf({}));
+      assertAllowedWithoutPatch(answer as AdmissionReview);
+      assert.equal(w.mem.countCalls("create"), 1);
+      assert.equal(w.stats.snapshot().decisions.cloned, 1);
+      assert.equal(w.stats.snapshot().decisions["deletion-pending"], 2);
+    });
+
+    it("keeps at most `limit` waits: past it a review waits for nothing and says so", async () => {
+      const w = world({
+        deps: { pending: createPendingClones(2), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+        extra: [simPod({ name: "p2", uid: "uid-2" }), simPod({ name: "p3", uid: "uid-3" })],
+      });
+      await w.handle(deleteOf({}));
+      await w.handle(deleteOf({ name: "p2", uid: "uid-2" }));
+      await w.handle(deleteOf({ name: "p3", uid: "uid-3" }));
+      assert.equal(w.stats.snapshot().pendingClones, 2);
+      assert.equal(w.stats.snapshot().decisions["pending-full"], 1);
+      assert.ok(w.lines.some((l) => l.msg === "too many clones waiting for their deletion; no clone"));
+    });
+
+    it("does not clone when the namespace started terminating while it waited", async () => {
+      let t = 1000;
+      const w = world({
+        deps: {
+          now: () => t,
+          sleep: async (ms) => {
+            t += ms;
+          },
+        },
+      });
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      w.mem.seed(buildVirtualNamespace(SIM_ROOT, { phase: "Terminating" }));
+      t += 5_000; // past the 2 s the namespace is trusted alive
+      w.mem.remove({ ...CLONE_REF, name: "the-pod" });
+      assert.equal(await w.pending.settle(60_000), true);
+      assert.equal(w.mem.countCalls("create"), 0);
+      assert.deepEqual(w.stats.snapshot().decisions, { "namespace-terminating": 1 });
+    });
+  });
+
   it("creates nothing for a forged review: the pod does not exist", async () => {
     const w = world({ live: null });
     assertAllowedWithoutPatch(await w.handle(deleteOf({})));
