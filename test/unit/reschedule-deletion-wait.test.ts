@@ -11,6 +11,16 @@ import { buildPod } from "../support/builders.js";
 
 const instant = async () => {};
 
+/** A pod that never shows a deletion, counting its reads. */
+function unchangingPod() {
+  const counter = { reads: 0 };
+  const read = async () => {
+    counter.reads++;
+    return buildPod({ uid: "u" });
+  };
+  return { counter, read };
+}
+
 describe("waiting for the deletion a review announces", () => {
   it("polls soon, then backs off to 1 s, inside the bound", () => {
     const delays = pollDelays(10_000, 25, 1_000);
@@ -36,17 +46,10 @@ describe("waiting for the deletion a review announces", () => {
   });
 
   it("ends with no-deletion-seen when the pod stays as it was", async () => {
-    let reads = 0;
-    const outcome = await awaitDeletion(
-      async () => {
-        reads++;
-        return buildPod({ uid: "u" });
-      },
-      "u",
-      { sleep: instant },
-    );
+    const pod = unchangingPod();
+    const outcome = await awaitDeletion(pod.read, "u", { sleep: instant });
     assert.deepEqual(outcome, { shown: "no-deletion-seen", reads: 14 });
-    assert.equal(reads, 14);
+    assert.equal(pod.counter.reads, 14);
   });
 
   it("reads past transient errors, takes a 404 as gone, and throws anything else", async () => {
@@ -72,15 +75,11 @@ describe("waiting for the deletion a review announces", () => {
   });
 
   it("stops when told (another review made the clone)", async () => {
-    let reads = 0;
-    const outcome = await awaitDeletion(
-      async () => {
-        reads++;
-        return buildPod({ uid: "u" });
-      },
-      "u",
-      { sleep: instant, stop: () => reads >= 2 },
-    );
+    const pod = unchangingPod();
+    const outcome = await awaitDeletion(pod.read, "u", {
+      sleep: instant,
+      stop: () => pod.counter.reads >= 2,
+    });
     assert.deepEqual(outcome, { shown: "no-deletion-seen", reads: 2 });
   });
 });
