@@ -56,11 +56,13 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
   // must not take the other in-flight reviews down with the process: log it and keep serving.
   process.on("unhandledRejection", (err) => log.error({ err }, "unhandled rejection"));
 
-  // Knative sends SIGTERM after queue-proxy drained: answer everything in flight or queued, then go at once.
+  // Knative sends SIGTERM after queue-proxy drained: answer everything in flight or queued, let the clones
+  // still waiting for their deletion end (each within its own bound), then go at once.
   const stop = () => {
     log.info("shutting down");
-    drainAndClose(running.server, 10_000).then((outcome) => {
+    Promise.all([drainAndClose(running.server, 10_000), running.settle()]).then(([outcome, settled]) => {
       if (outcome === "timed-out") log.warn("connections still open after 10 s; exiting anyway");
+      if (!settled) log.warn("clones still waiting for their deletion at the bound; exiting anyway");
       process.exit(0);
     });
   };

@@ -29,8 +29,11 @@ export type SkipReason =
 
 export type DenyReason = "no-object" | "bad-metadata";
 
-/** Why a pod is pinned but gets no sequence number or lifecycle: its chain does not reach our root. */
-export type PinReason = "owner-gone" | "no-simulation-root";
+/**
+ * Why a pod is pinned but gets no sequence number or lifecycle: its chain does not reach our root (an owner
+ * is gone, there is no root, or the root is another Simulation's).
+ */
+export type PinReason = "owner-gone" | "no-simulation-root" | "other-simulation-root";
 
 /** A CREATE or UPDATE of a pod worth gathering facts for. */
 export interface Candidate {
@@ -105,17 +108,23 @@ export type Scope =
   | { skip: SkipReason };
 
 /**
- * How far to mutate. Full when the chain holds our SimulationRoot. Otherwise a CREATE in a virtual namespace
- * is pinned (unless a live SimulationRoot of another Simulation owns it: its own webhook pins it), and
- * anything else is not the simulation's.
+ * How far to mutate. Full when the chain holds our SimulationRoot. Otherwise a CREATE in one of our virtual
+ * namespaces is pinned, whatever its chain reaches, and anything else is not the simulation's. A pod whose
+ * chain reaches another Simulation's root is pinned too: SimKube leaves it to that Simulation's webhook, but
+ * that webhook may be gone (the Simulation finished) or never called, and a pod in a virtual namespace must
+ * not land on a real node. It gets no sequence number: that Simulation's webhook counts it, per its root.
+ * Outside our virtual namespaces it is left to its own webhook.
  */
 export function planScope(facts: ScopeFacts): Scope {
   const root = simulationRootOf(facts.chain, facts.simName);
   if (root !== undefined) return { mutate: "full", root };
-  if (!isVirtualNamespace(facts.namespace, facts.virtualNsPrefix)) return { skip: "not-in-simulation" };
-  if (otherSimulationRootOf(facts.chain, facts.simName)) return { skip: "other-simulation" };
+  const other = otherSimulationRootOf(facts.chain, facts.simName);
+  if (!isVirtualNamespace(facts.namespace, facts.virtualNsPrefix)) {
+    return { skip: other ? "other-simulation" : "not-in-simulation" };
+  }
   // A pod's nodeSelector cannot change after it is created, and a lifecycle needs the root's sequence.
-  if (facts.operation === "UPDATE") return { skip: "update-without-root" };
+  if (facts.operation === "UPDATE") return { skip: other ? "other-simulation" : "update-without-root" };
+  if (other) return { mutate: "pin", reason: "other-simulation-root" };
   return {
     mutate: "pin",
     reason: facts.chain.some((link) => link.gone) ? "owner-gone" : "no-simulation-root",

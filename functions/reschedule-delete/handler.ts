@@ -9,6 +9,11 @@
 // Simulation, its driver's SimulationRoot, the teardown guard, the virtual namespace (all cached), the live
 // pod, the create. During a teardown most reviews stop before any API call.
 //
+// A clone needs the deletion itself, not just a review of it: a live pod that passed every check but shows
+// no deletionTimestamp yet (a first-phase review: the API server stores the deletion only after the answer)
+// is answered at once, and its clone waits in pending-clones.ts until the pod shows the deletion
+// (deletion-wait.ts), or is never made. A review that no deletion backs creates nothing ("no-deletion-seen").
+//
 // One clone per deletion, whatever the number of reviews (admission runs inside the storage layer's retry
 // loops, k8s.io/apiserver pkg/registry/generic/registry/store.go) and of replicas: the clone's name is
 // a function of the pod's name, so a second create gets AlreadyExists, which counts as success. A memo of
@@ -31,12 +36,24 @@ import type { FunctionConfig } from "../../shared/config.js";
 import { withDeadline } from "../../shared/deadline.js";
 import { isTransient, type KubeApi } from "../../shared/kube-api.js";
 import { type Logger, lazyChild, type WorkLogger } from "../../shared/log.js";
+import type { Pod } from "../../shared/pod.js";
 import { withRetry } from "../../shared/retry.js";
 import { createSimulationSource, type SimulationSource } from "../../shared/simulation.js";
 import { createTeardownGuard, type TeardownGuard } from "../../shared/teardown.js";
+import { awaitDeletion, DEFAULT_DELETION_WAIT_MS, type DeletionWaitOptions } from "./deletion-wait.js";
+import { createPendingClones, type PendingClones } from "./pending-clones.js";
 import type { Candidate } from "./plan.js";
 import { triageDelete } from "./plan.js";
-import { type Decision, type RescheduleWorld, reschedule, type StepCall, skip } from "./reschedule.js";
+import {
+  type AwaitingDeletion,
+  type Confirmed,
+  cloneAfterDeletion,
+  type Decision,
+  type RescheduleWorld,
+  reschedule,
+  type StepCall,
+  skip,
+} from "./reschedule.js";
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
 
 export interface RetrySettings {
@@ -67,6 +84,10 @@ export interface RescheduleDeleteDeps {
   answerWithinMs?: number;
   /** How many pod uids are remembered as handled. Default 10000. */
   memoSize?: number;
+  /** How long, and how often, a clone waits for its deletion to show after the answer (deletion-wait.ts). */
+  deletionWait?: Pick<DeletionWaitOptions, "waitMs" | "firstDelayMs" | "maxDelayMs">;
+  /** The clones waiting for their deletion. Default: a fresh registry of 256 (pass one to drain it on shutdown). */
+  pending?: PendingClones;
   /** Milliseconds clock, sleep and randomness for the retries (tests inject them). */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -109,7 +130,8 @@ interface HandlerState {
   /** Pod uids already cloned, with the clone's name. */
   handled: LRUCache<string, string>;
   /** The work on each pod uid under way: reviews of one deletion arriving together share it. */
-  inFlight: Map<string, Promise<Decision>>;
+  inFlight: Map<string, Promise<Decision | AwaitingDeletion>>;
+  pending: PendingClones;
 }
 
 function buildState(deps: RescheduleDeleteDeps): HandlerState {
@@ -119,6 +141,8 @@ function buildState(deps: RescheduleDeleteDeps): HandlerState {
   const reads = createCachedReads(deps.kube, clock);
   const teardown = deps.teardown ?? createTeardownGuard(deps.kube, { reads, ...clock });
   const { kube, simName, simulation } = deps;
+  const pending = deps.pending ?? createPendingClones();
+  stats.countPendingWith(() => pending.size);
   return {
     deps,
     world: { kube, ...(simName ? { simName } : {}), simulation, teardown, reads, stats },
@@ -126,14 +150,36 @@ function buildState(deps: RescheduleDeleteDeps): HandlerState {
     answerWithinMs: deps.answerWithinMs ?? (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS) + 500,
     handled: new LRUCache<string, string>({ max: deps.memoSize ?? 10_000 }),
     inFlight: new Map(),
+    pending,
   };
 }
 
+/** Only a clone is remembered, and logged: it was checked against the live pod and its deletion. */
+function record(s: HandlerState, candidate: Candidate, decision: Decision, log: WorkLogger): void {
+  // A skip might come from a forged or stale review, and remembering it could suppress the real
+  // interruption of that uid later.
+  if (decision.reason === "cloned") s.handled.set(candidate.uid, decision.clone);
+  const verdict = decision.reason === "cloned" ? "clone" : "skip";
+  const fields = {
+    decision: verdict,
+    reason: decision.reason,
+    interruption: interruptionCause(candidate),
+    clone: decision.clone,
+  };
+  if (decision.reason === "no-deletion-seen") {
+    log.warn(fields, "the pod never showed the deletion the review claims; no clone");
+  } else log.info(fields, "review done");
+}
+
 /** Never rejects: an error is a logged decision, and the delete is allowed anyway. */
-async function decide(s: HandlerState, candidate: Candidate, log: WorkLogger): Promise<Decision> {
+async function decide(
+  s: HandlerState,
+  candidate: Candidate,
+  log: WorkLogger,
+): Promise<Decision | AwaitingDeletion> {
   const cause = interruptionCause(candidate);
   s.stats.interruption(cause);
-  let decision: Decision;
+  let decision: Decision | AwaitingDeletion;
   try {
     decision = await reschedule(s.world, candidate, stepCaller(s.deps, s.stats, log));
   } catch (err) {
@@ -143,15 +189,60 @@ async function decide(s: HandlerState, candidate: Candidate, log: WorkLogger): P
     );
     return skip("error");
   }
-  // Only a clone is remembered: it was checked against the live pod. A skip might come from a forged or
-  // stale review, and remembering it could suppress the real interruption of that uid later.
-  if (decision.reason === "cloned") s.handled.set(candidate.uid, decision.clone);
-  const verdict = decision.reason === "cloned" ? "clone" : "skip";
-  log.info(
-    { decision: verdict, reason: decision.reason, interruption: cause, clone: decision.clone },
-    "review done",
-  );
+  if (decision.reason !== "awaiting-deletion") record(s, candidate, decision, log);
   return decision;
+}
+
+/** After the answer: wait for the deletion to show, then clone (or not); the review's decision is counted then. */
+async function cloneWhenDeleted(
+  s: HandlerState,
+  candidate: Candidate,
+  confirmed: Confirmed,
+  log: WorkLogger,
+): Promise<void> {
+  const { namespace, name, uid } = candidate;
+  const ref = { apiVersion: "v1", kind: "Pod", name, namespace };
+  const started = (s.deps.now ?? (() => performance.now()))();
+  let decision: Decision;
+  try {
+    const shown = await awaitDeletion(() => s.deps.kube.read<Pod>(ref), uid, {
+      ...s.deps.deletionWait,
+      ...(s.deps.sleep ? { sleep: s.deps.sleep } : {}),
+      stop: () => s.handled.has(uid),
+    });
+    if (s.handled.has(uid)) decision = skip("already-handled");
+    else if (shown.shown === "no-deletion-seen") decision = skip("no-deletion-seen");
+    else {
+      log.debug({ shown: shown.shown }, "the pod shows the deletion");
+      decision = await cloneAfterDeletion(
+        s.world,
+        candidate,
+        confirmed,
+        shown,
+        stepCaller(s.deps, s.stats, log),
+      );
+    }
+  } catch (err) {
+    log.error({ err }, "could not clone the interrupted pod");
+    decision = skip("error");
+  }
+  const waitedMs = Math.round((s.deps.now ?? (() => performance.now()))() - started);
+  log.debug({ waitedMs }, "deletion wait over");
+  record(s, candidate, decision, log);
+  s.stats.decision(decision.reason);
+}
+
+/** The review's part when the clone must wait: start (or join) the wait, bounded in number. */
+function awaitDeletionOf(s: HandlerState, candidate: Candidate, confirmed: Confirmed, log: WorkLogger) {
+  const started = s.pending.start(candidate.uid, () => cloneWhenDeleted(s, candidate, confirmed, log));
+  if (started === "started") {
+    log.debug({ pending: s.pending.size }, "answered; waiting for the pod to show the deletion");
+    return;
+  }
+  if (started === "full") {
+    log.warn({ pending: s.pending.size }, "too many clones waiting for their deletion; no clone");
+    s.stats.decision("pending-full");
+  } else s.stats.decision("deletion-pending");
 }
 
 /** What this process already knows about the candidate, with no API call: handled, or torn down. */
@@ -169,8 +260,12 @@ async function decideOnce(s: HandlerState, candidate: Candidate, log: WorkLogger
     work = decide(s, candidate, log).finally(() => s.inFlight.delete(candidate.uid));
     s.inFlight.set(candidate.uid, work);
   }
-  const decision = await withDeadline(work, s.answerWithinMs, () => skip("answer-deadline"));
-  s.stats.decision(shared ? "already-handled" : decision.reason);
+  const decision = await withDeadline<Decision | AwaitingDeletion>(work, s.answerWithinMs, () =>
+    skip("answer-deadline"),
+  );
+  if (shared) s.stats.decision("already-handled");
+  else if (decision.reason === "awaiting-deletion") awaitDeletionOf(s, candidate, decision.confirmed, log);
+  else s.stats.decision(decision.reason);
   if (decision.reason === "answer-deadline") {
     log.warn(
       { answerWithinMs: s.answerWithinMs },
@@ -225,6 +320,12 @@ async function handleReview(s: HandlerState, body: unknown): Promise<AdmissionRe
   }
 }
 
+/** How long a shutdown waits for the clones still waiting: one deletion wait, then one review's API deadline. */
+export function pendingSettleMs(deps: Pick<RescheduleDeleteDeps, "deletionWait" | "retry">): number {
+  const waitMs = deps.deletionWait?.waitMs ?? DEFAULT_DELETION_WAIT_MS;
+  return waitMs + (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS) + 500;
+}
+
 export function createRescheduleDeleteHandler(deps: RescheduleDeleteDeps): ReviewHandler {
   const state = buildState(deps);
   return (body) => handleReview(state, body);
@@ -235,7 +336,7 @@ export async function buildRescheduleDeleteDeps(
   config: FunctionConfig,
   kube: KubeApi,
   log: Logger,
-): Promise<RescheduleDeleteDeps & { stats: RescheduleStats }> {
+): Promise<RescheduleDeleteDeps & { stats: RescheduleStats; pending: PendingClones }> {
   log.info({ simName: config.simName, driverUsers: config.driverUsers }, "reschedule-delete configured");
   return {
     kube,
@@ -244,5 +345,6 @@ export async function buildRescheduleDeleteDeps(
     log,
     simulation: createSimulationSource(kube, config.simName),
     stats: createRescheduleStats(),
+    pending: createPendingClones(),
   };
 }

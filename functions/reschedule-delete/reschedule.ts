@@ -1,7 +1,9 @@
 // reschedule-delete's steps for one interruption candidate, in SimKube's vocabulary: without SIM_NAME, find
 // the simulation from the pod's namespace (its owner root's owner); check the simulation,
 // find its root, check teardown, check the virtual namespace, confirm the live pod, check it is owned by the
-// root, create the clone once. Each step that reads the API goes through `call` (retries inside one
+// root; then create the clone once, but only when the live pod shows the deletion (a deletionTimestamp).
+// Until it does the candidate is "awaiting-deletion": the handler answers, waits for the deletion to show
+// (deletion-wait.ts), and calls cloneAfterDeletion. Each step that reads the API goes through `call` (retries inside one
 // deadline); the judging is done by the pure functions of live-checks.ts and plan.ts.
 //
 // Cheapest and most shared first: the Simulation, the root and the namespace are cached reads that a whole
@@ -11,6 +13,7 @@
 import type { CachedReads } from "../../shared/cached-reads.js";
 import { SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
 import { isAlreadyExists, isNotFound, type KubeApi, kubeErrorOf } from "../../shared/kube-api.js";
+import type { OwnerReference } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
 import {
   driverRootName,
@@ -20,6 +23,7 @@ import {
   wantsBarePodRescheduling,
 } from "../../shared/simulation.js";
 import type { TeardownGuard, TeardownReason, TeardownTarget } from "../../shared/teardown.js";
+import type { DeletionSeen } from "./deletion-wait.js";
 import {
   checkOwnedByRoot,
   checkSimulationRoot,
@@ -40,12 +44,29 @@ export type HandlerSkip =
   | "already-handled"
   | "rescheduling-off"
   | "error"
-  | "answer-deadline";
+  | "answer-deadline"
+  | "no-deletion-seen"
+  | "pending-full";
 
 /** How a review ended: a skip reason, or "cloned" (created now, or found already created). */
 export type Decision =
   | { reason: SkipReason | HandlerSkip; clone?: string }
   | { reason: "cloned"; clone: string };
+
+/** Everything checked on the live pod; what the clone is made from once the deletion shows. */
+export interface Confirmed {
+  live: Pod;
+  /** The root reference checked on the live pod: the clone's one owner. */
+  owner: OwnerReference;
+  root: RootRef;
+  target: TeardownTarget;
+}
+
+/** All checks passed, but the live pod does not show the deletion yet: nothing is created now. */
+export interface AwaitingDeletion {
+  reason: "awaiting-deletion";
+  confirmed: Confirmed;
+}
 
 /** One API step of a review (named for the logs), retried on transient errors inside the review's deadline. */
 export type StepCall = <T>(step: string, fn: () => Promise<T>) => Promise<T>;
@@ -166,12 +187,12 @@ export async function createCloneOnce(
   return { reason: "cloned", clone: cloneName };
 }
 
-/** The steps in order; the first that finds a reason not to clone ends the review. */
-export async function reschedule(
+/** The checks in order; the first that finds a reason not to clone ends the review. */
+export async function confirmCandidate(
   w: RescheduleWorld,
   candidate: Candidate,
   call: StepCall,
-): Promise<Decision> {
+): Promise<{ confirmed: Confirmed } | Decision> {
   const simName = w.simName ?? (await simulationOfNamespace(w, candidate.namespace, call));
   if (simName === undefined) return skip("not-in-simulation");
   const simulation = await checkSimulation(w, simName, candidate, call);
@@ -189,5 +210,45 @@ export async function reschedule(
   if (unconfirmed || live === undefined) return skip(unconfirmed ?? "pod-gone");
   const owned = checkOwnedByRoot(live, found.root);
   if ("skip" in owned) return skip(owned.skip);
-  return createCloneOnce(w, buildClone(live, owned.owner), target, call);
+  return { confirmed: { live, owner: owned.owner, root: found.root, target } };
+}
+
+/** The checks, then the clone at once if the live pod already shows the deletion (a final-phase review). */
+export async function reschedule(
+  w: RescheduleWorld,
+  candidate: Candidate,
+  call: StepCall,
+): Promise<Decision | AwaitingDeletion> {
+  const checked = await confirmCandidate(w, candidate, call);
+  if (!("confirmed" in checked)) return checked;
+  const { confirmed } = checked;
+  if (!confirmed.live.metadata?.deletionTimestamp) return { reason: "awaiting-deletion", confirmed };
+  return createCloneOnce(w, buildClone(confirmed.live, confirmed.owner), confirmed.target, call);
+}
+
+/**
+ * The deletion showed: a deletionTimestamp on the pod with the review's uid (checked again, as at the
+ * review), or the pod gone (the clone is made from the pod as last read). The teardown is checked again: a
+ * namespace or root deleted meanwhile is no interruption.
+ */
+export async function cloneAfterDeletion(
+  w: RescheduleWorld,
+  candidate: Candidate,
+  confirmed: Confirmed,
+  shown: DeletionSeen,
+  call: StepCall,
+): Promise<Decision> {
+  let live = confirmed.live;
+  let owner = confirmed.owner;
+  if (shown.shown === "deletion-timestamp") {
+    const unconfirmed = confirmLivePod(shown.live, candidate);
+    if (unconfirmed) return skip(unconfirmed);
+    const owned = checkOwnedByRoot(shown.live, confirmed.root);
+    if ("skip" in owned) return skip(owned.skip);
+    live = shown.live;
+    owner = owned.owner;
+  }
+  const torn = await call("teardown", () => w.teardown.check(confirmed.target));
+  if (torn) return skip(torn);
+  return createCloneOnce(w, buildClone(live, owner), confirmed.target, call);
 }

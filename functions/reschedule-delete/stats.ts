@@ -1,5 +1,6 @@
 // reschedule-delete's counters, served at GET /stats (the load test and operators read them): reviews,
-// one decision per review by reason, interruptions by cause, clone outcomes, retries.
+// one decision per review by reason, interruptions by cause, clone outcomes, retries, clones waiting for
+// their deletion.
 
 export type CloneOutcome = "created" | "alreadyExisted" | "failed";
 
@@ -13,6 +14,8 @@ export type RescheduleStatsSnapshot = {
   clones: Record<CloneOutcome, number>;
   /** Transient API errors retried. */
   retries: number;
+  /** Clones waiting now for their pod to show the deletion (their reviews' decisions are counted when it ends). */
+  pendingClones: number;
 };
 
 export interface RescheduleStats {
@@ -21,6 +24,8 @@ export interface RescheduleStats {
   interruption(detail: string): void;
   clone(outcome: CloneOutcome): void;
   retry(): void;
+  /** Where `pendingClones` is read from (the handler's registry). */
+  countPendingWith(size: () => number): void;
   snapshot(): RescheduleStatsSnapshot;
 }
 
@@ -40,6 +45,7 @@ function sorted(map: Map<string, number>): Record<string, number> {
 export function createRescheduleStats(): RescheduleStats {
   let reviews = 0;
   let retries = 0;
+  let pendingSize = () => 0;
   const decisions = new Map<string, number>();
   const interruptions = new Map<string, number>();
   const clones: Record<CloneOutcome, number> = { created: 0, alreadyExisted: 0, failed: 0 };
@@ -59,6 +65,9 @@ export function createRescheduleStats(): RescheduleStats {
     retry() {
       retries++;
     },
+    countPendingWith(size) {
+      pendingSize = size;
+    },
     snapshot() {
       return {
         reviews,
@@ -66,6 +75,7 @@ export function createRescheduleStats(): RescheduleStats {
         interruptions: sorted(interruptions),
         clones: { ...clones },
         retries,
+        pendingClones: pendingSize(),
       };
     },
   };

@@ -7,7 +7,11 @@ import type { FunctionName } from "../../shared/function-names.js";
 import type { KubeApi } from "../../shared/kube-api.js";
 import type { Logger } from "../../shared/log.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
-import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../reschedule-delete/handler.js";
+import {
+  buildRescheduleDeleteDeps,
+  createRescheduleDeleteHandler,
+  pendingSettleMs,
+} from "../reschedule-delete/handler.js";
 import { type AppOptions, createApp, listen } from "./http-server.js";
 import { collectWhenIdle } from "./idle-memory.js";
 import { countingApiErrors, createFunctionMetrics } from "./metrics.js";
@@ -18,6 +22,11 @@ export interface BuiltFunction {
   stats: () => Record<string, unknown>;
   /** Seconds spent reading the trace at start-up, when there is one. */
   traceLoadSeconds?: number;
+  /**
+   * Work still running after its review was answered (reschedule-delete's clones waiting for their
+   * deletion), for a shutdown to wait for: true when it all ended within its own bound.
+   */
+  settle: () => Promise<boolean>;
 }
 
 /** Everything a function needs (trace, caches, stores), built before it listens: a listening server is ready. */
@@ -32,17 +41,24 @@ export async function buildFunction(
     const built: BuiltFunction = {
       handle: createMutateCreateHandler(deps),
       stats: () => deps.stats.snapshot(),
+      settle: async () => true,
     };
     if (deps.traceLoadSeconds !== undefined) built.traceLoadSeconds = deps.traceLoadSeconds;
     return built;
   }
   const deps = await buildRescheduleDeleteDeps(config, kube, log);
-  return { handle: createRescheduleDeleteHandler(deps), stats: () => deps.stats?.snapshot() ?? {} };
+  return {
+    handle: createRescheduleDeleteHandler(deps),
+    stats: () => deps.stats.snapshot(),
+    settle: () => deps.pending.settle(pendingSettleMs(deps)),
+  };
 }
 
 export interface RunningFunction {
   server: Server;
   port: number;
+  /** See BuiltFunction.settle. */
+  settle: () => Promise<boolean>;
 }
 
 export async function startFunction(
@@ -76,5 +92,5 @@ export async function startFunction(
     },
     "listening",
   );
-  return { server, port };
+  return { server, port, settle: built.settle };
 }

@@ -12,6 +12,7 @@ import path from "node:path";
 import { after } from "node:test";
 import { deletionCases } from "../support/cluster/deletion-scenarios.js";
 import { comparableRows, DOUBLE_PATHS, measureOnDouble } from "../support/cluster/double-scenarios.js";
+import { cloneDelayCase, forgedReviewCase } from "../support/cluster/forged-review.js";
 import {
   COMPLETES_AFTER_S,
   cronJobCase,
@@ -75,6 +76,8 @@ registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
   ...mutationCases(ref),
   ...policyCases(ref, WORKLOAD_NAMESPACE),
   ...deletionCases(ref),
+  forgedReviewCase(ref),
+  cloneDelayCase(ref),
   cronJobCase(ref),
   doubleComparison,
   teardownCase(ref),

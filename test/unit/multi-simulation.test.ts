@@ -391,6 +391,8 @@ describe("reschedule-delete serving two Simulations at once", () => {
       nodeName: "kwok-node-1",
       ownerReferences: [root],
       conditions: [disruptionTarget("EvictionByEvictionAPI")],
+      // The eviction stored the deletion; KWOK's final delete is the review.
+      deletionTimestamp: "2024-01-01T00:00:30Z",
     });
 
   it("finds the Simulation from the namespace's root: clones for the one that reschedules only", async () => {

@@ -453,12 +453,15 @@ describe("mutate-create never lets a virtual-namespace pod through unpinned", ()
     assert.match(review.response?.status?.message ?? "", /Simulation.*not found/);
   });
 
-  it("leaves alone a pod that another Simulation's root owns, and an UPDATE it cannot pin", async () => {
-    const { handle } = setup({
+  it("pins a pod in our virtual namespace that another Simulation's root owns; leaves an UPDATE it cannot pin", async () => {
+    const { handle, deps } = setup({
       objects: [buildSimulation(), buildSimulationRoot({ simName: "other-sim" })],
     });
     const other = buildPod({ namespace: VIRTUAL_NS, phase: "Pending" });
-    assert.equal((await handle(buildCreateReview({ pod: other }))).response?.patch, undefined);
+    const pinned = patched(await handle(buildCreateReview({ pod: other })), other);
+    assert.deepEqual(pinned.spec?.nodeSelector, { type: "virtual" });
+    assert.equal(pinned.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], undefined);
+    assert.equal(deps.stats?.snapshot().decisions["pinned-other-simulation-root"], 1);
     const gone = deploymentDeleted();
     const update = await gone.handle(
       buildCreateReview({ pod: replicaSetPod("p-2", "Running"), operation: "UPDATE" }),

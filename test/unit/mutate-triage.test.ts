@@ -137,8 +137,12 @@ describe("planScope", () => {
     });
   });
 
-  it("leaves another Simulation's pod to its own webhook, but only when that root was read", () => {
-    assert.deepEqual(planScope(facts([OTHER_ROOT])), { skip: "other-simulation" });
+  it("pins another Simulation's pod in our virtual namespace; elsewhere leaves it to its own webhook", () => {
+    assert.deepEqual(planScope(facts([OTHER_ROOT])), { mutate: "pin", reason: "other-simulation-root" });
+    assert.deepEqual(planScope(facts([OTHER_ROOT], { namespace: "other-default" })), {
+      skip: "other-simulation",
+    });
+    assert.deepEqual(planScope(facts([OTHER_ROOT], { operation: "UPDATE" })), { skip: "other-simulation" });
     assert.deepEqual(planScope(facts([{ ...OTHER_ROOT, ownedBy: [], gone: true }])), {
       mutate: "pin",
       reason: "owner-gone",

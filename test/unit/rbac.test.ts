@@ -174,7 +174,7 @@ function compare(needed: Set<Permission>, granted: Set<Permission>) {
 }
 
 async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
-  const { handle } = await buildFunction(
+  const { handle, settle } = await buildFunction(
     "reschedule-delete",
     loadConfig(renderedEnv("reschedule-delete")),
     kube,
@@ -190,6 +190,9 @@ async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
   );
   const review = await handle(buildDeleteReview({ pod: live, user: ADMIN_USER }));
   assert.equal(review.response?.allowed, true);
+  // The API server stores the deletion after the answer; the clone waits for it (its reads included).
+  kube.memory.seed({ ...live, metadata: { ...live.metadata, deletionTimestamp: "2024-01-01T00:00:30Z" } });
+  assert.equal(await settle(), true);
   const clone = kube.memory.get({
     apiVersion: "v1",
     kind: "Pod",

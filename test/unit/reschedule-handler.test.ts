@@ -4,6 +4,7 @@ import {
   createRescheduleDeleteHandler,
   type RescheduleDeleteDeps,
 } from "../../functions/reschedule-delete/handler.js";
+import { createPendingClones } from "../../functions/reschedule-delete/pending-clones.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
 import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission.js";
 import { ADMIN_USER, KWOK_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
@@ -77,6 +78,7 @@ function world(options: WorldOptions = {}) {
   const kube = scoped(mem);
   const { log, lines } = capturingLog("debug");
   const stats = createRescheduleStats();
+  const pending = createPendingClones();
   let t = 1000;
   const deps: RescheduleDeleteDeps = {
     kube,
@@ -90,9 +92,32 @@ function world(options: WorldOptions = {}) {
       t += ms;
     },
     random: () => 0.5,
+    pending,
     ...options.deps,
   };
-  return { mem, kube, deps, stats, lines, handle: createRescheduleDeleteHandler(deps) };
+  const handle = createRescheduleDeleteHandler(deps);
+  /** What the API server does once every webhook answered a delete: store the pod's deletionTimestamp. */
+  const storeDeletion = (review: AdmissionReview) => {
+    const old = review.request?.oldObject as TestPod | undefined;
+    if (review.request?.dryRun) return;
+    const ref = {
+      apiVersion: "v1",
+      kind: "Pod",
+      name: old?.metadata?.name ?? "",
+      namespace: old?.metadata?.namespace ?? "",
+    };
+    const live = mem.get<TestPod>(ref);
+    if (!live || live.metadata?.uid !== old?.metadata?.uid || live.metadata?.deletionTimestamp) return;
+    mem.seed({ ...live, metadata: { ...live.metadata, deletionTimestamp: "2024-01-01T00:00:30Z" } });
+  };
+  /** Reviews answered (together), then the deletion stored, then every clone waiting for it settled. */
+  const deleted = async (...reviews: AdmissionReview[]) => {
+    const answers = await Promise.all(reviews.map((r) => handle(r)));
+    for (const review of reviews) storeDeletion(review);
+    assert.equal(await pending.settle(60_000), true, "every wait ended");
+    return answers;
+  };
+  return { mem, kube, deps, stats, lines, pending, handle, deleted };
 }
 
 const CLONE_REF = { apiVersion: "v1", kind: "Pod", name: "the-pod-clone-1", namespace: TEST_NAMESPACE };
@@ -125,7 +150,8 @@ describe("reschedule-delete handler", () => {
       },
     });
     const review = deleteOf({});
-    assertAllowedWithoutPatch(await w.handle(review), review.request?.uid);
+    const [answer] = await w.deleted(review);
+    assertAllowedWithoutPatch(answer as AdmissionReview, review.request?.uid);
     const clone = w.mem.get(CLONE_REF);
     assert.ok(clone, "clone created");
     const { uid: _uid, resourceVersion: _rv, ...metadata } = clone.metadata ?? {};
@@ -182,11 +208,12 @@ describe("reschedule-delete handler", () => {
   }
 
   it("makes one clone for any number of reviews of one deletion, mostly without API calls", async () => {
-    const w = world({ live: { conditions: [disruptionTarget("EvictionByEvictionAPI")] } });
     const terminating = {
       conditions: [disruptionTarget("EvictionByEvictionAPI")],
       deletionTimestamp: "2024-01-01T00:00:30Z",
     };
+    // The eviction stored the deletion before KWOK's final delete: the live pod shows it.
+    const w = world({ live: terminating });
     // The eviction's own delete is never reviewed: KWOK's final delete, twice, then a retried one.
     for (let i = 0; i < 3; i++) assertAllowedWithoutPatch(await w.handle(deleteOf(terminating, KWOK_USER)));
     const callsAfterFirst = w.mem.calls.length;
@@ -200,17 +227,26 @@ describe("reschedule-delete handler", () => {
   it("shares the work of concurrent reviews of one deletion", async () => {
     const w = world();
     const reviews = Array.from({ length: 5 }, () => deleteOf({}));
-    const answers = await Promise.all(reviews.map((r) => w.handle(r)));
+    const answers = await w.deleted(...reviews);
     for (const a of answers) assertAllowedWithoutPatch(a);
     assert.equal(w.mem.countCalls("create"), 1);
   });
 
   it("treats AlreadyExists as success (another replica made the clone)", async () => {
     const w = world();
-    await w.handle(deleteOf({}));
-    const replica = createRescheduleDeleteHandler({ ...w.deps, stats: createRescheduleStats() });
+    await w.deleted(deleteOf({}));
+    // Replicas of their own; the live pod now shows the deletion, so their reviews clone at once.
+    const replica = createRescheduleDeleteHandler({
+      ...w.deps,
+      stats: createRescheduleStats(),
+      pending: createPendingClones(),
+    });
     const other = createRescheduleStats();
-    const replica2 = createRescheduleDeleteHandler({ ...w.deps, stats: other });
+    const replica2 = createRescheduleDeleteHandler({
+      ...w.deps,
+      stats: other,
+      pending: createPendingClones(),
+    });
     await replica(deleteOf({}));
     assertAllowedWithoutPatch(await replica2(deleteOf({})));
     assert.equal(w.mem.countCalls("create"), 3);
@@ -222,7 +258,7 @@ describe("reschedule-delete handler", () => {
     const w = world({
       live: { name: "the-pod-clone-42", annotations: { "static.simkube.io/original-owner": "the-pod" } },
     });
-    await w.handle(
+    await w.deleted(
       deleteOf({ name: "the-pod-clone-42", annotations: { "static.simkube.io/original-owner": "the-pod" } }),
     );
     const clone = w.mem.get({ ...CLONE_REF, name: "the-pod-clone-43" });
@@ -231,14 +267,14 @@ describe("reschedule-delete handler", () => {
 
   it("reads the name from oldObject when request.name is empty (namespace deletion)", async () => {
     const w = world();
-    await w.handle(deleteOf({}, ADMIN_USER, { name: "" }));
+    await w.deleted(deleteOf({}, ADMIN_USER, { name: "" }));
     assert.ok(w.mem.get(CLONE_REF));
   });
 
   it("retries a 503 on create, then clones once", async () => {
     const w = world();
     w.mem.inject({ verb: "create", error: new KubeError(503, "ServiceUnavailable", "etcd leader changed") });
-    assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+    await w.deleted(deleteOf({}));
     assert.equal(w.mem.countCalls("create"), 2);
     assert.ok(w.mem.get(CLONE_REF));
     assert.equal(w.stats.snapshot().retries, 1);
@@ -248,12 +284,12 @@ describe("reschedule-delete handler", () => {
   it("gives up inside the deadline on persistent transient errors, logs the pod, allows the delete", async () => {
     const w = world({ deps: { retry: { deadlineMs: 4000, baseDelayMs: 100, maxDelayMs: 1000 } } });
     w.mem.inject({ verb: "create", times: 100, error: new KubeError(500, "InternalError", "boom") });
-    assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+    await w.deleted(deleteOf({}));
     const attempts = w.mem.countCalls("create");
     assert.ok(attempts > 1 && attempts < 20, `a bounded number of attempts (${attempts})`);
     assert.equal(w.mem.get(CLONE_REF), undefined);
     assert.deepEqual(w.stats.snapshot().clones, { created: 0, alreadyExisted: 0, failed: 1 });
-    const err = w.lines.find((l) => l.msg === "could not reschedule interrupted pod; allowing the delete");
+    const err = w.lines.find((l) => l.msg === "could not clone the interrupted pod");
     assert.equal(err?.pod, "the-pod");
     assert.equal(err?.level, 50);
   });
@@ -261,9 +297,101 @@ describe("reschedule-delete handler", () => {
   it("logs a non-transient create failure without retrying", async () => {
     const w = world();
     w.mem.inject({ verb: "create", error: new KubeError(422, "Invalid", "spec.containers: Required value") });
-    assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+    await w.deleted(deleteOf({}));
     assert.equal(w.mem.countCalls("create"), 1);
     assert.deepEqual(w.stats.snapshot().decisions, { error: 1 });
+  });
+
+  describe("clones only once the cluster shows the deletion", () => {
+    it("creates nothing for a review of a live Running pod that nothing deletes, however often", async () => {
+      const w = world();
+      const reviews = Array.from({ length: 3 }, () => deleteOf({}));
+      // Three at once share one wait; the pod never shows a deletion.
+      for (const answer of await Promise.all(reviews.map((r) => w.handle(r))))
+        assertAllowedWithoutPatch(answer);
+      assert.equal(await w.pending.settle(60_000), true);
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      assert.equal(await w.pending.settle(60_000), true);
+      assert.equal(w.mem.countCalls("create"), 0, "no clone");
+      assert.equal(w.mem.get(CLONE_REF), undefined);
+      assert.deepEqual(w.stats.snapshot().decisions, { "already-handled": 2, "no-deletion-seen": 2 });
+      assert.equal(w.stats.snapshot().pendingClones, 0);
+      const warned = w.lines.filter((l) => l.reason === "no-deletion-seen");
+      assert.equal(warned.length, 2);
+      assert.equal(warned[0]?.level, 40);
+      assert.equal(warned[0]?.pod, "the-pod");
+    });
+
+    it("answers before anything is created; the clone comes once the deletion is stored", async () => {
+      const w = world();
+      const review = deleteOf({});
+      assertAllowedWithoutPatch(await w.handle(review));
+      assert.equal(w.mem.countCalls("create"), 0, "nothing created at the answer");
+      assert.equal(w.stats.snapshot().pendingClones, 1);
+      const live = w.mem.get<TestPod>({ ...CLONE_REF, name: "the-pod" });
+      w.mem.seed({ ...live, metadata: { ...live?.metadata, deletionTimestamp: "2024-01-01T00:00:30Z" } });
+      assert.equal(await w.pending.settle(60_000), true);
+      assert.ok(w.mem.get(CLONE_REF));
+      assert.deepEqual(w.stats.snapshot().decisions, { cloned: 1 });
+    });
+
+    const goneCases: Array<[string, (w: ReturnType<typeof world>) => void]> = [
+      ["removed (404)", (w) => w.mem.remove({ ...CLONE_REF, name: "the-pod" })],
+      ["replaced by a pod of the same name with another uid", (w) => w.mem.seed(simPod({ uid: "new-uid" }))],
+    ];
+    for (const [name, remove] of goneCases) {
+      it(`clones from the pod as last read when it is ${name} after the answer`, async () => {
+        const w = world();
+        assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+        remove(w);
+        assert.equal(await w.pending.settle(60_000), true);
+        assert.ok(w.mem.get(CLONE_REF));
+        assert.deepEqual(w.stats.snapshot().decisions, { cloned: 1 });
+      });
+    }
+
+    it("joins a review of a uid already waiting, and makes one clone for both", async () => {
+      const w = world({ deps: { sleep: (ms) => new Promise((r) => setTimeout(r, ms)) } });
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      const [answer] = await w.deleted(deleteOf({}));
+      assertAllowedWithoutPatch(answer as AdmissionReview);
+      assert.equal(w.mem.countCalls("create"), 1);
+      assert.equal(w.stats.snapshot().decisions.cloned, 1);
+      assert.equal(w.stats.snapshot().decisions["deletion-pending"], 2);
+    });
+
+    it("keeps at most `limit` waits: past it a review waits for nothing and says so", async () => {
+      const w = world({
+        deps: { pending: createPendingClones(2), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+        extra: [simPod({ name: "p2", uid: "uid-2" }), simPod({ name: "p3", uid: "uid-3" })],
+      });
+      await w.handle(deleteOf({}));
+      await w.handle(deleteOf({ name: "p2", uid: "uid-2" }));
+      await w.handle(deleteOf({ name: "p3", uid: "uid-3" }));
+      assert.equal(w.stats.snapshot().pendingClones, 2);
+      assert.equal(w.stats.snapshot().decisions["pending-full"], 1);
+      assert.ok(w.lines.some((l) => l.msg === "too many clones waiting for their deletion; no clone"));
+    });
+
+    it("does not clone when the namespace started terminating while it waited", async () => {
+      let t = 1000;
+      const w = world({
+        deps: {
+          now: () => t,
+          sleep: async (ms) => {
+            t += ms;
+          },
+        },
+      });
+      assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+      w.mem.seed(buildVirtualNamespace(SIM_ROOT, { phase: "Terminating" }));
+      t += 5_000; // past the 2 s the namespace is trusted alive
+      w.mem.remove({ ...CLONE_REF, name: "the-pod" });
+      assert.equal(await w.pending.settle(60_000), true);
+      assert.equal(w.mem.countCalls("create"), 0);
+      assert.deepEqual(w.stats.snapshot().decisions, { "namespace-terminating": 1 });
+    });
   });
 
   it("creates nothing for a forged review: the pod does not exist", async () => {
@@ -377,7 +505,7 @@ describe("reschedule-delete handler", () => {
         tolerations: [{ key: "kwok-provider", operator: "Exists" }],
       };
       const w = world({ live: { spec } });
-      await w.handle(deleteOf({ spec }));
+      await w.deleted(deleteOf({ spec }));
       const clone = w.mem.get<TestPod>(CLONE_REF);
       assert.deepEqual(clone?.spec?.nodeSelector, { type: "virtual" });
       assert.deepEqual(clone?.spec?.tolerations, [
@@ -435,7 +563,7 @@ describe("reschedule-delete handler", () => {
         'pods "the-pod-clone-1" is forbidden: unable to create new content in namespace test-namespace because it is being terminated',
       ),
     });
-    await w.handle(deleteOf({}));
+    await w.deleted(deleteOf({}));
     const calls = w.mem.calls.length;
     await w.handle(deleteOf({ uid: "another-pod" }));
     assert.equal(w.mem.calls.length, calls, "second review: no API call");
@@ -445,7 +573,12 @@ describe("reschedule-delete handler", () => {
 
   it("answers by the answer deadline when the API hangs", async () => {
     const w = world({ deps: { answerWithinMs: 20 } });
-    w.mem.inject({ verb: "create", hang: true, error: new KubeError(0, "ConnectionError", "never answers") });
+    w.mem.inject({
+      verb: "read",
+      kind: "Pod",
+      hang: true,
+      error: new KubeError(0, "ConnectionError", "never answers"),
+    });
     assertAllowedWithoutPatch(await w.handle(deleteOf({})));
     assert.deepEqual(w.stats.snapshot().decisions, { "answer-deadline": 1 });
   });
@@ -469,7 +602,7 @@ describe("reschedule-delete handler", () => {
 
   it("counts clones from a DisruptionTarget by the condition's reason", async () => {
     const w = world({ live: { phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] } });
-    await w.handle(
+    await w.deleted(
       deleteOf(
         { phase: "Failed", conditions: [disruptionTarget("DeletionByPodGC")] },
         "system:serviceaccount:kube-system:pod-garbage-collector",

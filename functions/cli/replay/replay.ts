@@ -192,7 +192,7 @@ async function startBothFunctions(
   files: { tracePath: string; kubeconfigPath: string },
   log: Logger,
   servers: Server[],
-): Promise<Partial<Record<FunctionName, string>>> {
+): Promise<{ urls: Partial<Record<FunctionName, string>>; settleClones: () => Promise<boolean> }> {
   const config: FunctionConfig = {
     simName,
     tracePath: files.tracePath,
@@ -203,6 +203,7 @@ async function startBothFunctions(
     storeNamespace: FUNCTION_NAMESPACE,
   };
   const urls: Partial<Record<FunctionName, string>> = {};
+  let settleClones = async () => true;
   for (const name of ["mutate-create", "reschedule-delete"] as const) {
     const running = await startFunction(
       name,
@@ -213,8 +214,9 @@ async function startBothFunctions(
     );
     servers.push(running.server);
     urls[name] = `http://127.0.0.1:${running.port}/`;
+    if (name === "reschedule-delete") settleClones = running.settle;
   }
-  return urls;
+  return { urls, settleClones };
 }
 
 /** Registers the functions as the double's webhooks, as the MutatingWebhookConfiguration would. */
@@ -346,11 +348,14 @@ async function taintManagerEvicts(api: FakeApiServer, victim: PodRef): Promise<v
 async function interruptOne(
   api: FakeApiServer,
   victim: PodRef | undefined,
+  settleClones: () => Promise<boolean>,
   out: (line: string) => void,
 ): Promise<number> {
   if (!victim) return 0;
   const before = api.store.list("Pod").length;
   await taintManagerEvicts(api, victim);
+  // The clone is made once the pod shows its deletion, after the answer: wait for that decision.
+  await settleClones();
   const cloneNames = api.store
     .list("Pod", victim.namespace)
     .map((p) => p.metadata?.name ?? "")
@@ -413,14 +418,14 @@ export async function replayLocally(options: ReplayOptions): Promise<ReplayResul
   try {
     const root = putSimulation(api, options, namespaces);
     const files = await writeFunctionInputs(dir, api, options.traceBytes);
-    const urls = await startBothFunctions(simName, files, log, servers);
+    const { urls, settleClones } = await startBothFunctions(simName, files, log, servers);
     registerWebhooks(api, urls);
     announce(options, trace, pods.length, api.url, urls);
 
     const created = await createPods(api, pods, simName, root);
     const { mutated, completed } = await runPods(api, created, out);
     const victim = created[interruptedIndex(trace, pods)];
-    const clonesOnInterruption = await interruptOne(api, victim, out);
+    const clonesOnInterruption = await interruptOne(api, victim, settleClones, out);
     const teardown = await tearDown(api, namespaces, out);
     return {
       pods: pods.length,

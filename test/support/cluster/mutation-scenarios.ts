@@ -189,7 +189,7 @@ export function mutationCases(ref: WorldRef): ClusterCase[] {
       },
     },
     {
-      name: "mutation: a pod of another simulation is reviewed and allowed without a patch",
+      name: "mutation: a pod of another simulation in this simulation's virtual namespace is pinned, without a sequence number",
       run: async () => {
         const w = ref.get();
         const otherRoot = await createOtherSimulationRoot(w);
@@ -200,14 +200,16 @@ export function mutationCases(ref: WorldRef): ClusterCase[] {
         });
         const pod = await readPod(w.admin.core, WORKLOAD_NAMESPACE, "other-sims");
         assert.ok(pod);
-        assertUntouched(pod);
+        assert.deepEqual(pod.spec?.nodeSelector, { type: "virtual" });
+        assert.ok(pod.spec?.tolerations?.some((t) => t.key === "kwok-provider" && t.operator === "Exists"));
+        assert.equal(pod.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], undefined);
         const answers = w.cluster.reviews
           .slice(from)
           .filter((r) => r.function === "mutate-create" && r.request.name === "other-sims");
-        assert.ok(
-          answers.length >= 1 &&
-            answers.every((r) => r.response?.allowed === true && r.response.patch === undefined),
-        );
+        assert.ok(answers.length >= 1 && answers.every((r) => r.response?.allowed === true));
+        assert.ok(answers[0]?.response?.patch, "the CREATE was patched");
+        const running = await waitPodPhase(w.admin.core, WORKLOAD_NAMESPACE, "other-sims", "Running");
+        assert.match(running.spec?.nodeName ?? "", /^virtual-node-/, "it runs on a virtual node");
       },
     },
     {
