@@ -17,7 +17,6 @@ import {
   cronJobCase,
   FINISHING_POD,
   mutationCases,
-  WORKLOAD_NAMESPACE,
 } from "../support/cluster/mutation-scenarios.js";
 import { describeRow } from "../support/cluster/reviews.js";
 import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
