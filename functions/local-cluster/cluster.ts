@@ -1,17 +1,20 @@
 // `simkube-fn cluster up` as a library: a real local control plane (etcd, kube-apiserver, kube-controller-manager
 // with service-account credentials, kube-scheduler, KWOK) with SimKube's CRDs, a Simulation and its driver's
 // SimulationRoot, virtual nodes, and both functions registered as its webhooks by the project's own manifest
-// builders (url mode, the run's CA as caBundle). stop() ends every process it started and removes its files.
+// builders (url mode, the run's CA as caBundle), guarded as in production unless asked not to be (security.ts).
+// stop() ends every process it started and removes its files.
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import {
-  buildRbac,
+  buildAllManifests,
   buildSimulationWebhookConfiguration,
   buildWebhookConfiguration,
   type DeploymentOptions,
 } from "../../knative/manifests.js";
+import { podCreatePolicyName } from "../../knative/pod-create-policy.js";
 import { loadConfig } from "../../shared/config.js";
 import { FUNCTION_NAMES, type FunctionName } from "../../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
@@ -28,14 +31,21 @@ import {
   simkubeCrds,
 } from "./cluster-objects.js";
 import { type ControlPlaneBinaries, KWOK_USER, startControlPlane } from "./control-plane.js";
+import {
+  type AccountTarget,
+  applyFunctionObjects,
+  objectsToApply,
+  serviceAccountCredentials,
+  waitForPolicyEnforced,
+} from "./deployment.js";
 import { type LocalFunction, type RecordedReview, serveFunction } from "./functions.js";
-import { writeKubeconfigFile } from "./kubeconfig.js";
 import { startKwok } from "./kwok.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePort } from "./ports.js";
 import type { ManagedProcess } from "./processes.js";
 import { waitUntil } from "./readiness.js";
 import { createRestClient, type RestClient } from "./rest.js";
+import { newPathSecret, type SecurityMode, writeWebhookClientFiles } from "./security.js";
 
 export const DEFAULT_SIM_NAME = "local-sim";
 /** Where the functions, their accounts, the sequence ConfigMaps and SimKube's driver account live. */
@@ -57,6 +67,17 @@ export interface LocalClusterOptions {
    * deployment render it (manifests webhook --sim-name).
    */
   everySimulation?: boolean;
+  /**
+   * No path secret, no client certificate, no pod-create policy (`cluster up --insecure-dev`). Default: the
+   * production setup, which the real-cluster suite runs with.
+   */
+  insecureDev?: boolean;
+}
+
+/** The credentials kube-apiserver presents to the functions (production mode): a test can call them as it. */
+export interface WebhookClientCredentials {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface LocalCluster {
@@ -82,6 +103,10 @@ export interface LocalCluster {
   /** Milliseconds from the start until each step was done. */
   readonly timings: Record<string, number>;
   readonly nodeNames: string[];
+  /** production: path secret, client certificate, pod-create policy; insecure-dev: none of them. */
+  readonly security: SecurityMode;
+  /** Set in production mode. */
+  readonly webhookClient?: WebhookClientCredentials;
   stop(): Promise<void>;
 }
 
@@ -94,6 +119,9 @@ interface Setup {
   prefix: string;
   /** Where each function listens (chosen up front: the manifests name the URLs). */
   ports: Record<FunctionName, number>;
+  security: SecurityMode;
+  /** In every webhook URL (production mode). */
+  pathSecret?: string;
 }
 
 async function applyCrds(admin: RestClient): Promise<void> {
@@ -143,34 +171,6 @@ async function clusterAdminBinding(
   });
 }
 
-/** A service account's token (TokenRequest API) in a kubeconfig file. */
-async function serviceAccountKubeconfig(s: Setup, namespace: string, name: string): Promise<string> {
-  const answer = await s.admin.request<{ status: { token: string } }>(
-    "POST",
-    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 172_800 } },
-  );
-  return writeKubeconfigFile(path.join(s.dir, `${namespace}-${name}.kubeconfig`), {
-    server: s.server,
-    caFile: s.pki.caCertFile,
-    token: answer.status.token,
-    user: `system:serviceaccount:${namespace}:${name}`,
-  });
-}
-
-/** The account each function runs as, from the generated RBAC (one per function when it names them so). */
-function serviceAccountOf(
-  rbac: readonly { kind?: string; metadata?: { name?: string } }[],
-  fn: FunctionName,
-): string {
-  const accounts = rbac.filter((o) => o.kind === "ServiceAccount").map((o) => o.metadata?.name ?? "");
-  return accounts.find((name) => name.endsWith(fn)) ?? (accounts[0] as string);
-}
-
-async function applyObjects(admin: RestClient, objects: readonly object[]): Promise<void> {
-  for (const object of objects) await admin.ensure(collectionPath(object as KubeObject), object);
-}
-
 export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
   const t0 = Date.now();
   const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-cluster-"));
@@ -207,26 +207,86 @@ async function startKwokNodes(
   return createNodes(admin, kwok);
 }
 
-/** The functions' namespace and RBAC, and a kubeconfig per service account (the driver's and each function's). */
-async function applyAccounts(s: Setup, deployment: ReturnType<typeof deploymentOptions>) {
+function accountTarget(s: Setup): AccountTarget {
+  return {
+    admin: s.admin,
+    dir: s.dir,
+    server: s.server,
+    caCertFile: s.pki.caCertFile,
+    caCertPem: s.pki.caCertPem,
+  };
+}
+
+/**
+ * The functions' namespace, then what `manifests` renders for them (the policy in production mode, the RBAC),
+ * and a kubeconfig per service account (the driver's and each function's).
+ */
+async function applyAccounts(s: Setup, deployment: DeploymentOptions) {
   await s.admin.ensure("/api/v1/namespaces", buildNamespace(FUNCTIONS_NAMESPACE));
-  const rbac = buildRbac(deployment);
-  await applyObjects(s.admin, rbac);
+  const objects = objectsToApply(buildAllManifests(deployment), s.security);
+  const accounts = await applyFunctionObjects(accountTarget(s), FUNCTIONS_NAMESPACE, objects);
+  if (s.security === "production") {
+    const policy = podCreatePolicyName(resolveOptions(deployment));
+    await waitForPolicyEnforced(accounts["reschedule-delete"].client, `${s.prefix}-default`, policy);
+  }
   const driverKubeconfig = await driverAccount(s);
   const functionKubeconfigs = {} as Record<FunctionName, string>;
-  for (const fn of FUNCTION_NAMES)
-    functionKubeconfigs[fn] = await serviceAccountKubeconfig(
-      s,
-      FUNCTIONS_NAMESPACE,
-      serviceAccountOf(rbac, fn),
-    );
+  for (const fn of FUNCTION_NAMES) functionKubeconfigs[fn] = accounts[fn].kubeconfig;
   return { driverKubeconfig, functionKubeconfigs };
+}
+
+/** Production mode: the path secret and kube-apiserver's client certificate for the functions' URLs. */
+async function securityFor(
+  dir: string,
+  pki: Pki,
+  ports: Record<FunctionName, number>,
+  insecureDev?: boolean,
+) {
+  if (insecureDev) return { security: "insecure-dev" as const };
+  const hostPorts = FUNCTION_NAMES.map((fn) => `127.0.0.1:${ports[fn]}`);
+  const client = { certFile: pki.webhookClientCertFile, keyFile: pki.webhookClientKeyFile };
+  return {
+    security: "production" as const,
+    pathSecret: newPathSecret(),
+    webhookClient: client,
+    admissionConfigFile: await writeWebhookClientFiles(dir, hostPorts, client),
+  };
 }
 
 async function functionPorts(): Promise<Record<FunctionName, number>> {
   const ports = {} as Record<FunctionName, number>;
   for (const fn of FUNCTION_NAMES) ports[fn] = await freePort();
   return ports;
+}
+
+/** The run's credentials, how the functions are guarded, and the control plane started with them. */
+async function startPlane(options: LocalClusterOptions, dir: string, processes: ManagedProcess[]) {
+  const pki = await createPki(dir);
+  // The ports first: kube-apiserver's webhook credentials are keyed by the functions' host:port.
+  const ports = await functionPorts();
+  const guard = await securityFor(dir, pki, ports, options.insecureDev);
+  const plane = await startControlPlane({
+    dir,
+    pki,
+    binaries: options.binaries,
+    processes,
+    ...("admissionConfigFile" in guard ? { admissionConfigFile: guard.admissionConfigFile } : {}),
+  });
+  const timings: Record<string, number> = { ...plane.timings };
+  const admin = createRestClient(plane.server, pki.caCertPem, plane.adminToken);
+  const simName = options.simName ?? DEFAULT_SIM_NAME;
+  const s: Setup = {
+    dir,
+    pki,
+    admin,
+    server: plane.server,
+    simName,
+    prefix: DEFAULT_VIRTUAL_NS_PREFIX,
+    ports,
+    security: guard.security,
+    ...("pathSecret" in guard ? { pathSecret: guard.pathSecret } : {}),
+  };
+  return { s, plane, timings, webhookClient: "webhookClient" in guard ? guard.webhookClient : undefined };
 }
 
 async function bringUp(
@@ -237,22 +297,8 @@ async function bringUp(
   stop: () => Promise<void>,
   t0: number,
 ): Promise<LocalCluster> {
-  const pki = await createPki(dir);
-  const plane = await startControlPlane({ dir, pki, binaries: options.binaries, processes });
-  const timings: Record<string, number> = { ...plane.timings };
-  const admin = createRestClient(plane.server, pki.caCertPem, plane.adminToken);
-  const simName = options.simName ?? DEFAULT_SIM_NAME;
-  const ports = await functionPorts();
-  const s: Setup = {
-    dir,
-    pki,
-    admin,
-    server: plane.server,
-    simName,
-    prefix: DEFAULT_VIRTUAL_NS_PREFIX,
-    ports,
-  };
-
+  const { s, plane, timings, webhookClient } = await startPlane(options, dir, processes);
+  const { admin, simName, pki } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
 
@@ -288,6 +334,8 @@ async function bringUp(
     logDir: path.join(dir, "logs"),
     timings,
     nodeNames,
+    security: s.security,
+    ...(webhookClient ? { webhookClient } : {}),
     stop,
   };
 }
@@ -343,6 +391,7 @@ function deploymentOptions(s: Setup, o: LocalClusterOptions): DeploymentOptions 
     webhookUrls: Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, functionUrl(s.ports[fn])])),
     caBundle: Buffer.from(s.pki.caCertPem).toString("base64"),
     ...(o.tracePath ? { tracePath: o.tracePath } : {}),
+    ...(s.pathSecret ? { pathSecret: s.pathSecret } : {}),
   };
 }
 
@@ -355,7 +404,7 @@ async function driverAccount(s: Setup): Promise<string> {
     metadata: { name, namespace },
   });
   await clusterAdminBinding(s.admin, `simkube-fn-local-${name}`, { kind: "ServiceAccount", name, namespace });
-  return serviceAccountKubeconfig(s, namespace, name);
+  return (await serviceAccountCredentials(accountTarget(s), namespace, name)).kubeconfig;
 }
 
 async function serveFunctions(
@@ -364,17 +413,21 @@ async function serveFunctions(
   kubeconfigs: Record<FunctionName, string>,
   record: RecordedReview[] | undefined,
 ): Promise<Record<FunctionName, LocalFunction>> {
-  const env: Record<string, string> = { SEQUENCE_NAMESPACE: FUNCTIONS_NAMESPACE };
+  const env: Record<string, string> = {
+    SEQUENCE_NAMESPACE: FUNCTIONS_NAMESPACE,
+    TLS_CERT_FILE: s.pki.webhookCertFile,
+    TLS_KEY_FILE: s.pki.webhookKeyFile,
+  };
   if (!o.everySimulation) env.SIM_NAME = s.simName;
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
+  if (s.pathSecret) env.WEBHOOK_PATH_SECRET = s.pathSecret;
+  if (s.security === "production") env.CLIENT_CA_FILE = s.pki.webhookClientCaFile;
   const functions = {} as Record<FunctionName, LocalFunction>;
   for (const name of FUNCTION_NAMES) {
     functions[name] = await serveFunction({
       name,
       config: loadConfig(env, { port: "0" }),
       kubeconfig: kubeconfigs[name],
-      certFile: s.pki.webhookCertFile,
-      keyFile: s.pki.webhookKeyFile,
       port: s.ports[name],
       logFile: path.join(s.dir, "logs", `${name}.log`),
       logLevel: o.logLevel ?? "info",

@@ -38,8 +38,16 @@ const token = () => randomBytes(24).toString("hex");
 /** Taint-based eviction and pod GC in seconds, not minutes (the defaults are 300 s tolerations, 50 s grace). */
 const NODE_TOLERATION_SECONDS = 30;
 
-function apiserverArgs(dir: string, pki: Pki, ports: Record<string, number>): string[] {
+function apiserverArgs(
+  dir: string,
+  pki: Pki,
+  ports: Record<string, number>,
+  admissionConfigFile: string | undefined,
+): string[] {
+  // Where kube-apiserver finds the client certificate it presents to webhooks (security.ts).
+  const admission = admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : [];
   return [
+    ...admission,
     `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
     "--bind-address=127.0.0.1",
     `--secure-port=${ports.apiserver}`,
@@ -100,6 +108,8 @@ export interface StartControlPlaneOptions {
   binaries: ControlPlaneBinaries;
   /** Started processes are pushed here at once, so a failed start can still stop them. */
   processes: ManagedProcess[];
+  /** kube-apiserver's --admission-control-config-file (the webhooks' client certificate); none: no credentials. */
+  admissionConfigFile?: string;
 }
 
 function etcdArgs(dir: string, etcdUrl: string, peerUrl: string): string[] {
@@ -191,7 +201,7 @@ export async function startControlPlane(options: StartControlPlaneOptions): Prom
   });
   timings.etcd = Date.now() - t0;
 
-  const apiserver = start("kube-apiserver", apiserverArgs(dir, pki, ports));
+  const apiserver = start("kube-apiserver", apiserverArgs(dir, pki, ports, options.admissionConfigFile));
   await waitForApiserver(apiserver, server, pki, tokens.admin);
   timings.apiserver = Date.now() - t0;
 

@@ -1,17 +1,18 @@
 // Both functions served in this process on 127.0.0.1 over TLS (the run's CA signed their certificate), each
-// with its own API identity and log file, exactly as `simkube-fn serve` builds them (runtime/registry.ts).
+// with its own API identity and log file, exactly as `simkube-fn serve` builds them (runtime/registry.ts),
+// guarded as its configuration says (a path secret, a client CA), as `serve` guards them.
 // Each can be stopped and started again on the same port, so a test can take a webhook down; and every review
 // can be recorded with its answer, which is how the tests see what each function was sent.
 
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
-import https from "node:https";
+import type { Server } from "node:http";
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from "../../shared/admission.js";
 import type { FunctionConfig } from "../../shared/config.js";
 import type { FunctionName } from "../../shared/function-names.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger, type LogLevel } from "../../shared/log.js";
-import { createApp } from "../runtime/http-server.js";
+import { type AppOptions, createAnyServer, createApp } from "../runtime/http-server.js";
+import { readTlsMaterial } from "../runtime/tls-files.js";
 import { buildFunction } from "../runtime/registry.js";
 
 export interface RecordedReview {
@@ -26,6 +27,7 @@ export interface RecordedReview {
 
 export interface LocalFunction {
   readonly name: FunctionName;
+  /** The review URL: https://127.0.0.1:<port>/, plus the path secret when there is one. */
   readonly url: string;
   readonly port: number;
   /** Stops listening and drops open connections: the API server then sees a connection refused. */
@@ -39,10 +41,9 @@ export interface LocalFunction {
 
 export interface ServeFunctionOptions {
   name: FunctionName;
+  /** With `tls` (required here) and, when guarded, `pathSecret` and `tls.clientCaFile`. */
   config: FunctionConfig;
   kubeconfig: string;
-  certFile: string;
-  keyFile: string;
   port: number;
   logFile: string;
   logLevel: LogLevel;
@@ -50,7 +51,7 @@ export interface ServeFunctionOptions {
   onReview?: (review: RecordedReview) => void;
 }
 
-function listenOn(server: https.Server, port: number): Promise<void> {
+function listenOn(server: Server, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, "127.0.0.1", () => {
@@ -87,20 +88,29 @@ export async function serveFunction(o: ServeFunctionOptions): Promise<LocalFunct
       });
     return answer;
   };
-  const app = createApp(handle, log, { stats: built.stats });
-  const tls = { cert: await readFile(o.certFile), key: await readFile(o.keyFile) };
-  let server: https.Server | undefined;
+  const appOptions: AppOptions = { stats: built.stats };
+  if (o.config.pathSecret) appOptions.pathSecret = o.config.pathSecret;
+  if (o.config.tls?.clientCaFile) appOptions.requireClientCert = true;
+  const app = createApp(handle, log, appOptions);
+  if (!o.config.tls) throw new Error(`${o.name}: the local cluster serves the functions over TLS only`);
+  const tls = readTlsMaterial(o.config.tls);
+  let server: Server | undefined;
   const start = async () => {
     if (server) return;
-    const next = https.createServer(tls, app);
+    const next = createAnyServer(tls);
+    next.on("request", app);
     await listenOn(next, o.port);
     server = next;
   };
   await start();
-  log.info({ port: o.port, simName: o.config.simName }, "listening (local cluster, TLS)");
+  const caller = appOptions.requireClientCert ? "client-certificate" : "any";
+  log.info(
+    { port: o.port, simName: o.config.simName, caller, pathSecret: Boolean(appOptions.pathSecret) },
+    "listening (local cluster, TLS)",
+  );
   return {
     name: o.name,
-    url: `https://127.0.0.1:${o.port}/`,
+    url: `https://127.0.0.1:${o.port}/${o.config.pathSecret ?? ""}`,
     port: o.port,
     start,
     async stop() {

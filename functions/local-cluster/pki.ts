@@ -1,6 +1,8 @@
 // The run's credentials, made fresh for every cluster and thrown away with it: one CA that signs the API
 // server's and the functions' serving certificates (so one CA file serves every kubeconfig and the webhook's
-// caBundle), and the service-account signing key pair. Node 20's crypto cannot issue X.509 certificates, so
+// caBundle), the service-account signing key pair, and a second CA that signs only the client certificate the
+// API server presents to the functions (their CLIENT_CA_FILE). A separate CA: the API server trusts the first
+// for its own clients (--client-ca-file), so a certificate the functions accept must not log in there. Node 20's crypto cannot issue X.509 certificates, so
 // this shells out to openssl, which every Debian image has.
 
 import { execFile } from "node:child_process";
@@ -20,6 +22,11 @@ export interface Pki {
   webhookKeyFile: string;
   saKeyFile: string;
   saPubFile: string;
+  /** The functions' CLIENT_CA_FILE: it signed webhookClientCertFile and nothing else. */
+  webhookClientCaFile: string;
+  /** What kube-apiserver presents to the functions (its AdmissionConfiguration kubeConfigFile). */
+  webhookClientCertFile: string;
+  webhookClientKeyFile: string;
 }
 
 // The names the API server is reached by from inside and outside the cluster (Go checks SANs only).
@@ -44,8 +51,20 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-/** A key and a certificate signed by the run's CA, for the given subjectAltNames. */
-async function issue(dir: string, name: string, cn: string, sans: string[]): Promise<void> {
+interface Issued {
+  /** The signing CA's file stem ("ca" or "webhook-client-ca"). */
+  ca: string;
+  usage: "serverAuth" | "clientAuth";
+  sans: readonly string[];
+}
+
+function extensions(i: Issued): string {
+  const san = i.sans.length > 0 ? `subjectAltName=${i.sans.join(",")}\n` : "";
+  return `${san}extendedKeyUsage=${i.usage}\nkeyUsage=digitalSignature,keyEncipherment\n`;
+}
+
+/** A key and a certificate signed by one of the run's CAs. */
+async function issue(dir: string, name: string, cn: string, i: Issued): Promise<void> {
   await openssl(dir, [
     "req",
     "-newkey",
@@ -58,19 +77,16 @@ async function issue(dir: string, name: string, cn: string, sans: string[]): Pro
     "-out",
     `${name}.csr`,
   ]);
-  await writeFile(
-    path.join(dir, `${name}.ext`),
-    `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
-  );
+  await writeFile(path.join(dir, `${name}.ext`), extensions(i));
   await openssl(dir, [
     "x509",
     "-req",
     "-in",
     `${name}.csr`,
     "-CA",
-    "ca.crt",
+    `${i.ca}.crt`,
     "-CAkey",
-    "ca.key",
+    `${i.ca}.key`,
     "-CAcreateserial",
     "-days",
     "2",
@@ -81,7 +97,8 @@ async function issue(dir: string, name: string, cn: string, sans: string[]): Pro
   ]);
 }
 
-export async function createPki(dir: string): Promise<Pki> {
+async function selfSignedCa(dir: string, name: string, cn: string): Promise<void> {
+  const out = ["-keyout", `${name}.key`, "-out", `${name}.crt`];
   await openssl(dir, [
     "req",
     "-x509",
@@ -91,14 +108,19 @@ export async function createPki(dir: string): Promise<Pki> {
     "-days",
     "2",
     "-subj",
-    "/CN=simkube-fn-local-ca",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
+    `/CN=${cn}`,
+    ...out,
   ]);
-  await issue(dir, "apiserver", "kube-apiserver", APISERVER_SANS);
-  await issue(dir, "webhook", "simkube-fn-functions", ["IP:127.0.0.1", "DNS:localhost"]);
+}
+
+export async function createPki(dir: string): Promise<Pki> {
+  await selfSignedCa(dir, "ca", "simkube-fn-local-ca");
+  await selfSignedCa(dir, "webhook-client-ca", "simkube-fn-local-webhook-client-ca");
+  const server = (sans: string[]) => ({ ca: "ca", usage: "serverAuth", sans }) as const;
+  await issue(dir, "apiserver", "kube-apiserver", server(APISERVER_SANS));
+  await issue(dir, "webhook", "simkube-fn-functions", server(["IP:127.0.0.1", "DNS:localhost"]));
+  const client = { ca: "webhook-client-ca", usage: "clientAuth", sans: [] } as const;
+  await issue(dir, "webhook-client", "kube-apiserver-webhook-client", client);
   await openssl(dir, ["genrsa", "-out", "sa.key", "2048"]);
   await openssl(dir, ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
   const file = (name: string) => path.join(dir, name);
@@ -111,5 +133,8 @@ export async function createPki(dir: string): Promise<Pki> {
     webhookKeyFile: file("webhook.key"),
     saKeyFile: file("sa.key"),
     saPubFile: file("sa.pub"),
+    webhookClientCaFile: file("webhook-client-ca.crt"),
+    webhookClientCertFile: file("webhook-client.crt"),
+    webhookClientKeyFile: file("webhook-client.key"),
   };
 }

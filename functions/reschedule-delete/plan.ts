@@ -35,6 +35,7 @@ import {
 import { isBarePod, type OwnerReference, ownerReferencesOf } from "../../shared/owners.js";
 import type { Pod, PodCondition } from "../../shared/pod.js";
 import { sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
+import { pinNodeAffinityTerms, withoutNamedAccountToken } from "./clone-fence.js";
 
 const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
   GARBAGE_COLLECTOR_USER,
@@ -210,8 +211,9 @@ export function pinToVirtualNodes(spec: Record<string, unknown>): Record<string,
  * annotated with the original pod's name so a clone of a clone still finds its lifecycle in the trace.
  * It keeps its static hash and sequence annotations and the pod's namespace. Its one owner is `root`, the
  * SimulationRoot the live pod was checked to be owned by, so the clone goes when the simulation does.
- * Our additions: pinned to virtual nodes (pinToVirtualNodes), and ephemeral containers dropped, because
- * the API server refuses them on create.
+ * Our additions: pinned to virtual nodes (pinToVirtualNodes, and each required node affinity term too),
+ * without a named account's token (clone-fence.ts: what the pod-create policy admits), and ephemeral
+ * containers dropped, because the API server refuses them on create.
  */
 export function buildClone(pod: Pod, root: OwnerReference): Pod {
   const originalName = pod.metadata?.name ?? "";
@@ -224,7 +226,7 @@ export function buildClone(pod: Pod, root: OwnerReference): Pod {
     annotations,
     ownerReferences: [{ ...root }],
   };
-  const spec = pinToVirtualNodes(clone.spec ?? {});
+  const spec = withoutNamedAccountToken(pinNodeAffinityTerms(pinToVirtualNodes(clone.spec ?? {})));
   delete spec.nodeName;
   delete spec.ephemeralContainers;
   clone.spec = spec;

@@ -293,7 +293,8 @@ export interface TlsMaterial {
   ca?: Buffer;
 }
 
-function createAnyServer(tls: TlsMaterial | undefined): Server {
+/** An http server, or an https one (asking for a client certificate when `tls.ca` is set). */
+export function createAnyServer(tls: TlsMaterial | undefined): Server {
   if (!tls) return createServer();
   // rejectUnauthorized false: the handshake still succeeds without a certificate, so kubelet probes reach
   // /healthz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).

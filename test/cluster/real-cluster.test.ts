@@ -1,6 +1,6 @@
 // The functions as webhooks of a real Kubernetes control plane (functions/local-cluster/): one cluster for
 // this file, driven with @kubernetes/client-node. Mutation of every kind of simulation pod and KWOK's
-// completion; the ValidatingAdmissionPolicy that confines the functions' accounts; every deletion path with
+// completion; every deletion path (its clones made under the pod-create policy `cluster up` installs) with
 // the DELETE reviews reschedule-delete received and the clones that exist afterwards; the API double held to
 // the same reviews; and the simulation's teardown. Skipped with one loud line when Go is missing (fails
 // under CI=true).
@@ -18,9 +18,7 @@ import {
   cronJobCase,
   FINISHING_POD,
   mutationCases,
-  WORKLOAD_NAMESPACE,
 } from "../support/cluster/mutation-scenarios.js";
-import { policyCases } from "../support/cluster/policy-scenarios.js";
 import { describeRow } from "../support/cluster/reviews.js";
 import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { teardownCase } from "../support/cluster/teardown-scenario.js";
@@ -74,7 +72,6 @@ const knownResources: ClusterCase = {
 registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
   knownResources,
   ...mutationCases(ref),
-  ...policyCases(ref, WORKLOAD_NAMESPACE),
   ...deletionCases(ref),
   forgedReviewCase(ref),
   cloneDelayCase(ref),

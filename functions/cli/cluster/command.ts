@@ -1,6 +1,7 @@
-// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--json]`: a real local control plane
-// whose webhooks are the two functions (functions/local-cluster/). Prints one JSON line once everything is
-// ready, stays up until SIGINT or SIGTERM, then stops every process it started and removes its files.
+// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--json]`: a real
+// local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
+// production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
+// SIGTERM, then stops every process it started and removes its files.
 
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -28,6 +29,7 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
     driverKubeconfig: cluster.driverKubeconfig,
     logDir: cluster.logDir,
     startupMs: cluster.timings.ready,
+    security: cluster.security,
   };
 }
 
@@ -36,6 +38,9 @@ function humanSummary(cluster: LocalCluster): string {
     `Local cluster ready in ${((cluster.timings.ready ?? 0) / 1000).toFixed(1)} s: Simulation ${cluster.simName}, virtual namespace ${cluster.virtualNamespacePrefix}-default, nodes ${cluster.nodeNames.join(", ")}.`,
     `  export KUBECONFIG=${cluster.kubeconfig}`,
     `  kubectl get nodes; kubectl -n ${cluster.virtualNamespacePrefix}-default get pods`,
+    cluster.security === "production"
+      ? "  Security: production (path secret, client certificate, pod-create policy)."
+      : "  Security: insecure-dev: any local process may post reviews to the functions; no pod-create policy.",
     `  Logs: ${cluster.logDir}. Ctrl-C stops everything and removes ${cluster.dir}.`,
     "",
   ].join("\n");
@@ -49,6 +54,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
       reschedule: { type: "boolean" },
       trace: { type: "string" },
       json: { type: "boolean" },
+      "insecure-dev": { type: "boolean" },
     },
     allowPositionals: true,
   });
@@ -67,6 +73,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
     reschedule: values.reschedule ?? false,
     ...(tracePath ? { tracePath } : {}),
+    insecureDev: values["insecure-dev"] ?? false,
   });
   if (!values.json) process.stdout.write(humanSummary(cluster));
   process.stdout.write(`${JSON.stringify(readyLine(cluster))}\n`);
