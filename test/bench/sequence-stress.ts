@@ -24,10 +24,13 @@ const envInt = (name: string, fallback: number) => {
 const RUNS = envInt("STRESS_RUNS", 10);
 const SPEED_OVERRIDE = envInt("STRESS_SPEED", 0);
 const speedFor = (trace: string) => SPEED_OVERRIDE || (trace === "cronjob" ? 1 : 4);
-const HOGS = envInt("STRESS_HOGS", 2);
+// 0 is allowed: a second copy beside one that already runs the hogs.
+const HOGS = Number.isInteger(Number(process.env.STRESS_HOGS))
+  ? Math.max(0, Number(process.env.STRESS_HOGS))
+  : 2;
 const TRACES = (process.env.STRESS_TRACES ?? "bare-pods,cronjob").split(",").map((t) => t.trim());
 const CLI = join(REPO, "dist/bundle/simkube-fn.mjs");
-const RESULTS_FILE = join(REPO, "dist/sequence-stress.json");
+const RESULTS_FILE = join(REPO, `dist/sequence-stress-${TRACES.join("-")}.json`);
 
 interface RunResult {
   trace: string;
