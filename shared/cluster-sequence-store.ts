@@ -6,18 +6,24 @@
 // independent counter below (its own cached object and resourceVersion, its own queue and writes).
 //
 // Data: { "<spec hash>": "<next free number>" }. A number is handed out only after the PUT (or POST) that
-// reserved it succeeded, so a failed write never hands out numbers. A write whose outcome is unknown
-// (no answer, 5xx, our own timeout) is never trusted either way: the object is read again before the next
-// try, so if the write did land its numbers are skipped (a gap) and never handed out twice.
+// reserved it is known to have landed. Exact: the store skips no number for its own reasons.
+//   - A write whose outcome is unknown (no answer, 5xx, our own timeout) is resolved by reading the object
+//     back: each write records its id in the object, so the read tells whether it landed
+//     (sequence-shard.ts). If it did, its callers get its numbers; if not, they take part in the next write.
+//   - A caller whose deadline passes while its write is in flight is denied; if that write lands, its number
+//     goes to the shard's free list and is handed out next (lowest first), by any replica.
+// What can still leave a hole is outside the store: a CREATE admitted and then refused by the API server
+// after the webhook answered (README, "Pod sequence numbers"), or a process that dies holding freed numbers
+// it had not written yet.
 //
 // Cost per CREATE review (details in the README, "Pod sequence numbers"):
 //   - first use of a simulation in a process: GET (+ POST when nobody created the object yet), then the PUT;
 //   - afterwards, uncontended: one PUT, the object is cached from the previous answer;
 //   - after another replica wrote in between: PUT -> 409, GET, PUT.
-// Concurrent next() calls for one shard in one process share a single read-modify-write: whoever
-// waits while a write is in flight joins the next one and all of them get consecutive numbers.
+// Concurrent next() calls for one shard in one process share a single read-modify-write (group commit):
+// whoever waits while a write is in flight joins the next one and all of them get consecutive numbers.
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { withDeadline } from "./deadline.js";
 import { errorMessage } from "./json.js";
@@ -34,6 +40,7 @@ import {
   type ObjectRef,
 } from "./kube-api.js";
 import { backoffDelay } from "./retry.js";
+import { annotationsForWrite, freeNumbersOf, landedWriteId, mergeFree, reserve } from "./sequence-shard.js";
 import {
   checkSequenceHash,
   type SequenceOwner,
@@ -41,6 +48,8 @@ import {
   type SequenceStore,
   SequenceStoreError,
 } from "./sequence-store.js";
+
+export { reserve } from "./sequence-shard.js";
 
 export const SEQUENCE_CONFIGMAP_PREFIX = "sk-fn-seq-";
 
@@ -58,10 +67,19 @@ export const SEQUENCE_SHARD_COUNT = 256;
  * pkg/apis/core/validation: ValidateConfigMap, MaxSecretSize). */
 export const CONFIGMAP_DATA_LIMIT_BYTES = 1024 * 1024;
 
+/**
+ * How long next() may take by default. It was 3 s, and under CPU load the deadline denied pods whose writes
+ * were merely slow; the webhook allows 30 s (knative/tuning.ts).
+ */
+export const DEFAULT_SEQUENCE_DEADLINE_MS = 10_000;
+
 export interface ClusterSequenceStoreOptions {
   /** Where the ConfigMaps live: the function's own namespace (its Role grants access there). */
   namespace: string;
-  /** How long one next() may take before it fails; well under the 10 s webhook timeout. Default 3000. */
+  /**
+   * How long one next() may take before it fails. Default DEFAULT_SEQUENCE_DEADLINE_MS, a third of the
+   * webhook's 30 s timeout (knative/tuning.ts), so that the rest of the review and the answer still fit.
+   */
   deadlineMs?: number;
   /** Read-modify-write attempts one next() may take part in. Default 25. */
   maxAttempts?: number;
@@ -81,6 +99,10 @@ export interface ClusterSequenceStoreOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Milliseconds clock for deadlines. Default performance.now. */
   now?: () => number;
+  /** Epoch milliseconds, stored with each write record. Default Date.now. */
+  wallClock?: () => number;
+  /** This process's name in the shards' write records. Default: 12 random hex digits. */
+  writerId?: string;
 }
 
 type ConfigMap = V1ConfigMap & KubeObject;
@@ -94,6 +116,19 @@ interface Pending {
   reject(err: SequenceStoreError): void;
 }
 
+/** One write of a batch's numbers (and of the bookkeeping annotations) to a shard. */
+interface ShardWrite {
+  /** This process's id of the write, recorded in the object (WRITES_ANNOTATION) by the write itself. */
+  id: number;
+  /** The resourceVersion the write was based on; "" for a create. */
+  baseRv: string;
+  batch: Pending[];
+  numbers: number[];
+  /** The orphans (below) this write stores in the free list or hands out again. */
+  orphans: Map<string, number[]>;
+  object: ConfigMap;
+}
+
 /** The state of one shard of a simulation run's counters (one ConfigMap) in this process. */
 interface Counter {
   ref: ObjectRef & { namespace: string };
@@ -103,12 +138,21 @@ interface Counter {
   /** Calls waiting for a number, oldest first; only next() appends and only drain() removes. */
   queue: Pending[];
   draining: boolean;
+  /** The id of this process's last write to the shard. */
+  lastWriteId: number;
+  /**
+   * Writes whose outcome is unknown (no answer, 5xx, our own timeout), all based on the same version: the
+   * next read of another version tells which one landed, if any (sequence-shard.ts, landedWriteId).
+   */
+  unknown: ShardWrite[];
+  /** Numbers our landed writes reserved for callers that had given up; the next write frees them. */
+  orphans: Map<string, number[]>;
 }
 
 type AttemptResult =
-  | { kind: "written"; numbers: number[] }
+  | { kind: "done" }
   | { kind: "retry"; backoff: "none" | "conflict" | "transient"; error: unknown }
-  | { kind: "fail"; error: SequenceStoreError };
+  | { kind: "fail"; error: SequenceStoreError; batch: Pending[] };
 
 /** The options with their defaults applied. */
 interface StoreSettings {
@@ -121,12 +165,15 @@ interface StoreSettings {
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
+  wallClock: () => number;
 }
 
 /** One store: the API, its settings and the shards this process has used. */
 interface StoreState {
   kube: KubeApi;
   settings: StoreSettings;
+  /** This process's name in the shards' write records. */
+  writer: string;
   counters: Map<string, Counter>;
   /**
    * The ConfigMap names of each run's shards, by simulation name, then owner uid ("" without an owner):
@@ -140,7 +187,7 @@ function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
   const backoffMaxMs = options.backoffMaxMs ?? 200;
   return {
     namespace: options.namespace,
-    deadlineMs: options.deadlineMs ?? 3_000,
+    deadlineMs: options.deadlineMs ?? DEFAULT_SEQUENCE_DEADLINE_MS,
     maxAttempts: options.maxAttempts ?? 25,
     backoffBaseMs: options.backoffBaseMs ?? 5,
     backoffMaxMs,
@@ -148,6 +195,7 @@ function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
     random: options.random ?? Math.random,
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     now: options.now ?? (() => performance.now()),
+    wallClock: options.wallClock ?? Date.now,
   };
 }
 
@@ -181,6 +229,9 @@ function counterFor(state: StoreState, scope: SequenceScope, hash: string): Coun
       cached: undefined,
       queue: [],
       draining: false,
+      lastWriteId: 0,
+      unknown: [],
+      orphans: new Map(),
     };
     state.counters.set(name, counter);
   }
@@ -222,52 +273,135 @@ function prune(settings: StoreSettings, counter: Counter, lastError: unknown): v
   });
 }
 
-// One read-modify-write for the whole batch. Never throws.
-async function attempt(state: StoreState, counter: Counter, batch: Pending[]): Promise<AttemptResult> {
+function addOrphan(orphans: Map<string, number[]>, hash: string, seq: number): void {
+  const list = orphans.get(hash) ?? [];
+  if (!list.includes(seq)) list.push(seq);
+  orphans.set(hash, list);
+}
+
+function removeOrphans(orphans: Map<string, number[]>, gone: ReadonlyMap<string, readonly number[]>): void {
+  for (const [hash, numbers] of gone) {
+    const left = (orphans.get(hash) ?? []).filter((n) => !numbers.includes(n));
+    if (left.length > 0) orphans.set(hash, left);
+    else orphans.delete(hash);
+  }
+}
+
+/**
+ * A write is known to have landed: its callers get their numbers; a caller that gave up meanwhile (deadline)
+ * leaves its number to be freed, so it is handed out again instead of becoming a gap.
+ */
+function landed(counter: Counter, write: ShardWrite): void {
+  removeOrphans(counter.orphans, write.orphans);
+  write.batch.forEach((p, i) => {
+    const seq = write.numbers[i] as number;
+    if (p.settled) {
+      addOrphan(counter.orphans, p.hash, seq);
+    } else {
+      p.settled = true;
+      p.resolve(seq);
+    }
+  });
+}
+
+/** A read of the shard (undefined: it does not exist) decides the writes of unknown outcome, if it can. */
+function decideUnknown(state: StoreState, counter: Counter, read: ConfigMap | undefined): void {
+  const first = counter.unknown[0];
+  if (first === undefined) return;
+  const ids = counter.unknown.map((w) => w.id);
+  const id = landedWriteId(read?.metadata, state.writer, first.baseRv, ids);
+  if (id === undefined) return;
+  const won = counter.unknown.find((w) => w.id === id);
+  counter.unknown = [];
+  if (won) landed(counter, won);
+}
+
+/** Work left besides the queue: a write to decide, or numbers to free. */
+function hasBookkeeping(counter: Counter): boolean {
+  return counter.unknown.length > 0 || counter.orphans.size > 0;
+}
+
+/** The next write: the batch's numbers (free ones first), this write's id, the free numbers left. Pure. */
+function planWrite(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+): ShardWrite {
+  const id = ++counter.lastWriteId;
+  const orphans = new Map([...counter.orphans].map(([hash, list]) => [hash, [...list]]));
+  const free = mergeFree(freeNumbersOf(base?.metadata), orphans);
+  const { data, numbers, free: left } = reserve(base?.data ?? {}, batch, free);
+  checkShardSize(counter, data);
+  const annotations = annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), left);
+  const object: ConfigMap = base
+    ? { ...base, data, metadata: { ...base.metadata, annotations } }
+    : buildSequenceConfigMap(counter.ref, counter.scope, data, annotations);
+  return { id, baseRv: base?.metadata?.resourceVersion ?? "", batch, numbers, orphans, object };
+}
+
+async function readShard(state: StoreState, counter: Counter): Promise<ConfigMap | undefined> {
+  try {
+    return await boundedCall(state.settings.deadlineMs, state.kube.read<ConfigMap>(counter.ref));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Sends the write; a write whose answer is lost is kept to be decided by the next read. */
+async function sendWrite(
+  state: StoreState,
+  counter: Counter,
+  write: ShardWrite,
+  create: boolean,
+): Promise<void> {
   const { kube } = state;
-  const bounded = <T>(call: Promise<T>): Promise<T> => boundedCall(state.settings.deadlineMs, call);
+  try {
+    const call = create ? kube.create(write.object) : kube.replace<ConfigMap>(write.object);
+    counter.cached = await boundedCall(state.settings.deadlineMs, call);
+  } catch (err) {
+    if (isTransient(err)) counter.unknown.push(write);
+    throw err;
+  }
+  // Every earlier write of unknown outcome was based on the version this one replaced: none of them landed.
+  counter.unknown = [];
+  landed(counter, write);
+}
+
+// One read-modify-write for every caller waiting, plus the bookkeeping. Never throws.
+async function attempt(state: StoreState, counter: Counter): Promise<AttemptResult> {
+  let batch = counter.queue.filter((p) => !p.settled);
+  for (const p of batch) p.attempts += 1;
   let verb = "read";
   try {
     if (counter.cached === undefined) {
-      try {
-        counter.cached = await bounded(kube.read<ConfigMap>(counter.ref));
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        // Nobody has counted in this run yet: create the object already holding this batch's numbers.
-        verb = "create";
-        const { data, numbers } = reserve({}, batch);
-        checkShardSize(counter, data);
-        try {
-          counter.cached = await bounded(
-            kube.create(buildSequenceConfigMap(counter.ref, counter.scope, data)),
-          );
-          return { kind: "written", numbers };
-        } catch (createErr) {
-          if (isAlreadyExists(createErr)) return { kind: "retry", backoff: "none", error: createErr };
-          throw createErr;
-        }
-      }
+      const read = await readShard(state, counter);
+      decideUnknown(state, counter, read);
+      counter.cached = read;
     }
-    verb = "update";
+    batch = batch.filter((p) => !p.settled);
+    if (batch.length === 0 && !hasBookkeeping(counter)) return { kind: "done" };
     const base = counter.cached;
-    const { data, numbers } = reserve(base.data ?? {}, batch);
-    checkShardSize(counter, data);
-    counter.cached = await bounded(kube.replace<ConfigMap>({ ...base, data }));
-    return { kind: "written", numbers };
+    verb = base ? "update" : "create";
+    await sendWrite(state, counter, planWrite(state, counter, base, batch), base === undefined);
+    return { kind: "done" };
   } catch (err) {
     counter.cached = undefined;
-    return classifyFailure(counter, verb, err);
+    return classifyFailure(counter, verb, err, batch);
   }
 }
 
 /** What a failed read, create or update means for the batch: retry (and how to back off) or fail. */
-function classifyFailure(counter: Counter, verb: string, err: unknown): AttemptResult {
-  if (err instanceof SequenceStoreError) return { kind: "fail", error: err };
+function classifyFailure(counter: Counter, verb: string, err: unknown, batch: Pending[]): AttemptResult {
+  if (err instanceof SequenceStoreError) return { kind: "fail", error: err, batch };
+  // Another replica created the object first: read it and update it.
+  if (isAlreadyExists(err)) return { kind: "retry", backoff: "none", error: err };
   if (isConflict(err)) return { kind: "retry", backoff: "conflict", error: err };
   // Deleted under us (by hand, or by the garbage collector at the end of the run): create it again.
   if (verb === "update" && isNotFound(err)) return { kind: "retry", backoff: "none", error: err };
   if (isTransient(err)) return { kind: "retry", backoff: "transient", error: err };
-  return { kind: "fail", error: refusal(counter, verb, err) };
+  return { kind: "fail", error: refusal(counter, verb, err), batch };
 }
 
 // Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
@@ -313,21 +447,25 @@ function backoffAfter(
   return Math.min(step, firstDeadline - settings.now());
 }
 
-/** Hands the batch its numbers, or its failure. */
-function settleBatch(
+/**
+ * Whether drain() goes on: callers wait, or bookkeeping is left (a write to decide, numbers to free) and it
+ * has had less than one deadline and maxAttempts since the queue emptied. Bookkeeping left over is taken up
+ * again by the shard's next call.
+ */
+function worthAnotherAttempt(
+  settings: StoreSettings,
   counter: Counter,
-  batch: Pending[],
-  result: Exclude<AttemptResult, { kind: "retry" }>,
-): void {
-  batch.forEach((p, i) => {
-    if (result.kind === "fail") {
-      fail(counter, p, result.error.message, result.error.cause);
-    } else if (!p.settled) {
-      // A call that timed out while its write was in flight leaves a gap here, never a duplicate.
-      p.settled = true;
-      p.resolve(result.numbers[i] as number);
-    }
-  });
+  idle: { since?: number; attempts: number },
+): boolean {
+  if (counter.queue.length > 0) {
+    idle.since = undefined;
+    idle.attempts = 0;
+    return true;
+  }
+  if (!hasBookkeeping(counter)) return false;
+  idle.since ??= settings.now();
+  idle.attempts += 1;
+  return settings.now() - idle.since < settings.deadlineMs && idle.attempts <= settings.maxAttempts;
 }
 
 async function drain(state: StoreState, counter: Counter): Promise<void> {
@@ -335,30 +473,29 @@ async function drain(state: StoreState, counter: Counter): Promise<void> {
   counter.draining = true;
   let failures = 0;
   let lastError: unknown;
+  const idle: { since?: number; attempts: number } = { attempts: 0 };
   try {
     // Let callers of the same tick join the first batch.
     await Promise.resolve();
     for (;;) {
       prune(settings, counter, lastError);
-      if (counter.queue.length === 0) return;
-      const batch = counter.queue.slice();
-      for (const p of batch) p.attempts += 1;
-      const result = await attempt(state, counter, batch);
+      if (!worthAnotherAttempt(settings, counter, idle)) return;
+      const result = await attempt(state, counter);
       if (result.kind === "retry") {
         lastError = result.error;
         if (result.backoff === "none") continue;
         prune(settings, counter, lastError); // no sleeping for callers that are out of attempts
-        if (counter.queue.length === 0) return;
+        if (counter.queue.length === 0 && !hasBookkeeping(counter)) return;
         failures += 1;
         const delay = backoffAfter(settings, counter, result.backoff, failures);
         if (delay > 0) await settings.sleep(delay);
         continue;
       }
-      // Only appends happened during the attempt, so the batch is still the head of the queue.
-      counter.queue.splice(0, batch.length);
+      if (result.kind === "fail") {
+        for (const p of result.batch) fail(counter, p, result.error.message, result.error.cause);
+      }
       failures = 0;
       lastError = undefined;
-      settleBatch(counter, batch, result);
     }
   } catch (err) {
     // Not expected (attempt() does not throw); fail what waits rather than leave it hanging.
@@ -375,7 +512,8 @@ function enqueue(state: StoreState, hash: string, scope: SequenceScope): Promise
   return new Promise<number>((resolve, reject) => {
     checkSequenceHash(hash);
     const counter = counterFor(state, scope, hash);
-    // Answer by the deadline even while a write is in flight; drain() drops the settled entry later.
+    // Answer by the deadline even while a write is in flight; drain() drops the settled entry later, and a
+    // write that lands after it frees its number (landed()).
     const timer = setTimeout(
       () => fail(counter, pending, `${where(counter)} could not be updated within ${deadlineMs} ms`),
       deadlineMs,
@@ -406,6 +544,7 @@ export function createClusterSequenceStore(
   const state: StoreState = {
     kube,
     settings: resolveSettings(options),
+    writer: options.writerId ?? randomBytes(6).toString("hex"),
     counters: new Map(),
     names: new Map(),
   };
@@ -414,29 +553,6 @@ export function createClusterSequenceStore(
       return enqueue(state, hash, scope);
     },
   };
-}
-
-/**
- * Give each pending call the next number of its hash, in queue order, starting from the stored counters.
- * Pure; throws SequenceStoreError when the stored value is not a count.
- */
-export function reserve(
-  stored: Record<string, string>,
-  batch: ReadonlyArray<{ hash: string }>,
-): { data: Record<string, string>; numbers: number[] } {
-  const data = { ...stored };
-  const numbers = batch.map(({ hash }) => {
-    const raw = data[hash];
-    const seq = raw === undefined ? 0 : Number(raw);
-    if (raw !== undefined && !(/^\d+$/.test(raw) && Number.isSafeInteger(seq))) {
-      throw new SequenceStoreError(
-        `pod sequence store: the stored counter for spec hash ${hash} is not a number: ${JSON.stringify(raw)}`,
-      );
-    }
-    data[hash] = String(seq + 1);
-    return seq;
-  });
-  return { data, numbers };
 }
 
 const DNS_SUBDOMAIN_MAX = 253;
@@ -495,11 +611,13 @@ export function buildSequenceConfigMap(
   ref: { namespace: string; name: string },
   scope: SequenceScope,
   data: Record<string, string>,
+  annotations?: Record<string, string>,
 ): ConfigMap {
   const labels: Record<string, string> = { "app.kubernetes.io/managed-by": "simkube-fn" };
   if (scope.simName.length <= 63 && LABEL_VALUE.test(scope.simName))
     labels[SIMULATION_LABEL_KEY] = scope.simName;
   const metadata: ConfigMap["metadata"] = { name: ref.name, namespace: ref.namespace, labels };
+  if (annotations) metadata.annotations = annotations;
   if (scope.owner) metadata.ownerReferences = [ownerReference(scope.owner)];
   return { apiVersion: "v1", kind: "ConfigMap", metadata, data };
 }

@@ -27,8 +27,12 @@ export interface SequenceScope {
 }
 
 export interface SequenceStore {
-  /** The next sequence number for pods with this spec hash in this simulation run; 0 for the first. */
-  next(hash: string, scope: SequenceScope): Promise<number>;
+  /**
+   * The next sequence number for pods with this spec hash in this simulation run; 0 for the first.
+   * `claim` names the admission call (its request uid): a store wrapped by rememberClaims
+   * (sequence-claims.ts) answers a repeated claim with the same number.
+   */
+  next(hash: string, scope: SequenceScope, claim?: string): Promise<number>;
 }
 
 /** Why no number could be handed out; mutate-create denies the pod with this message. */

@@ -32,6 +32,7 @@ import {
   workloadOwners,
 } from "../../shared/owners.js";
 import { podSpecHash } from "../../shared/pod-hash.js";
+import { rememberClaims } from "../../shared/sequence-claims.js";
 import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
 import {
   createSimulationSource,
@@ -88,6 +89,8 @@ interface Facts {
   sim: Simulation;
   chain: OwnerLink[];
   hash: string;
+  /** The review's uid: a repeated call of the same review gets the same sequence number. */
+  requestUid: string;
 }
 
 /** The handler's world: its deps with defaults filled in. */
@@ -114,7 +117,7 @@ async function reserveSequence(
   // A dry run is never stored, so it must not consume a number (the webhook declares NoneOnDryRun).
   if (recorded !== undefined || facts.candidate.dryRun) return recorded;
   const owner = { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid };
-  return ctx.deps.sequences.next(facts.hash, { simName: facts.simName, owner });
+  return ctx.deps.sequences.next(facts.hash, { simName: facts.simName, owner }, facts.requestUid);
 }
 
 /** TRACE_PATH's trace; without it and without SIM_NAME, the one the pod's Simulation names. */
@@ -271,7 +274,14 @@ async function admit(
     return allow(request);
   }
   const hash = recordedHash(candidate.pod) ?? podSpecHash(candidate.pod);
-  const facts = { candidate, simName: resolved.simName, sim: resolved.sim, chain: resolved.chain, hash };
+  const facts = {
+    candidate,
+    simName: resolved.simName,
+    sim: resolved.sim,
+    chain: resolved.chain,
+    hash,
+    requestUid: request.uid,
+  };
   const simLog = simName === undefined ? withBindings(log, { sim: resolved.simName }) : log;
   return mutate(ctx, request, facts, resolved.mutation, simLog);
 }
@@ -365,10 +375,11 @@ export async function buildMutateCreateDeps(
     log,
     owners: createOwnerResolver(kube, log),
     simulation: createSimulationSource(kube, config.simName),
-    sequences:
+    sequences: rememberClaims(
       config.sequenceStore === "memory"
         ? createMemorySequenceStore()
         : createClusterSequenceStore(kube, { namespace: config.storeNamespace }),
+    ),
     stats: createMutateStats(),
   };
   if (trace) {

@@ -57,6 +57,8 @@ if (!tracePath) {
       assert.equal(c.lifecyclesMatched, c.lifecyclesExpected);
       assert.equal(c.errors, 0, result.errors.join("; "));
       assert.equal(c.teardownClones, 0);
+      assert.equal(c.sequenceGaps, 0, "every number the store handed out is on a pod, none skipped");
+      assert.equal(c.sequenceDuplicates, 0);
       assert.equal(c.podsMutated, c.podsCreated, "mutate-create pinned every pod");
       assert.ok(c.interruptions >= 2, "at least two interruptions found a running bare pod");
       assert.ok(

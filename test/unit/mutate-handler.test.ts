@@ -19,6 +19,7 @@ import { createLogger } from "../../shared/log.js";
 import { createOwnerResolver } from "../../shared/owners.js";
 import type { Pod } from "../../shared/pod.js";
 import { podSpecHash } from "../../shared/pod-hash.js";
+import { rememberClaims } from "../../shared/sequence-claims.js";
 import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
 import {
@@ -128,6 +129,16 @@ describe("mutate-create handler", () => {
     assert.equal(second.metadata?.annotations?.["static.simkube.io/pod-sequence-number"], "1");
     assert.equal(first.metadata?.labels?.["simkube.io/simulation"], TEST_SIM_NAME);
     assert.deepEqual(first.spec?.nodeSelector, { type: "virtual" });
+  });
+
+  it("a repeated admission call (same request uid) gets the number the first call got", async () => {
+    const { handle } = setup({ sequences: rememberClaims(createMemorySequenceStore()) });
+    const pod = buildPod({ name: "bare-pod", phase: "Pending" });
+    const seqOf = async (uid: string) =>
+      patched(await handle(buildCreateReview({ pod, uid })), pod).metadata?.annotations?.[SEQ_KEY];
+    assert.equal(await seqOf("review-1"), "0");
+    assert.equal(await seqOf("review-1"), "0", "the API server sent the same review again");
+    assert.equal(await seqOf("review-2"), "1");
   });
 
   it("answers from its caches without a read as it answered cold, and reads what the caches lack", async () => {

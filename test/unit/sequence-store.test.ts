@@ -14,6 +14,7 @@ import {
 import { SIMULATION_LABEL_KEY } from "../../shared/keys.js";
 import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import { seededRandom } from "../../shared/seeded-random.js";
+import { FREE_ANNOTATION } from "../../shared/sequence-shard.js";
 import {
   createMemorySequenceStore,
   type SequenceScope,
@@ -376,11 +377,12 @@ describe("cluster sequence store", () => {
     assert.deepEqual(await steps(new KubeError(409, "Conflict", "modified")), [4, 9, 19, 19, 19, 19, 19, 19]);
     assert.deepEqual(
       await steps(new KubeError(503, "ServiceUnavailable", "etcd")),
-      [4, 9, 19, 39, 79, 158, 198, 198],
+      // The ninth 503 leaves a write of unknown outcome: one more step to read it back after the caller gave up.
+      [4, 9, 19, 39, 79, 158, 198, 198, 198],
     );
   });
 
-  test("a write whose outcome is unknown is never trusted: it may leave a gap, never a duplicate", async () => {
+  test("a write whose answer is lost but which landed is read back and its number handed out: no gap", async () => {
     const kube = createMemoryKube();
     const { store } = clusterStore(kube);
     assert.equal(await store.next("42", SCOPE), 0);
@@ -390,9 +392,95 @@ describe("cluster sequence store", () => {
       afterApply: true,
       error: new KubeError(0, "ECONNRESET", "socket hang up"),
     });
+    assert.equal(await store.next("42", SCOPE), 1);
     assert.equal(await store.next("42", SCOPE), 2);
-    assert.equal(await store.next("42", SCOPE), 3);
-    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "4");
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "3");
+    assert.deepEqual(
+      kube.calls.slice(2).map((c) => [c.verb, c.status]),
+      [
+        ["replace", 0],
+        ["read", 200],
+        ["replace", 200],
+      ],
+      "one read back decides it; no second write for 1",
+    );
+  });
+
+  test("a lost write that did not land is written again with the same numbers", async () => {
+    const kube = createMemoryKube();
+    const { store } = clusterStore(kube);
+    assert.equal(await store.next("42", SCOPE), 0);
+    kube.inject({ verb: "replace", error: new KubeError(0, "ECONNRESET", "socket hang up") });
+    assert.equal(await store.next("42", SCOPE), 1);
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "2");
+  });
+
+  test("a landed write is recognised even after another replica wrote the shard since", async () => {
+    const kube = createMemoryKube();
+    const a = clusterStore(kube, { writerId: "a" }).store;
+    const b = clusterStore(kube, { writerId: "b" }).store;
+    assert.equal(await a.next("42", SCOPE), 0);
+    kube.inject({ verb: "replace", afterApply: true, error: new KubeError(504, "Timeout", "etcd slow") });
+    const fromA = a.next("42", SCOPE);
+    // b writes before a reads back: the object has moved on twice, a's record still names its write.
+    const fromB = b.next("42", SCOPE);
+    assert.deepEqual((await Promise.all([fromA, fromB])).sort(), [1, 2]);
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "3");
+  });
+
+  test("a caller whose deadline passes while its write is in flight: the number is freed and handed out next", async () => {
+    let release: (() => void) | undefined;
+    const kube = createMemoryKube({
+      pause: (verb) =>
+        verb === "replace" && release === undefined
+          ? new Promise<void>((resolve) => {
+              release = resolve;
+            })
+          : new Promise<void>((resolve) => setImmediate(resolve)),
+    });
+    const store = createClusterSequenceStore(kube, { namespace: NAMESPACE, deadlineMs: 100, writerId: "a" });
+    const other = createClusterSequenceStore(kube, { namespace: NAMESPACE, writerId: "b" });
+    await kube.create(
+      buildSequenceConfigMap({ namespace: NAMESPACE, name: cmRef().name }, SCOPE, { "42": "5" }),
+    );
+    await assert.rejects(store.next("42", SCOPE), /within 100 ms/);
+    release?.(); // the PUT reserving 5 lands after its caller was denied
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const cm = kube.get<ConfigMap>(cmRef());
+    assert.equal(cm?.data?.["42"], "6");
+    assert.equal(cm?.metadata?.annotations?.[FREE_ANNOTATION], JSON.stringify({ "42": [5] }), "5 is free");
+    assert.equal(await other.next("42", SCOPE), 5, "any replica hands out the freed number first");
+    assert.equal(await store.next("42", SCOPE), 6);
+    assert.equal(kube.get<ConfigMap>(cmRef())?.metadata?.annotations?.[FREE_ANNOTATION], undefined);
+  });
+
+  test("four replicas under lost answers, conflicts and resets: every number handed out once, none skipped", async () => {
+    const kube = createMemoryKube();
+    const random = seededRandom(11);
+    const stores = ["a", "b", "c", "d"].map(
+      (w) => clusterStore(kube, { writerId: w, maxAttempts: 1000 }).store,
+    );
+    const faults: KubeError[] = [
+      new KubeError(0, "ECONNRESET", "socket hang up"),
+      new KubeError(504, "Timeout", "etcd slow"),
+      new KubeError(409, "Conflict", "modified"),
+    ];
+    for (let i = 0; i < 150; i++) {
+      const error = faults[i % faults.length] as KubeError;
+      kube.inject({ verb: "replace", error, afterApply: error.status !== 409 && random() < 0.6 });
+    }
+    const got = await Promise.all(
+      Array.from({ length: 400 }, (_, i) =>
+        (stores[i % 4] as SequenceStore).next(SAME_SHARD[i % 2] as string, SCOPE),
+      ),
+    );
+    for (const hash of SAME_SHARD) {
+      const mine = got.filter((_, i) => SAME_SHARD[i % 2] === hash);
+      assert.equal(mine.length, 200);
+      assertExactRange(mine, `hash ${hash}`);
+    }
+    const cm = kube.get<ConfigMap>(cmRef());
+    assert.deepEqual([cm?.data?.["42"], cm?.data?.["453"]], ["200", "200"]);
   });
 
   test("a create whose outcome is unknown: the object is read back, not created twice", async () => {
@@ -403,6 +491,7 @@ describe("cluster sequence store", () => {
       afterApply: true,
       error: new KubeError(504, "Timeout", "request timed out"),
     });
+    assert.equal(await store.next("42", SCOPE), 0, "the create landed: its number is handed out");
     assert.equal(await store.next("42", SCOPE), 1);
     assert.deepEqual(
       kube.calls.map((c) => [c.verb, c.status]),

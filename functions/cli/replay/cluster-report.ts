@@ -22,6 +22,9 @@ export function clusterCounts(r: ClusterReplayResult) {
     errors: r.errors.length,
     reviewLatencyP50Ms: r.teardown.latencyMs?.p50 ?? null,
     reviewLatencyP99Ms: r.teardown.latencyMs?.p99 ?? null,
+    sequenceHandedOut: r.sequences?.handedOut ?? null,
+    sequenceGaps: r.sequences ? r.sequences.storeGaps + r.sequences.withoutPod : null,
+    sequenceDuplicates: r.sequences?.duplicates ?? null,
     runMs: r.ms,
   };
 }
@@ -70,6 +73,13 @@ export function clusterReport(r: ClusterReplayResult, speed: number): string[] {
   lines.push(
     `Teardown (${(r.teardown.ms / 1000).toFixed(1)} s): ${c.teardownReviews} DELETE review(s) answered, ${c.teardownClones} clone(s), ${latency}.`,
   );
+  const q = r.sequences;
+  lines.push(
+    q
+      ? `Sequence numbers read back from the store: ${q.hashes} hash(es), ${q.handedOut} handed out, ${q.storeGaps + q.withoutPod} gap(s) (${q.storeGaps} never handed out, ${q.withoutPod} without a pod), ${q.duplicates} duplicate(s).`
+      : "Sequence numbers: the store was not read back.",
+  );
+  for (const d of q?.details ?? []) lines.push(`  ${d}`);
   for (const e of r.errors) lines.push(`ERROR ${e}`);
   lines.push(`Run time ${(r.ms / 1000).toFixed(1)} s: ${clusterReplayOk(r) ? "OK" : "UNEXPECTED"}`);
   return lines;

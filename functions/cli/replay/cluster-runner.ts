@@ -3,6 +3,7 @@
 // namespaces, its deletes at their time, (next - current) / speed between events; then interruptions; then the
 // SimulationRoot deleted in the foreground and the namespaces waited out. Returns what it saw for report.ts.
 
+import { SEQUENCE_CONFIGMAP_PREFIX } from "../../../shared/cluster-sequence-store.js";
 import { SIMULATION_KIND } from "../../../shared/keys.js";
 import type { KubeObject } from "../../../shared/kube-api.js";
 import type { Trace } from "../../../shared/trace.js";
@@ -21,6 +22,7 @@ import {
   playedBy,
 } from "./lifecycle-match.js";
 import { createPodObserver, type PodObserver } from "./pod-observer.js";
+import { auditSequences, type SequenceAudit, type SequenceShard } from "./sequence-audit.js";
 
 export const FIELD_MANAGER = "simkube";
 
@@ -49,6 +51,8 @@ export interface ClusterReplayResult {
   teardown: { reviews: number; clones: number; ms: number; latencyMs?: { p50: number; p99: number } };
   errors: string[];
   ms: number;
+  /** The sequence store read back before teardown; undefined when its ConfigMaps could not be listed. */
+  sequences?: SequenceAudit;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -252,6 +256,26 @@ async function alignToTraceMinute(trace: Trace, speed: number): Promise<void> {
   await sleep(wait * 1000);
 }
 
+/** The run's sequence shards (owned by its SimulationRoot, in any namespace) against the pods seen. */
+async function readSequenceAudit(s: RunState, pods: ObservedPod[]): Promise<SequenceAudit | undefined> {
+  const rootUid = s.cluster.root.metadata?.uid;
+  try {
+    const list = await s.cluster.driver.request<{ items?: (SequenceShard & KubeObject)[] }>(
+      "GET",
+      "/api/v1/configmaps?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dsimkube-fn",
+    );
+    const shards = (list.items ?? []).filter(
+      (cm) =>
+        cm.metadata?.name?.startsWith(SEQUENCE_CONFIGMAP_PREFIX) &&
+        cm.metadata.ownerReferences?.some((o) => o.uid === rootUid),
+    );
+    return auditSequences(shards, pods);
+  } catch (err) {
+    s.o.note(`sequence store not read back: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
 export async function runClusterReplay(
   cluster: ReplayCluster,
   o: ClusterReplayOptions,
@@ -298,6 +322,9 @@ export async function runClusterReplay(
   await settle(s, expected);
   const pods = [...s.observer.pods.values()];
   const verdicts = expected.map((e) => judgeLifecycle(e, pods, o.speed));
+  // Before teardown: the garbage collector deletes the store's ConfigMaps with the SimulationRoot.
+  const sequences = await readSequenceAudit(s, pods);
   const teardownResult = await teardown(s);
-  return { pods, verdicts, interruptions, teardown: teardownResult, errors: s.errors, ms: Date.now() - t0 };
+  const result = { pods, verdicts, interruptions, teardown: teardownResult, errors: s.errors };
+  return { ...result, ...(sequences ? { sequences } : {}), ms: Date.now() - t0 };
 }
