@@ -12,6 +12,7 @@ import {
   defaultCaInjectFrom,
   PlatformError,
 } from "./platforms.js";
+import { type BoundSources, checkMinMax, fitActivationScale } from "./scale-bounds.js";
 import { type FunctionTuning, type ResolvedTuning, resolveTuning, TuningError } from "./tuning.js";
 
 /** The functions deployed, by the names the builders use; the list is shared/function-names.ts. */
@@ -268,12 +269,30 @@ function resolveAllTuning(options: DeploymentOptions): Record<DeployedFunction, 
   return tuning;
 }
 
+/** The flags that set one function's replica bounds (undefined: its default), for error messages. */
+function boundSources(options: DeploymentOptions, fn: DeployedFunction): BoundSources {
+  const given = options.tuning?.[fn];
+  const minScaleFlag =
+    given?.minScale !== undefined
+      ? `--min-scale-${fn}`
+      : options.minScale !== undefined
+        ? "--min-scale"
+        : undefined;
+  return {
+    minScaleFlag,
+    maxScaleFlag: options.maxScale?.[fn] !== undefined ? `--max-scale-${fn}` : undefined,
+    activationScaleFlag: given?.activationScale !== undefined ? `--activation-scale-${fn}` : undefined,
+  };
+}
+
 /**
- * Upper replica bounds. OpenFaaS CE refuses com.openfaas.scale.max and .min above 5 (faas-netes
- * pkg/handlers/validate.go), so its defaults are capped there and a larger explicit value is refused.
+ * Upper replica bounds, and on Knative the activation scale fitted between min and max (scale-bounds.ts).
+ * OpenFaaS CE refuses com.openfaas.scale.max and .min above 5 (faas-netes pkg/handlers/validate.go), so its
+ * defaults are capped there and a larger explicit value is refused.
  */
 function resolveMaxScale(
   options: DeploymentOptions,
+  platform: Platform,
   ce: boolean,
   tuning: Record<DeployedFunction, ResolvedTuning>,
 ): Record<DeployedFunction, number> {
@@ -284,9 +303,10 @@ function resolveMaxScale(
     if (given !== undefined) maxScale[fn] = given;
     checkScale(maxScale[fn], `maxScale.${fn}`);
     const minScale = tuning[fn].minScale;
-    if (maxScale[fn] !== 0 && maxScale[fn] < Math.max(minScale, 1)) {
-      fail(`maxScale.${fn} (${maxScale[fn]}) is below minScale (${minScale})`);
-    }
+    const bounds = { minScale, maxScale: maxScale[fn], activationScale: tuning[fn].activationScale };
+    const sources = boundSources(options, fn);
+    checkMinMax(fn, bounds, sources);
+    if (platform === "knative") tuning[fn].activationScale = fitActivationScale(fn, bounds, sources);
     if (ce && (maxScale[fn] > OPENFAAS_CE_MAX_REPLICAS || minScale > OPENFAAS_CE_MAX_REPLICAS)) {
       fail(
         `OpenFaaS Community Edition allows at most ${OPENFAAS_CE_MAX_REPLICAS} replicas per function (${fn}: min ${minScale}, max ${maxScale[fn]}); use --openfaas-edition pro or a smaller scale`,
@@ -399,7 +419,8 @@ function resolveScaling(
   if (options.minScale !== undefined) checkScale(options.minScale, "minScale");
   const openfaasEdition = resolveEdition(options);
   const tuning = resolveAllTuning(options);
-  const maxScale = resolveMaxScale(options, platform === "openfaas" && openfaasEdition === "ce", tuning);
+  const ce = platform === "openfaas" && openfaasEdition === "ce";
+  const maxScale = resolveMaxScale(options, platform, ce, tuning);
   return { openfaasEdition, tuning, maxScale };
 }
 
