@@ -5,6 +5,8 @@
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
 import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
+import { VERSION } from "../shared/version.js";
+import { ContainerCheckError, checkImage, checkResources } from "./container-checks.js";
 import {
   applyClusterPlatform,
   DEFAULT_CERT_MANAGER_NAMESPACE,
@@ -90,7 +92,7 @@ export interface DeploymentOptions {
   namespace?: string;
   /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
   name?: string;
-  /** Knative: the simkube-fn image (Dockerfile). OpenFaaS: the image faas-cli builds; may contain {function}. Default "simkube-fn:latest". */
+  /** Knative: the simkube-fn image (Dockerfile), default DEFAULT_IMAGE. OpenFaaS: the image faas-cli builds; may contain {function}; default "simkube-fn:latest". */
   image?: string;
   /** TRACE_PATH: an http(s):// URL (or a path inside the image); unset = no lifecycles. */
   tracePath?: string;
@@ -203,7 +205,14 @@ export interface ResolvedOptions {
 export const DEFAULT_KNATIVE_NAMESPACE = "simkube-fn";
 export const DEFAULT_OPENFAAS_NAMESPACE = "openfaas-fn";
 export const DEFAULT_BASE_NAME = "simkube-fn";
-export const DEFAULT_IMAGE = "simkube-fn:latest";
+/**
+ * Knative: the image the Dockerfile builds, under a registry name Knative never resolves to a digest
+ * (config-deployment registries-skipping-tag-resolving: kind.local, ko.local, dev.local) and a fixed tag,
+ * so kind and k3s start it from the node's image store; `:latest` would always be pulled.
+ */
+export const DEFAULT_IMAGE = `dev.local/simkube-fn:${VERSION}`;
+/** OpenFaaS: the name faas-cli builds from (openfaas-stack.ts adds the function to it). */
+export const DEFAULT_OPENFAAS_IMAGE = "simkube-fn:latest";
 export const DEFAULT_VIRTUAL_NS_PREFIX = "virtual";
 export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
   // The cluster sequence store batches concurrent reservations inside one process; every extra replica
@@ -243,7 +252,9 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
   try {
     return resolveChecked(applyClusterPlatform(options));
   } catch (err) {
-    if (err instanceof PlatformError || err instanceof TuningError) fail(err.message);
+    if (err instanceof PlatformError || err instanceof TuningError || err instanceof ContainerCheckError) {
+      fail(err.message);
+    }
     throw err;
   }
 }
@@ -444,24 +455,30 @@ function passThrough(
   options: DeploymentOptions,
   webhookMode: ResolvedOptions["webhookMode"],
   simName: string | undefined,
+  platform: Platform,
 ) {
   return {
     clusterPlatform: options.clusterPlatform,
     issuer: options.issuer,
     // Without a Simulation, the webhook configurations are per simulation (manifests webhook --sim-name).
     webhookConfiguration: simName !== undefined && (options.webhookConfiguration ?? true),
-    image: options.image ?? DEFAULT_IMAGE,
+    image:
+      platform === "knative"
+        ? checkImage(options.image ?? DEFAULT_IMAGE)
+        : (options.image ?? DEFAULT_OPENFAAS_IMAGE),
     tracePath: options.tracePath?.trim() || undefined,
     webhookUrlBase: options.webhookUrlBase,
     webhookUrls: { ...options.webhookUrls },
     pathSecret: options.pathSecret,
     caBundle: options.caBundle,
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
-    resources: options.resources ?? {
-      requests: { cpu: "100m", memory: "128Mi" },
-      // Measured: 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency) peaked at 521 MiB RSS.
-      limits: { memory: "768Mi" },
-    },
+    resources: options.resources
+      ? checkResources(options.resources)
+      : {
+          requests: { cpu: "100m", memory: "128Mi" },
+          // Measured: 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency) peaked at 521 MiB RSS.
+          limits: { memory: "768Mi" },
+        },
     extraRules: [...(options.extraRules ?? [])],
     gateway: options.gateway ?? "http://127.0.0.1:8080",
     openfaasLang: options.openfaasLang ?? "node22",
@@ -481,7 +498,7 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   const scaling = resolveScaling(options, platform);
   const addons = resolveAddonNamespaces(options);
   const resolved: ResolvedOptions = {
-    ...passThrough(options, webhook.webhookMode, simName),
+    ...passThrough(options, webhook.webhookMode, simName, platform),
     target,
     platform,
     simName,
