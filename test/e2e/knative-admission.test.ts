@@ -238,6 +238,31 @@ describe("Knative's own admission of what `manifests` renders", { skip }, () => 
     );
   });
 
+  it("images and quantities the CLI refuses, Knative refuses when written unchecked", async () => {
+    const values: [string, string][] = [
+      ["--image", "Foo:1"],
+      ["--image", "a:1"],
+      ["--image", "ab@sha256:abc"],
+      ["--image", "a b"],
+      ["--cpu-request", "abc"],
+      ["--memory-limit", "1m0"],
+    ];
+    const o = resolveOptions({ clusterPlatform: "kind", simName: "s1" });
+    const unchecked: Rendered[] = [];
+    for (const [flag, value] of values) {
+      const r = await render(`${flag} ${value}`, ["--platform", "kind", "--sim-name", "s1", flag, value]);
+      assert.match(r.refusal ?? "", new RegExp(`^${flag} `), `${flag} ${value}: refused naming the flag`);
+      const service = buildService(o, "mutate-create");
+      const container = service.spec?.template?.spec?.containers[0] as { image: string; resources: object };
+      if (flag === "--image") container.image = value;
+      else
+        container.resources =
+          flag === "--cpu-request" ? { requests: { cpu: value } } : { limits: { memory: value } };
+      unchecked.push({ label: r.label, args: [], yaml: renderManifests([service]) });
+    }
+    for (const [r, list] of judge(unchecked)) assert.equal(list[0]?.result, "reject", r.label);
+  });
+
   it("the oracle can fail: Knative rejects the old rendering's activation-scale 1, and a DomainMapping under the cluster domain", () => {
     const o = resolveOptions({ clusterPlatform: "kind", simName: "s1" });
     const service = buildService(o, "mutate-create");
