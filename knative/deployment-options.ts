@@ -5,6 +5,8 @@
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
 import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
+import { VERSION } from "../shared/version.js";
+import { ContainerCheckError, checkImage, checkResources } from "./container-checks.js";
 import {
   applyClusterPlatform,
   DEFAULT_CERT_MANAGER_NAMESPACE,
@@ -12,6 +14,7 @@ import {
   defaultCaInjectFrom,
   PlatformError,
 } from "./platforms.js";
+import { type BoundSources, checkMinMax, fitActivationScale } from "./scale-bounds.js";
 import { type FunctionTuning, type ResolvedTuning, resolveTuning, TuningError } from "./tuning.js";
 
 /** The functions deployed, by the names the builders use; the list is shared/function-names.ts. */
@@ -89,7 +92,7 @@ export interface DeploymentOptions {
   namespace?: string;
   /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
   name?: string;
-  /** Knative: the simkube-fn image (Dockerfile). OpenFaaS: the image faas-cli builds; may contain {function}. Default "simkube-fn:latest". */
+  /** Knative: the simkube-fn image (Dockerfile), default DEFAULT_IMAGE. OpenFaaS: the image faas-cli builds; may contain {function}; default "simkube-fn:latest". */
   image?: string;
   /** TRACE_PATH: an http(s):// URL (or a path inside the image); unset = no lifecycles. */
   tracePath?: string;
@@ -208,7 +211,14 @@ export interface ResolvedOptions {
 export const DEFAULT_KNATIVE_NAMESPACE = "simkube-fn";
 export const DEFAULT_OPENFAAS_NAMESPACE = "openfaas-fn";
 export const DEFAULT_BASE_NAME = "simkube-fn";
-export const DEFAULT_IMAGE = "simkube-fn:latest";
+/**
+ * Knative: the image the Dockerfile builds, under a registry name Knative never resolves to a digest
+ * (config-deployment registries-skipping-tag-resolving: kind.local, ko.local, dev.local) and a fixed tag,
+ * so kind and k3s start it from the node's image store; `:latest` would always be pulled.
+ */
+export const DEFAULT_IMAGE = `dev.local/simkube-fn:${VERSION}`;
+/** OpenFaaS: the name faas-cli builds from (openfaas-stack.ts adds the function to it). */
+export const DEFAULT_OPENFAAS_IMAGE = "simkube-fn:latest";
 export const DEFAULT_VIRTUAL_NS_PREFIX = "virtual";
 export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
   // The cluster sequence store batches concurrent reservations inside one process; every extra replica
@@ -248,7 +258,9 @@ export function resolveOptions(options: DeploymentOptions): ResolvedOptions {
   try {
     return resolveChecked(applyClusterPlatform(options));
   } catch (err) {
-    if (err instanceof PlatformError || err instanceof TuningError) fail(err.message);
+    if (err instanceof PlatformError || err instanceof TuningError || err instanceof ContainerCheckError) {
+      fail(err.message);
+    }
     throw err;
   }
 }
@@ -274,12 +286,30 @@ function resolveAllTuning(options: DeploymentOptions): Record<DeployedFunction, 
   return tuning;
 }
 
+/** The flags that set one function's replica bounds (undefined: its default), for error messages. */
+function boundSources(options: DeploymentOptions, fn: DeployedFunction): BoundSources {
+  const given = options.tuning?.[fn];
+  const minScaleFlag =
+    given?.minScale !== undefined
+      ? `--min-scale-${fn}`
+      : options.minScale !== undefined
+        ? "--min-scale"
+        : undefined;
+  return {
+    minScaleFlag,
+    maxScaleFlag: options.maxScale?.[fn] !== undefined ? `--max-scale-${fn}` : undefined,
+    activationScaleFlag: given?.activationScale !== undefined ? `--activation-scale-${fn}` : undefined,
+  };
+}
+
 /**
- * Upper replica bounds. OpenFaaS CE refuses com.openfaas.scale.max and .min above 5 (faas-netes
- * pkg/handlers/validate.go), so its defaults are capped there and a larger explicit value is refused.
+ * Upper replica bounds, and on Knative the activation scale fitted between min and max (scale-bounds.ts).
+ * OpenFaaS CE refuses com.openfaas.scale.max and .min above 5 (faas-netes pkg/handlers/validate.go), so its
+ * defaults are capped there and a larger explicit value is refused.
  */
 function resolveMaxScale(
   options: DeploymentOptions,
+  platform: Platform,
   ce: boolean,
   tuning: Record<DeployedFunction, ResolvedTuning>,
 ): Record<DeployedFunction, number> {
@@ -290,9 +320,10 @@ function resolveMaxScale(
     if (given !== undefined) maxScale[fn] = given;
     checkScale(maxScale[fn], `maxScale.${fn}`);
     const minScale = tuning[fn].minScale;
-    if (maxScale[fn] !== 0 && maxScale[fn] < Math.max(minScale, 1)) {
-      fail(`maxScale.${fn} (${maxScale[fn]}) is below minScale (${minScale})`);
-    }
+    const bounds = { minScale, maxScale: maxScale[fn], activationScale: tuning[fn].activationScale };
+    const sources = boundSources(options, fn);
+    checkMinMax(fn, bounds, sources);
+    if (platform === "knative") tuning[fn].activationScale = fitActivationScale(fn, bounds, sources);
     if (ce && (maxScale[fn] > OPENFAAS_CE_MAX_REPLICAS || minScale > OPENFAAS_CE_MAX_REPLICAS)) {
       fail(
         `OpenFaaS Community Edition allows at most ${OPENFAAS_CE_MAX_REPLICAS} replicas per function (${fn}: min ${minScale}, max ${maxScale[fn]}); use --openfaas-edition pro or a smaller scale`,
@@ -405,7 +436,8 @@ function resolveScaling(
   if (options.minScale !== undefined) checkScale(options.minScale, "minScale");
   const openfaasEdition = resolveEdition(options);
   const tuning = resolveAllTuning(options);
-  const maxScale = resolveMaxScale(options, platform === "openfaas" && openfaasEdition === "ce", tuning);
+  const ce = platform === "openfaas" && openfaasEdition === "ce";
+  const maxScale = resolveMaxScale(options, platform, ce, tuning);
   return { openfaasEdition, tuning, maxScale };
 }
 
@@ -429,13 +461,17 @@ function passThrough(
   options: DeploymentOptions,
   webhookMode: ResolvedOptions["webhookMode"],
   simName: string | undefined,
+  platform: Platform,
 ) {
   return {
     clusterPlatform: options.clusterPlatform,
     issuer: options.issuer,
     // Without a Simulation, the webhook configurations are per simulation (manifests webhook --sim-name).
     webhookConfiguration: simName !== undefined && (options.webhookConfiguration ?? true),
-    image: options.image ?? DEFAULT_IMAGE,
+    image:
+      platform === "knative"
+        ? checkImage(options.image ?? DEFAULT_IMAGE)
+        : (options.image ?? DEFAULT_OPENFAAS_IMAGE),
     tracePath: options.tracePath?.trim() || undefined,
     traceAllowedLocations: (options.traceAllowedLocations ?? []).map((l) => l.trim()).filter((l) => l !== ""),
     webhookUrlBase: options.webhookUrlBase,
@@ -443,11 +479,13 @@ function passThrough(
     pathSecret: options.pathSecret,
     caBundle: options.caBundle,
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
-    resources: options.resources ?? {
-      requests: { cpu: "100m", memory: "128Mi" },
-      // Measured: 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency) peaked at 521 MiB RSS.
-      limits: { memory: "768Mi" },
-    },
+    resources: options.resources
+      ? checkResources(options.resources)
+      : {
+          requests: { cpu: "100m", memory: "128Mi" },
+          // Measured: 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency) peaked at 521 MiB RSS.
+          limits: { memory: "768Mi" },
+        },
     extraRules: [...(options.extraRules ?? [])],
     gateway: options.gateway ?? "http://127.0.0.1:8080",
     openfaasLang: options.openfaasLang ?? "node22",
@@ -467,7 +505,7 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
   const scaling = resolveScaling(options, platform);
   const addons = resolveAddonNamespaces(options);
   const resolved: ResolvedOptions = {
-    ...passThrough(options, webhook.webhookMode, simName),
+    ...passThrough(options, webhook.webhookMode, simName, platform),
     target,
     platform,
     simName,

@@ -28,6 +28,7 @@ import { buildGatewayRoutes } from "./gateway-route.js";
 import { buildStack } from "./openfaas-stack.js";
 import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
 import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
+import { KNATIVE_DEFAULT_ACTIVATION_SCALE } from "./scale-bounds.js";
 
 export {
   DEPLOYED_FUNCTIONS,
@@ -104,6 +105,16 @@ export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
   };
 }
 
+/**
+ * activation-scale only above Knative's own default of 1: its webhook refuses the annotation below 2
+ * (knative/scale-bounds.ts has the rule and fits the value between min-scale and max-scale).
+ */
+function activationAnnotation(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
+  const scale = o.tuning[fn].activationScale;
+  if (scale === KNATIVE_DEFAULT_ACTIVATION_SCALE) return {};
+  return { "autoscaling.knative.dev/activation-scale": String(scale) };
+}
+
 /** The revision's scaling annotations. */
 function revisionAnnotations(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
   return {
@@ -114,7 +125,7 @@ function revisionAnnotations(o: ResolvedOptions, fn: DeployedFunction): Record<s
     "autoscaling.knative.dev/target": String(CONCURRENCY[fn].target),
     // Replicas started when waking from zero, and how long they outlive the last request
     // (knative/tuning.ts says why each function gets its values).
-    "autoscaling.knative.dev/activation-scale": String(o.tuning[fn].activationScale),
+    ...activationAnnotation(o, fn),
     "autoscaling.knative.dev/scale-down-delay": o.tuning[fn].scaleDownDelay,
     ...pathSecretRevisionAnnotation(o),
   };

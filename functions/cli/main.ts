@@ -13,13 +13,13 @@ import { ConfigError, loadConfig } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger } from "../../shared/log.js";
+import { VERSION } from "../../shared/version.js";
 import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
 import { startFunction } from "../runtime/registry.js";
 import { type Command, parseCommandLine, UsageError, usage } from "./args.js";
 import { type ManifestsRequest, ManifestsUsageError } from "./manifests/args.js";
 import { runReplayCommand } from "./replay/command.js";
-import { VERSION } from "./version.js";
 
 function readInput(file: string): string {
   return readFileSync(file === "-" ? 0 : file, "utf8");

@@ -87,6 +87,25 @@ describe("simkube-fn manifests (built CLI)", () => {
     assert.match(bad.stderr, /Unknown option '--nope'[\s\S]*simkube-fn manifests webhook/);
   });
 
+  it("refuses a replica combination Knative would refuse with exit 2 and the flags named; fits the defaults to the rest", () => {
+    const kind = [CLI, "manifests", "--platform", "kind", "--sim-name", "s", "--reschedule"];
+    const refused = spawnSync(
+      process.execPath,
+      [...kind, "--min-scale", "3", "--activation-scale-reschedule-delete", "2"],
+      { encoding: "utf8", timeout: 20_000 },
+    );
+    assert.equal(refused.status, 2);
+    assert.equal(refused.stdout, "");
+    assert.match(refused.stderr, /--activation-scale-reschedule-delete 2 is below --min-scale 3/);
+    const fitted = spawnSync(process.execPath, [...kind, "--min-scale", "3"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    assert.equal(fitted.status, 0, fitted.stderr);
+    assert.doesNotMatch(fitted.stdout, /activation-scale/);
+    assert.match(fitted.stdout, /image: dev\.local\/simkube-fn:\d+\.\d+\.\d+/);
+  });
+
   it("manifests webhook prints only sk-NAME-mutatepods", () => {
     const run = spawnSync(
       process.execPath,

@@ -291,7 +291,7 @@ describe("webhook configuration", () => {
       ["timeout above 30 s", { ...BASE, mutateTimeoutSeconds: 31 }, /from 1 to 30/],
       ["function namespace is virtual", { ...BASE, namespace: "virtual-fns" }, /virtual namespace prefix/],
       ["name too long for a revision", { ...BASE, name: "a".repeat(40) }, /DNS-1035 label/],
-      ["maxScale below minScale", { ...BASE, minScale: 4 }, /below minScale/],
+      ["maxScale below minScale", { ...BASE, minScale: 4 }, /max-scale 3 .* is below --min-scale 4/],
       ["unknown log level", { ...BASE, logLevel: "loud" }, /logLevel must be one of/],
       ["unknown sequence store", { ...BASE, sequenceStore: "redis" as never }, /sequenceStore must be/],
     ];

@@ -107,7 +107,7 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --webhook-service-path PATH  --path-secret S (default: 32 random bytes per run)
       --without-webhook         leave out the deployment's own webhook configuration (stock SimKube)
   Functions:
-      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (simkube-fn:latest)  --reschedule
+      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)  --reschedule
       --trace-path URL  --log-level LEVEL  --driver-users U1,U2  --sequence-store cluster|memory
       --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
       --allow-trace-location LOCATION (repeatable: TRACE_ALLOWED_LOCATIONS, where a Simulation's tracePath may point)
