@@ -49,10 +49,12 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
 `,
-  cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--json]
+  cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--real-node] [--json]
       A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
       controlplane/ with Go) whose webhooks are both functions. Prints one JSON line when ready (kubeconfig,
       server, simName, virtualNamespacePrefix, functions) and runs until SIGINT/SIGTERM.
+      --real-node adds a real kubelet node (containerd, runc, kube-proxy, CNI bridge; root, Linux;
+      scripts/install-real-node.sh installs what it needs) in its own namespaces, tainted simkube-fn/real-node.
       Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).
 `,
 };

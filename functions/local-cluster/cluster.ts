@@ -29,12 +29,21 @@ import {
 } from "./cluster-objects.js";
 import { type ControlPlaneBinaries, KWOK_USER, startControlPlane } from "./control-plane.js";
 import { type LocalFunction, type RecordedReview, serveFunction } from "./functions.js";
+import { type Janitor, startJanitor } from "./janitor.js";
 import { writeKubeconfigFile } from "./kubeconfig.js";
 import { startKwok } from "./kwok.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePort } from "./ports.js";
 import type { ManagedProcess } from "./processes.js";
 import { waitUntil } from "./readiness.js";
+import {
+  cgroupRootName,
+  nodeCertificates,
+  type PreparedNode,
+  prepareRealNode,
+  type RealNode,
+  startRealNode,
+} from "./real-node/real-node.js";
 import { createRestClient, type RestClient } from "./rest.js";
 
 export const DEFAULT_SIM_NAME = "local-sim";
@@ -51,6 +60,8 @@ export interface LocalClusterOptions {
   logLevel?: LogLevel;
   /** Keep every review each function answered, in order (tests read it). */
   recordReviews?: boolean;
+  /** A real kubelet node beside the KWOK nodes (real-node/): containerd, kubelet, kube-proxy, the CNI bridge. */
+  realNode?: boolean;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -82,6 +93,8 @@ export interface LocalCluster {
   /** Milliseconds from the start until each step was done. */
   readonly timings: Record<string, number>;
   readonly nodeNames: string[];
+  /** The real node, with --real-node. */
+  readonly realNode?: RealNode;
   stop(): Promise<void>;
 }
 
@@ -176,13 +189,27 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-cluster-"));
   const processes: ManagedProcess[] = [];
   const served: LocalFunction[] = [];
+  const nodes: PreparedNode[] = [];
+  const janitors: Janitor[] = [];
   const stop = async () => {
     for (const fn of served.reverse()) await fn.stop();
-    for (const p of processes.reverse()) await p.stop();
-    await rm(dir, { recursive: true, force: true });
+    try {
+      for (const node of nodes) await node.stop();
+    } finally {
+      for (const p of processes.reverse()) await p.stop();
+      await rm(dir, { recursive: true, force: true });
+      for (const janitor of janitors) await janitor.close();
+    }
   };
   try {
-    return await bringUp(options, dir, processes, served, stop, t0);
+    if (options.realNode) nodes.push(await prepareRealNode(dir));
+    janitors.push(
+      startJanitor(
+        dir,
+        nodes.map((node) => cgroupRootName(node.namespaces)),
+      ),
+    );
+    return await bringUp(options, { dir, processes, served, node: nodes[0] }, stop, t0);
   } catch (err) {
     await stop();
     throw err;
@@ -229,16 +256,39 @@ async function functionPorts(): Promise<Record<FunctionName, number>> {
   return ports;
 }
 
+interface Run {
+  dir: string;
+  processes: ManagedProcess[];
+  served: LocalFunction[];
+  node: PreparedNode | undefined;
+}
+
+/** The run's PKI and the control plane; with a real node, the API server listens where the node reaches it. */
+async function startPlane(options: LocalClusterOptions, run: Run) {
+  const { dir, processes, node } = run;
+  const hostIp = node?.namespaces.addresses.hostIp;
+  const pki = await createPki(dir, hostIp ? [hostIp] : []);
+  const certificates = node ? await nodeCertificates(dir) : undefined;
+  const plane = await startControlPlane({
+    dir,
+    pki,
+    binaries: options.binaries,
+    processes,
+    ...(hostIp && certificates
+      ? { realNode: { address: hostIp, kubeletClient: certificates.kubeletClient } }
+      : {}),
+  });
+  return { pki, plane, certificates };
+}
+
 async function bringUp(
   options: LocalClusterOptions,
-  dir: string,
-  processes: ManagedProcess[],
-  served: LocalFunction[],
+  run: Run,
   stop: () => Promise<void>,
   t0: number,
 ): Promise<LocalCluster> {
-  const pki = await createPki(dir);
-  const plane = await startControlPlane({ dir, pki, binaries: options.binaries, processes });
+  const { dir, processes, served, node } = run;
+  const { pki, plane, certificates } = await startPlane(options, run);
   const timings: Record<string, number> = { ...plane.timings };
   const admin = createRestClient(plane.server, pki.caCertPem, plane.adminToken);
   const simName = options.simName ?? DEFAULT_SIM_NAME;
@@ -255,6 +305,14 @@ async function bringUp(
 
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
+  const realNode =
+    node && certificates
+      ? await startRealNode({
+          ...{ prepared: node, certificates, binDir: options.binaries.binDir },
+          ...{ server: plane.server, caFile: pki.caCertFile, admin, logDir: path.join(dir, "logs") },
+        })
+      : undefined;
+  if (realNode) timings.realNodeReady = Date.now() - t0;
 
   await applyCrds(admin);
   const sim = await createSimulation(s, options);
@@ -288,6 +346,7 @@ async function bringUp(
     logDir: path.join(dir, "logs"),
     timings,
     nodeNames,
+    ...(realNode ? { realNode } : {}),
     stop,
   };
 }

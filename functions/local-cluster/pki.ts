@@ -7,6 +7,7 @@ import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { KUBERNETES_SERVICE_IP } from "./real-node/addresses.js";
 
 const run = promisify(execFile);
 
@@ -25,7 +26,7 @@ export interface Pki {
 // The names the API server is reached by from inside and outside the cluster (Go checks SANs only).
 const APISERVER_SANS = [
   "IP:127.0.0.1",
-  "IP:10.0.0.1",
+  `IP:${KUBERNETES_SERVICE_IP}`,
   "DNS:localhost",
   "DNS:kubernetes",
   "DNS:kubernetes.default",
@@ -81,7 +82,57 @@ async function issue(dir: string, name: string, cn: string, sans: string[]): Pro
   ]);
 }
 
-export async function createPki(dir: string): Promise<Pki> {
+export interface ClientCert {
+  certFile: string;
+  keyFile: string;
+}
+
+/** A client certificate signed by the run's CA: `cn` is the user, `org` its group (kubelet identities). */
+export async function issueClientCert(
+  dir: string,
+  name: string,
+  cn: string,
+  org?: string,
+): Promise<ClientCert> {
+  const subject = org ? `/O=${org}/CN=${cn}` : `/CN=${cn}`;
+  await openssl(dir, [
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    subject,
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+  ]);
+  await writeFile(
+    path.join(dir, `${name}.ext`),
+    "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n",
+  );
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-extfile",
+    `${name}.ext`,
+    "-out",
+    `${name}.crt`,
+  ]);
+  return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+}
+
+/** extraApiserverIps: where else the API server is reached (the real node's side of its veth). */
+export async function createPki(dir: string, extraApiserverIps: readonly string[] = []): Promise<Pki> {
   await openssl(dir, [
     "req",
     "-x509",
@@ -97,7 +148,10 @@ export async function createPki(dir: string): Promise<Pki> {
     "-out",
     "ca.crt",
   ]);
-  await issue(dir, "apiserver", "kube-apiserver", APISERVER_SANS);
+  await issue(dir, "apiserver", "kube-apiserver", [
+    ...APISERVER_SANS,
+    ...extraApiserverIps.map((ip) => `IP:${ip}`),
+  ]);
   await issue(dir, "webhook", "simkube-fn-functions", ["IP:127.0.0.1", "DNS:localhost"]);
   await openssl(dir, ["genrsa", "-out", "sa.key", "2048"]);
   await openssl(dir, ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);

@@ -1,4 +1,4 @@
-// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--json]`: a real local control plane
+// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--real-node] [--json]`: a real local control plane
 // whose webhooks are the two functions (functions/local-cluster/). Prints one JSON line once everything is
 // ready, stays up until SIGINT or SIGTERM, then stops every process it started and removes its files.
 
@@ -28,6 +28,16 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
     driverKubeconfig: cluster.driverKubeconfig,
     logDir: cluster.logDir,
     startupMs: cluster.timings.ready,
+    ...(cluster.realNode
+      ? {
+          realNode: {
+            name: cluster.realNode.name,
+            containerdSocket: cluster.realNode.containerdSocket,
+            podCidr: cluster.realNode.namespaces.addresses.podCidr,
+            readyMs: cluster.realNode.readyMs,
+          },
+        }
+      : {}),
   };
 }
 
@@ -48,6 +58,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
       "sim-name": { type: "string" },
       reschedule: { type: "boolean" },
       trace: { type: "string" },
+      "real-node": { type: "boolean" },
       json: { type: "boolean" },
     },
     allowPositionals: true,
@@ -66,6 +77,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     binaries,
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
     reschedule: values.reschedule ?? false,
+    realNode: values["real-node"] ?? false,
     ...(tracePath ? { tracePath } : {}),
   });
   if (!values.json) process.stdout.write(humanSummary(cluster));
