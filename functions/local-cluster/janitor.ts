@@ -40,6 +40,7 @@ export function startJanitor(dir: string, cgroupNames: readonly string[] = []): 
     close() {
       if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
       return new Promise((resolve) => {
+        child.ref(); // unref'd so as not to hold the launcher open; now its exit is awaited
         child.once("exit", () => resolve());
         child.stdin?.end();
       });

@@ -45,24 +45,21 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-/** A key and a certificate signed by the run's CA, for the given subjectAltNames. */
-async function issue(dir: string, name: string, cn: string, sans: string[]): Promise<void> {
+/** A key and a certificate for `subject`, signed by the run's CA, with the given X.509 extensions. */
+async function sign(dir: string, name: string, subject: string, extensions: string): Promise<void> {
   await openssl(dir, [
     "req",
     "-newkey",
     "rsa:2048",
     "-nodes",
     "-subj",
-    `/CN=${cn}`,
+    subject,
     "-keyout",
     `${name}.key`,
     "-out",
     `${name}.csr`,
   ]);
-  await writeFile(
-    path.join(dir, `${name}.ext`),
-    `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
-  );
+  await writeFile(path.join(dir, `${name}.ext`), extensions);
   await openssl(dir, [
     "x509",
     "-req",
@@ -80,6 +77,16 @@ async function issue(dir: string, name: string, cn: string, sans: string[]): Pro
     "-out",
     `${name}.crt`,
   ]);
+}
+
+/** A serving certificate for the given subjectAltNames. */
+function issue(dir: string, name: string, cn: string, sans: string[]): Promise<void> {
+  return sign(
+    dir,
+    name,
+    `/CN=${cn}`,
+    `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+  );
 }
 
 export interface ClientCert {
@@ -95,39 +102,7 @@ export async function issueClientCert(
   org?: string,
 ): Promise<ClientCert> {
   const subject = org ? `/O=${org}/CN=${cn}` : `/CN=${cn}`;
-  await openssl(dir, [
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-subj",
-    subject,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-  ]);
-  await writeFile(
-    path.join(dir, `${name}.ext`),
-    "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n",
-  );
-  await openssl(dir, [
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-extfile",
-    `${name}.ext`,
-    "-out",
-    `${name}.crt`,
-  ]);
+  await sign(dir, name, subject, "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n");
   return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
 }
 
