@@ -2,7 +2,9 @@
 # `serve reschedule-delete`; see knative/manifests.ts). OpenFaaS does not use this image: faas-cli builds
 # its own from the node22 template and dist/openfaas/<function>/handler.js (npm run bundle:openfaas).
 #
-# NOT BUILT OR TESTED HERE: the development machines have no container engine. What is tested is the
+# NOT BUILT OR TESTED HERE YET: the development machines now have containerd, runc and podman
+# (scripts/install-real-node.sh), but no container registry is reachable for this file's bases, and no
+# locally assembled base has been built into this image yet. What is tested is the
 # bundle folder it copies (dist/bundle/ runs on its own, without node_modules) and the test suite under
 # the same Node major (.ci/run runs the unit and HTTP tests on Node 24 as well as on Node 20).
 #

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a pinned Kubernetes control plane (kube-apiserver, kube-controller-manager,
-# kube-scheduler, etcd) from this Go module, plus kwok from its own released module.
+# kube-scheduler, etcd) from this Go module, plus kwok from its own released module, and the real
+# node's kubelet, kube-proxy and sandbox `pause` program (`cluster up --real-node`).
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/controlplane/<key>/bin/
 #          <key> = first 16 hex of sha256(go.mod + go.sum + build.sh)
@@ -99,6 +100,9 @@ step "kube-controller-manager" gobuild kube-controller-manager k8s.io/kubernetes
 step "kube-scheduler" gobuild kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kube_ldflags"
 # The etcd main is the module root of go.etcd.io/etcd/server/v3 (would be named "server").
 step "etcd" gobuild etcd go.etcd.io/etcd/server/v3 "-s -w"
+step "kubelet" gobuild kubelet k8s.io/kubernetes/cmd/kubelet "$kube_ldflags"
+step "kube-proxy" gobuild kube-proxy k8s.io/kubernetes/cmd/kube-proxy "$kube_ldflags"
+step "pause" gobuild pause ./pause "-s -w"
 step "kwok ($KWOK_VERSION)" kwok_install
 
 {

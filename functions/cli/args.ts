@@ -52,12 +52,15 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
 `,
-  cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--json]
+  cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
+      [--json]
       A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
       controlplane/ with Go) whose webhooks are both functions, guarded as in production (path secret, the API
       server's client certificate, the pod-create policy) unless --insecure-dev. Prints one JSON line when
-      ready (kubeconfig, server, simName, virtualNamespacePrefix, functions, security) and runs until
+      ready (kubeconfig, server, simName, virtualNamespacePrefix, functions, security, realNode) and runs until
       SIGINT/SIGTERM.
+      --real-node adds a real kubelet node (containerd, runc, kube-proxy, CNI bridge; root, Linux;
+      scripts/install-real-node.sh installs what it needs) in its own namespaces, tainted simkube-fn/real-node.
       Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).
 `,
 };

@@ -39,11 +39,20 @@ import {
   waitForPolicyEnforced,
 } from "./deployment.js";
 import { type LocalFunction, type RecordedReview, serveFunction } from "./functions.js";
+import { type Janitor, startJanitor } from "./janitor.js";
 import { startKwok } from "./kwok.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePort } from "./ports.js";
 import type { ManagedProcess } from "./processes.js";
 import { waitUntil } from "./readiness.js";
+import {
+  cgroupRootName,
+  nodeCertificates,
+  type PreparedNode,
+  prepareRealNode,
+  type RealNode,
+  startRealNode,
+} from "./real-node/real-node.js";
 import { createRestClient, type RestClient } from "./rest.js";
 import { newPathSecret, type SecurityMode, writeWebhookClientFiles } from "./security.js";
 
@@ -61,6 +70,8 @@ export interface LocalClusterOptions {
   logLevel?: LogLevel;
   /** Keep every review each function answered, in order (tests read it). */
   recordReviews?: boolean;
+  /** A real kubelet node beside the KWOK nodes (real-node/): containerd, kubelet, kube-proxy, the CNI bridge. */
+  realNode?: boolean;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -107,6 +118,8 @@ export interface LocalCluster {
   readonly security: SecurityMode;
   /** Set in production mode. */
   readonly webhookClient?: WebhookClientCredentials;
+  /** The real node, with --real-node. */
+  readonly realNode?: RealNode;
   stop(): Promise<void>;
 }
 
@@ -176,13 +189,27 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const dir = await mkdtemp(path.join(tmpdir(), "simkube-fn-cluster-"));
   const processes: ManagedProcess[] = [];
   const served: LocalFunction[] = [];
+  const nodes: PreparedNode[] = [];
+  const janitors: Janitor[] = [];
   const stop = async () => {
     for (const fn of served.reverse()) await fn.stop();
-    for (const p of processes.reverse()) await p.stop();
-    await rm(dir, { recursive: true, force: true });
+    try {
+      for (const node of nodes) await node.stop();
+    } finally {
+      for (const p of processes.reverse()) await p.stop();
+      await rm(dir, { recursive: true, force: true });
+      for (const janitor of janitors) await janitor.close();
+    }
   };
   try {
-    return await bringUp(options, dir, processes, served, stop, t0);
+    if (options.realNode) nodes.push(await prepareRealNode(dir));
+    janitors.push(
+      startJanitor(
+        dir,
+        nodes.map((node) => cgroupRootName(node.namespaces)),
+      ),
+    );
+    return await bringUp(options, { dir, processes, served, node: nodes[0] }, stop, t0);
   } catch (err) {
     await stop();
     throw err;
@@ -259,9 +286,22 @@ async function functionPorts(): Promise<Record<FunctionName, number>> {
   return ports;
 }
 
-/** The run's credentials, how the functions are guarded, and the control plane started with them. */
-async function startPlane(options: LocalClusterOptions, dir: string, processes: ManagedProcess[]) {
-  const pki = await createPki(dir);
+interface Run {
+  dir: string;
+  processes: ManagedProcess[];
+  served: LocalFunction[];
+  node: PreparedNode | undefined;
+}
+
+/**
+ * The run's credentials, how the functions are guarded, and the control plane started with them; with a real
+ * node, the API server listens where the node reaches it.
+ */
+async function startPlane(options: LocalClusterOptions, run: Run) {
+  const { dir, processes, node } = run;
+  const hostIp = node?.namespaces.addresses.hostIp;
+  const pki = await createPki(dir, hostIp ? [hostIp] : []);
+  const certificates = node ? await nodeCertificates(dir) : undefined;
   // The ports first: kube-apiserver's webhook credentials are keyed by the functions' host:port.
   const ports = await functionPorts();
   const guard = await securityFor(dir, pki, ports, options.insecureDev);
@@ -271,6 +311,9 @@ async function startPlane(options: LocalClusterOptions, dir: string, processes: 
     binaries: options.binaries,
     processes,
     ...("admissionConfigFile" in guard ? { admissionConfigFile: guard.admissionConfigFile } : {}),
+    ...(hostIp && certificates
+      ? { realNode: { address: hostIp, kubeletClient: certificates.kubeletClient } }
+      : {}),
   });
   const timings: Record<string, number> = { ...plane.timings };
   const admin = createRestClient(plane.server, pki.caCertPem, plane.adminToken);
@@ -286,21 +329,29 @@ async function startPlane(options: LocalClusterOptions, dir: string, processes: 
     security: guard.security,
     ...("pathSecret" in guard ? { pathSecret: guard.pathSecret } : {}),
   };
-  return { s, plane, timings, webhookClient: "webhookClient" in guard ? guard.webhookClient : undefined };
+  const webhookClient = "webhookClient" in guard ? guard.webhookClient : undefined;
+  return { s, plane, timings, webhookClient, certificates };
 }
 
 async function bringUp(
   options: LocalClusterOptions,
-  dir: string,
-  processes: ManagedProcess[],
-  served: LocalFunction[],
+  run: Run,
   stop: () => Promise<void>,
   t0: number,
 ): Promise<LocalCluster> {
-  const { s, plane, timings, webhookClient } = await startPlane(options, dir, processes);
-  const { admin, simName, pki } = s;
+  const { processes, served, node } = run;
+  const { s, plane, timings, webhookClient, certificates } = await startPlane(options, run);
+  const { admin, simName, pki, dir } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
+  const realNode =
+    node && certificates
+      ? await startRealNode({
+          ...{ prepared: node, certificates, binDir: options.binaries.binDir },
+          ...{ server: plane.server, caFile: pki.caCertFile, admin, logDir: path.join(dir, "logs") },
+        })
+      : undefined;
+  if (realNode) timings.realNodeReady = Date.now() - t0;
 
   await applyCrds(admin);
   const sim = await createSimulation(s, options);
@@ -336,6 +387,7 @@ async function bringUp(
     nodeNames,
     security: s.security,
     ...(webhookClient ? { webhookClient } : {}),
+    ...(realNode ? { realNode } : {}),
     stop,
   };
 }

@@ -7,10 +7,11 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeKubeconfigFile } from "./kubeconfig.js";
-import type { Pki } from "./pki.js";
+import type { ClientCert, Pki } from "./pki.js";
 import { freePorts } from "./ports.js";
 import { type ManagedProcess, startProcess } from "./processes.js";
 import { httpGet, waitUntil } from "./readiness.js";
+import { SERVICE_CIDR } from "./real-node/addresses.js";
 
 export interface ControlPlaneBinaries {
   /** Holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and (when it could be built) kwok. */
@@ -38,23 +39,51 @@ const token = () => randomBytes(24).toString("hex");
 /** Taint-based eviction and pod GC in seconds, not minutes (the defaults are 300 s tolerations, 50 s grace). */
 const NODE_TOLERATION_SECONDS = 30;
 
+/** What the API server needs when a real node (real-node/) joins: where the node reaches it, how it reaches kubelets. */
+export interface RealNodeAccess {
+  /** The host side of the node's veth: the API server listens (only) there. */
+  address: string;
+  kubeletClient: ClientCert;
+}
+
+function listenArgs(realNode: RealNodeAccess | undefined): string[] {
+  if (!realNode) {
+    return [
+      "--bind-address=127.0.0.1",
+      // No default route in a sandbox: the API server would fail to pick an address.
+      "--advertise-address=127.0.0.1",
+      // Endpoints may not hold loopback addresses; the lease reconciler would fail forever.
+      "--endpoint-reconciler-type=none",
+    ];
+  }
+  return [
+    `--bind-address=${realNode.address}`,
+    // The `kubernetes` Service's endpoint, which pods reach through kube-proxy.
+    `--advertise-address=${realNode.address}`,
+    // Webhook Services are called at their endpoints (pod IPs, routed to the node), not their ClusterIPs, which
+    // exist only in the node's own iptables.
+    "--enable-aggregator-routing=true",
+    `--kubelet-client-certificate=${realNode.kubeletClient.certFile}`,
+    `--kubelet-client-key=${realNode.kubeletClient.keyFile}`,
+    // The node's name resolves nowhere; its InternalIP does.
+    "--kubelet-preferred-address-types=InternalIP",
+  ];
+}
+
 function apiserverArgs(
   dir: string,
   pki: Pki,
   ports: Record<string, number>,
   admissionConfigFile: string | undefined,
+  realNode: RealNodeAccess | undefined,
 ): string[] {
   // Where kube-apiserver finds the client certificate it presents to webhooks (security.ts).
   const admission = admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : [];
   return [
     ...admission,
     `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
-    "--bind-address=127.0.0.1",
     `--secure-port=${ports.apiserver}`,
-    // No default route in a sandbox: the API server would fail to pick an address.
-    "--advertise-address=127.0.0.1",
-    // Endpoints may not hold loopback addresses; the lease reconciler would fail forever.
-    "--endpoint-reconciler-type=none",
+    ...listenArgs(realNode),
     `--tls-cert-file=${pki.apiserverCertFile}`,
     `--tls-private-key-file=${pki.apiserverKeyFile}`,
     `--client-ca-file=${pki.caCertFile}`,
@@ -63,7 +92,7 @@ function apiserverArgs(
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
     `--service-account-key-file=${pki.saPubFile}`,
     `--service-account-signing-key-file=${pki.saKeyFile}`,
-    "--service-cluster-ip-range=10.0.0.0/24",
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allow-privileged=true",
     `--default-not-ready-toleration-seconds=${NODE_TOLERATION_SECONDS}`,
     `--default-unreachable-toleration-seconds=${NODE_TOLERATION_SECONDS}`,
@@ -110,6 +139,7 @@ export interface StartControlPlaneOptions {
   processes: ManagedProcess[];
   /** kube-apiserver's --admission-control-config-file (the webhooks' client certificate); none: no credentials. */
   admissionConfigFile?: string;
+  realNode?: RealNodeAccess;
 }
 
 function etcdArgs(dir: string, etcdUrl: string, peerUrl: string): string[] {
@@ -181,7 +211,7 @@ export async function startControlPlane(options: StartControlPlaneOptions): Prom
   const ports = await freePorts(["etcd", "etcdPeer", "apiserver", "kcm", "scheduler"] as const);
   const tokens: Tokens = { admin: token(), kcm: token(), scheduler: token(), kwok: token() };
   await writeTokens(dir, tokens);
-  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const server = `https://${options.realNode?.address ?? "127.0.0.1"}:${ports.apiserver}`;
   const kubeconfigs = await writeKubeconfigs(dir, server, pki, tokens);
   const logs = path.join(dir, "logs");
   await mkdir(logs, { recursive: true });
@@ -201,7 +231,10 @@ export async function startControlPlane(options: StartControlPlaneOptions): Prom
   });
   timings.etcd = Date.now() - t0;
 
-  const apiserver = start("kube-apiserver", apiserverArgs(dir, pki, ports, options.admissionConfigFile));
+  const apiserver = start(
+    "kube-apiserver",
+    apiserverArgs(dir, pki, ports, options.admissionConfigFile, options.realNode),
+  );
   await waitForApiserver(apiserver, server, pki, tokens.admin);
   timings.apiserver = Date.now() - t0;
 

@@ -12,8 +12,8 @@ import type { FunctionName } from "../../shared/function-names.js";
 import { createKubeApi } from "../../shared/kube.js";
 import { createLogger, type LogLevel } from "../../shared/log.js";
 import { type AppOptions, createAnyServer, createApp } from "../runtime/http-server.js";
-import { readTlsMaterial } from "../runtime/tls-files.js";
 import { buildFunction } from "../runtime/registry.js";
+import { readTlsMaterial } from "../runtime/tls-files.js";
 
 export interface RecordedReview {
   function: FunctionName;

@@ -9,6 +9,7 @@ import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { KUBERNETES_SERVICE_IP } from "./real-node/addresses.js";
 
 const run = promisify(execFile);
 
@@ -32,7 +33,7 @@ export interface Pki {
 // The names the API server is reached by from inside and outside the cluster (Go checks SANs only).
 const APISERVER_SANS = [
   "IP:127.0.0.1",
-  "IP:10.0.0.1",
+  `IP:${KUBERNETES_SERVICE_IP}`,
   "DNS:localhost",
   "DNS:kubernetes",
   "DNS:kubernetes.default",
@@ -56,6 +57,8 @@ interface Issued {
   ca: string;
   usage: "serverAuth" | "clientAuth";
   sans: readonly string[];
+  /** The subject's organisation: the user's group for the API server (kubelet identities). */
+  org?: string;
 }
 
 function extensions(i: Issued): string {
@@ -71,7 +74,7 @@ async function issue(dir: string, name: string, cn: string, i: Issued): Promise<
     "rsa:2048",
     "-nodes",
     "-subj",
-    `/CN=${cn}`,
+    i.org ? `/O=${i.org}/CN=${cn}` : `/CN=${cn}`,
     "-keyout",
     `${name}.key`,
     "-out",
@@ -97,6 +100,22 @@ async function issue(dir: string, name: string, cn: string, i: Issued): Promise<
   ]);
 }
 
+export interface ClientCert {
+  certFile: string;
+  keyFile: string;
+}
+
+/** A client certificate signed by the run's CA: `cn` is the user, `org` its group (kubelet identities). */
+export async function issueClientCert(
+  dir: string,
+  name: string,
+  cn: string,
+  org?: string,
+): Promise<ClientCert> {
+  await issue(dir, name, cn, { ca: "ca", usage: "clientAuth", sans: [], ...(org ? { org } : {}) });
+  return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+}
+
 async function selfSignedCa(dir: string, name: string, cn: string): Promise<void> {
   const out = ["-keyout", `${name}.key`, "-out", `${name}.crt`];
   await openssl(dir, [
@@ -113,11 +132,13 @@ async function selfSignedCa(dir: string, name: string, cn: string): Promise<void
   ]);
 }
 
-export async function createPki(dir: string): Promise<Pki> {
+/** extraApiserverIps: where else the API server is reached (the real node's side of its veth). */
+export async function createPki(dir: string, extraApiserverIps: readonly string[] = []): Promise<Pki> {
   await selfSignedCa(dir, "ca", "simkube-fn-local-ca");
   await selfSignedCa(dir, "webhook-client-ca", "simkube-fn-local-webhook-client-ca");
   const server = (sans: string[]) => ({ ca: "ca", usage: "serverAuth", sans }) as const;
-  await issue(dir, "apiserver", "kube-apiserver", server(APISERVER_SANS));
+  const apiserverSans = [...APISERVER_SANS, ...extraApiserverIps.map((ip) => `IP:${ip}`)];
+  await issue(dir, "apiserver", "kube-apiserver", server(apiserverSans));
   await issue(dir, "webhook", "simkube-fn-functions", server(["IP:127.0.0.1", "DNS:localhost"]));
   const client = { ca: "webhook-client-ca", usage: "clientAuth", sans: [] } as const;
   await issue(dir, "webhook-client", "kube-apiserver-webhook-client", client);

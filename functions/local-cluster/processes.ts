@@ -1,9 +1,10 @@
 // The control plane's processes: each started with its output in a log file, watched for an early exit (so a
 // crash fails the start at once, with the log's tail, instead of a readiness timeout), and stopped with
-// SIGTERM, then SIGKILL if it lingers.
+// SIGTERM, then SIGKILL if it lingers. Each is started through util-linux's `setpriv --pdeathsig KILL`, so the
+// kernel kills it when this process dies, even by SIGKILL, when no exit handler runs.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 
 export interface ManagedProcess {
   readonly name: string;
@@ -35,9 +36,48 @@ process.on("exit", () => {
   for (const child of orphans) child.kill("SIGKILL");
 });
 
-export function startProcess(name: string, bin: string, args: string[], logFile: string): ManagedProcess {
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((file) => existsSync(file));
+
+/** bin and args, behind setpriv when the machine has it (setpriv execs bin: same pid, no extra process). */
+export function withParentDeathSignal(bin: string, args: readonly string[]): [string, string[]] {
+  return SETPRIV ? [SETPRIV, ["--pdeathsig", "KILL", "--", bin, ...args]] : [bin, [...args]];
+}
+
+export interface StartProcessOptions {
+  /**
+   * The pid that stop() signals when it is not the spawned one (nsenter --pid forks: the program runs as its
+   * child, and nsenter does not pass signals on).
+   */
+  stopTarget?: () => number | undefined;
+}
+
+function signalTarget(
+  child: ChildProcess,
+  target: (() => number | undefined) | undefined,
+  sig: NodeJS.Signals,
+) {
+  const pid = target?.();
+  if (pid === undefined) {
+    child.kill(sig);
+    return;
+  }
+  try {
+    process.kill(pid, sig);
+  } catch {
+    child.kill(sig); // already gone: the wrapper ends with it
+  }
+}
+
+export function startProcess(
+  name: string,
+  bin: string,
+  args: string[],
+  logFile: string,
+  options: StartProcessOptions = {},
+): ManagedProcess {
   const fd = openSync(logFile, "a");
-  const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  const [command, commandArgs] = withParentDeathSignal(bin, args);
+  const child = spawn(command, commandArgs, { stdio: ["ignore", fd, fd] });
   closeSync(fd);
   orphans.add(child);
   child.once("exit", () => orphans.delete(child));
@@ -57,8 +97,9 @@ export function startProcess(name: string, bin: string, args: string[], logFile:
     logTail: (lines) => tailOf(logFile, lines),
     async stop(graceMs = 5_000) {
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      const signal = (sig: NodeJS.Signals) => signalTarget(child, options.stopTarget, sig);
+      signal("SIGTERM");
+      const killer = setTimeout(() => signal("SIGKILL"), graceMs);
       await waitExit(child);
       clearTimeout(killer);
     },

@@ -1,5 +1,5 @@
-// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--json]`: a real
-// local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
+// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node] [--json]`:
+// a real local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
 // production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
 // SIGTERM, then stops every process it started and removes its files.
 
@@ -30,6 +30,16 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
     logDir: cluster.logDir,
     startupMs: cluster.timings.ready,
     security: cluster.security,
+    ...(cluster.realNode
+      ? {
+          realNode: {
+            name: cluster.realNode.name,
+            containerdSocket: cluster.realNode.containerdSocket,
+            podCidr: cluster.realNode.namespaces.addresses.podCidr,
+            readyMs: cluster.realNode.readyMs,
+          },
+        }
+      : {}),
   };
 }
 
@@ -53,6 +63,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
       "sim-name": { type: "string" },
       reschedule: { type: "boolean" },
       trace: { type: "string" },
+      "real-node": { type: "boolean" },
       json: { type: "boolean" },
       "insecure-dev": { type: "boolean" },
     },
@@ -72,6 +83,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     binaries,
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
     reschedule: values.reschedule ?? false,
+    realNode: values["real-node"] ?? false,
     ...(tracePath ? { tracePath } : {}),
     insecureDev: values["insecure-dev"] ?? false,
   });

@@ -11,6 +11,7 @@ import {
   type LocalClusterOptions,
   startLocalCluster,
 } from "../../../functions/local-cluster/cluster.js";
+import { RealNodeUnavailableError } from "../../../functions/local-cluster/real-node/real-node.js";
 
 export interface ClusterCase {
   name: string;
@@ -35,7 +36,8 @@ export async function openClusterSuite(
     });
     return { cluster: await startLocalCluster({ ...options, binaries }) };
   } catch (err) {
-    if (err instanceof MissingControlPlaneError && !ci) return { skip: err.message };
+    const unavailable = err instanceof MissingControlPlaneError || err instanceof RealNodeUnavailableError;
+    if (unavailable && !ci) return { skip: err.message };
     return { error: err as Error };
   }
 }
