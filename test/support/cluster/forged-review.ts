@@ -4,6 +4,7 @@
 // waits for its deletion to show, measured from the DELETE call to the clone existing.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import https from "node:https";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AdmissionReview } from "../../../shared/admission.js";
@@ -12,8 +13,17 @@ import { clonesOf, eventually, readPod, runningBarePod, waitPodGone } from "./ku
 import type { ClusterCase } from "./suite.js";
 import type { WorldRef } from "./world.js";
 
-/** POSTs a review to a function of the local cluster (its certificate is the run's CA's; not checked here). */
-function postReview(url: string, review: AdmissionReview): Promise<AdmissionReview> {
+/** The client certificate kube-apiserver presents to the functions, which production mode requires. */
+export interface CallerCert {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/**
+ * POSTs a review to a function of the local cluster (its certificate is the run's CA's; not checked here) as
+ * an attacker who got hold of the path secret and the API server's client certificate: the strongest forger.
+ */
+function postReview(url: string, review: AdmissionReview, caller?: CallerCert): Promise<AdmissionReview> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify(review);
     const req = https.request(
@@ -21,6 +31,7 @@ function postReview(url: string, review: AdmissionReview): Promise<AdmissionRevi
       {
         method: "POST",
         rejectUnauthorized: false,
+        ...(caller ?? {}),
         headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
         timeout: 10_000,
       },
@@ -72,11 +83,16 @@ export function forgedReviewCase(ref: WorldRef): ClusterCase {
       const fn = w.cluster.functions["reschedule-delete"];
       const pod = await runningBarePod(w.cluster, core, DELETION_NAMESPACE, "forged-target");
       const before = decisions(fn.stats())["no-deletion-seen"] ?? 0;
+      const client = w.cluster.webhookClient;
+      const caller = client
+        ? { cert: readFileSync(client.certFile), key: readFileSync(client.keyFile) }
+        : undefined;
+      const post = (n: number) => postReview(fn.url, forgedDelete(pod, n), caller);
       // Three at once share one wait; a fourth after that wait ended starts another.
-      const answers = await Promise.all([1, 2, 3].map((n) => postReview(fn.url, forgedDelete(pod, n))));
+      const answers = await Promise.all([1, 2, 3].map(post));
       const seen = async (n: number) => (decisions(fn.stats())["no-deletion-seen"] ?? 0) >= before + n;
       await eventually("the first wait ends with no-deletion-seen", () => seen(1), 30_000);
-      answers.push(await postReview(fn.url, forgedDelete(pod, 4)));
+      answers.push(await post(4));
       await eventually("the second wait ends with no-deletion-seen", () => seen(2), 30_000);
       for (const answer of answers) {
         assert.equal(answer.response?.allowed, true);
