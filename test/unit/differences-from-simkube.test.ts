@@ -11,13 +11,14 @@ import { fileURLToPath } from "node:url";
 import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { planMutation } from "../../functions/mutate-create/plan.js";
-import { planScopeAnySimulation, triageReview } from "../../functions/mutate-create/triage.js";
+import { planScope, planScopeAnySimulation, triageReview } from "../../functions/mutate-create/triage.js";
 import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
 import {
   checkOwnedByRoot,
   checkVirtualNamespace,
   confirmLivePod,
 } from "../../functions/reschedule-delete/live-checks.js";
+import { createPendingClones } from "../../functions/reschedule-delete/pending-clones.js";
 import {
   buildClone,
   judgeDeletion,
@@ -167,14 +168,20 @@ const replicaSetPod = () =>
   });
 
 /** reschedule-delete over a simulation that reschedules, its root, a virtual namespace and one live bare pod. */
-function rescheduleWorld(extra: KubeObject[] = []) {
+/**
+ * A bare simulation pod being deleted by a user: the review's oldObject has no deletionTimestamp (the API server
+ * wipes it before admission), the live pod shows it (stored once every webhook answered).
+ */
+function rescheduleWorld(extra: KubeObject[] = [], deleting = true) {
   const root = rootOwnerRef(TEST_SIM_ROOT_NAME);
   const pod = buildPod({ ownerReferences: [root], nodeName: "kwok-node-1" });
+  const shown = { deletionTimestamp: "2026-12-02T12:00:30Z" };
+  const live = { ...pod, metadata: { ...pod.metadata, ...(deleting ? shown : {}) } };
   const kube = objectsKube([
     buildSimulation({ rescheduleInterruptedBarePods: true }),
     buildSimulationRoot({ name: TEST_SIM_ROOT_NAME }),
     buildVirtualNamespace(root),
-    pod,
+    live,
     ...extra,
   ]);
   const created: string[] = [];
@@ -187,6 +194,7 @@ function rescheduleWorld(extra: KubeObject[] = []) {
   };
   const replica = () => {
     const stats = createRescheduleStats();
+    const pending = createPendingClones();
     const handle = createRescheduleDeleteHandler({
       kube: counting,
       simName: TEST_SIM_NAME,
@@ -194,10 +202,15 @@ function rescheduleWorld(extra: KubeObject[] = []) {
       log: silentLog(),
       simulation: createSimulationSource(counting, TEST_SIM_NAME),
       stats,
+      pending,
+      // A wait that sees no deletion ends in 200 ms here, not 10 s.
+      deletionWait: { waitMs: 1_000, firstDelayMs: 5, maxDelayMs: 50 },
     });
-    return { handle, stats };
+    /** Every clone this replica has waiting for its deletion, made (or given up). */
+    const settled = async () => assert.equal(await pending.settle(10_000), true, "every wait ended");
+    return { handle, stats, settled };
   };
-  return { pod, root, created, replica };
+  return { pod, root, kube, created, replica };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -238,6 +251,15 @@ const DIFFERENCES: Record<string, Check> = {
     assert.deepEqual(simulationRootOf([{ ref: root, ownedBy: [simulationOwnerRef()] }], TEST_SIM_NAME), root);
     const other = [{ ref: root, ownedBy: [simulationOwnerRef("other-sim")] }];
     assert.equal(simulationRootOf(other, TEST_SIM_NAME), undefined, "another Simulation's root");
+  },
+  "other-simulation-pinned": () => {
+    const chain = [{ ref: rootOwnerRef(), ownedBy: [simulationOwnerRef("other-sim")] }];
+    const facts = { operation: "CREATE", simName: TEST_SIM_NAME, virtualNsPrefix: "virtual", chain } as const;
+    assert.deepEqual(planScope({ ...facts, namespace: "virtual-default" }), {
+      mutate: "pin",
+      reason: "other-simulation-root",
+    });
+    assert.deepEqual(planScope({ ...facts, namespace: "default" }), { skip: "other-simulation" });
   },
   "create-with-deletion-timestamp": async () => {
     const pod = buildPod({ phase: "Pending", deletionTimestamp: "2026-12-02T11:00:00Z" });
@@ -335,8 +357,11 @@ const DIFFERENCES: Record<string, Check> = {
     const [first, second] = [w.replica(), w.replica()];
     const review = () => buildDeleteReview({ pod: w.pod, user: "alice" });
     await Promise.all([first.handle(review()), first.handle(review())]);
+    await first.settled();
     await first.handle(review());
+    await first.settled();
     await second.handle(review());
+    await second.settled();
     assert.deepEqual(w.created, ["the-pod-clone-1", "the-pod-clone-1"], "one create per replica");
     assert.deepEqual(first.stats.snapshot().clones, { created: 1, alreadyExisted: 0, failed: 0 });
     assert.deepEqual(second.stats.snapshot().clones, { created: 0, alreadyExisted: 1, failed: 0 });
@@ -368,6 +393,24 @@ const DIFFERENCES: Record<string, Check> = {
       confirmLivePod(buildPod({ phase: "Succeeded" }), triage.candidate),
       "live-pod-not-interrupted",
     );
+  },
+  "clone-after-deletion": async () => {
+    // The review is answered while the live pod does not show the deletion yet, as on a real API server.
+    const w = rescheduleWorld([], false);
+    const replica = w.replica();
+    const answer = await replica.handle(buildDeleteReview({ pod: w.pod, user: "alice" }));
+    assert.equal(answer.response?.allowed, true);
+    assert.deepEqual(w.created, [], "answered before any clone");
+    w.kube.put({ ...w.pod, metadata: { ...w.pod.metadata, deletionTimestamp: "2026-12-02T12:00:30Z" } });
+    await replica.settled();
+    assert.deepEqual(w.created, ["the-pod-clone-1"], "made once the live pod showed the deletion");
+    // A review of a pod the API never shows being deleted: no clone, however often it is sent.
+    const other = rescheduleWorld([], false);
+    const unbacked = other.replica();
+    for (let i = 0; i < 2; i++) await unbacked.handle(buildDeleteReview({ pod: other.pod, user: "mallory" }));
+    await unbacked.settled();
+    assert.deepEqual(other.created, []);
+    assert.equal(unbacked.stats.snapshot().decisions["no-deletion-seen"], 1);
   },
   "clone-pinned": () => {
     const loose = { key: "kwok-provider", operator: "Exists" };
@@ -534,7 +577,9 @@ const SAME: Record<string, Check> = {
   },
   "no-patch-on-delete": async () => {
     const w = rescheduleWorld();
-    const review = await w.replica().handle(buildDeleteReview({ pod: w.pod, user: "alice" }));
+    const replica = w.replica();
+    const review = await replica.handle(buildDeleteReview({ pod: w.pod, user: "alice" }));
+    await replica.settled();
     assert.deepEqual(w.created, ["the-pod-clone-1"], "the delete was judged an interruption");
     assert.equal(review.response?.allowed, true);
     assert.equal(review.response?.patch, undefined);
