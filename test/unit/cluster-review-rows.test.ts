@@ -25,6 +25,8 @@ test("a grace-0 delete: whoever reviews the final step (the user, KWOK or both) 
     [row("admin", false), row("admin", true, { grace: 0 })],
     [row("admin", false), row("admin", true, { grace: 0 }), row("kwok", true, { grace: 0 })],
     [row("admin", false), row("kwok", true, { grace: 0 })],
+    // The user's first review again after KWOK's (measured once under CPU load).
+    [row("admin", false), row("kwok", true, { grace: 0 }), row("admin", false)],
   ]) {
     assert.deepEqual(comparableRows(FORCE, real), comparableRows(FORCE, double));
   }

@@ -159,7 +159,8 @@ export async function measureOnDouble(): Promise<Map<string, DeleteReviewRow[]>>
  * - on a user's grace-0 delete, KWOK sees the deletionTimestamp and races the user's own storage delete with
  *   its final delete. Either may review the last step first, and the loser's review may never come (its
  *   delete finds the pod gone before admission). So that path's final rows are kept as "someone's grace-0
- *   review of the terminating pod", whoever sent it;
+ *   review of the terminating pod", whoever sent it. The user's first review may also come again after
+ *   KWOK's (seen under CPU load: admin, kwok, admin, all for the same delete); that repeat is dropped;
  * - the namespace controller repeats its DeleteCollection on every sync until the namespace is empty; how
  *   many syncs fall before KWOK's final delete is timing. Its rows for the pod already terminating are
  *   dropped (the first, which starts the termination, is kept);
@@ -172,5 +173,16 @@ export function comparableRows(path: string, rows: readonly DeleteReviewRow[]): 
     .filter((r) => r.user !== "driver")
     .filter((r) => !(r.user === "namespace-controller" && r.deletionTimestamp))
     .map((r) => (racedFinal && r.deletionTimestamp ? { ...r, user: "admin or kwok" } : r));
-  return collapseRepeats(kept);
+  return collapseRepeats(racedFinal ? withoutEarlierRepeats(kept) : kept);
+}
+
+/** Rows equal to an earlier row, not only to the one before, taken out. */
+function withoutEarlierRepeats(rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
+  const seen = new Set<string>();
+  return rows.filter((r) => {
+    const key = JSON.stringify(r);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
