@@ -6,7 +6,6 @@
 // real-cluster files when Go is missing (fails under CI=true).
 
 import assert from "node:assert/strict";
-import https from "node:https";
 import { after } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import fastJsonPatch from "fast-json-patch";
@@ -26,6 +25,7 @@ import { assertExactRange } from "../support/assertions.js";
 import { buildCreateReview } from "../support/builders.js";
 import { type FaultProxy, startFaultProxy } from "../support/cluster/fault-proxy.js";
 import { barePod } from "../support/cluster/kube.js";
+import { postReview } from "../support/cluster/post-review.js";
 import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 
@@ -158,27 +158,6 @@ const replicasUnderFaults: ClusterCase = {
   },
 };
 
-function postReview(url: string, ca: string, review: AdmissionReview): Promise<AdmissionReview> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify(review);
-    const req = https.request(
-      url,
-      {
-        method: "POST",
-        ca,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString()) as AdmissionReview));
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 const repeatedReview: ClusterCase = {
   name: "mutate-create sent one admission review twice (same request uid): the same sequence number both times",
   run: async () => {
@@ -186,7 +165,6 @@ const repeatedReview: ClusterCase = {
     const c = suite.cluster;
     const pod = { ...barePod(c, "repeated-review") } as KubeObject;
     pod.metadata = { ...pod.metadata, namespace: `${c.virtualNamespacePrefix}-repeat` };
-    const fn = c.functions["mutate-create"];
     const sequenceOf = (review: AdmissionReview): number => {
       assert.equal(review.response?.allowed, true, review.response?.status?.message);
       const ops = JSON.parse(Buffer.from(review.response?.patch ?? "", "base64").toString());
@@ -196,11 +174,11 @@ const repeatedReview: ClusterCase = {
       return Number(value);
     };
     const review = buildCreateReview({ pod: pod as never, uid: "repeated-uid-1" });
-    const first = await postReview(fn.url, c.caCertPem, review);
-    const again = await postReview(fn.url, c.caCertPem, review);
+    const first = await postReview(c, "mutate-create", review);
+    const again = await postReview(c, "mutate-create", review);
     const other = await postReview(
-      fn.url,
-      c.caCertPem,
+      c,
+      "mutate-create",
       buildCreateReview({ pod: pod as never, uid: "repeated-uid-2" }),
     );
     assert.equal(sequenceOf(again), sequenceOf(first));

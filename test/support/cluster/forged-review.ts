@@ -4,54 +4,13 @@
 // waits for its deletion to show, measured from the DELETE call to the clone existing.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import https from "node:https";
 import type { V1Pod } from "@kubernetes/client-node";
 import type { AdmissionReview } from "../../../shared/admission.js";
 import { DELETION_NAMESPACE } from "./deletion-scenarios.js";
 import { clonesOf, eventually, readPod, runningBarePod, waitPodGone } from "./kube.js";
+import { postReview } from "./post-review.js";
 import type { ClusterCase } from "./suite.js";
 import type { WorldRef } from "./world.js";
-
-/** The client certificate kube-apiserver presents to the functions, which production mode requires. */
-export interface CallerCert {
-  cert: Buffer;
-  key: Buffer;
-}
-
-/**
- * POSTs a review to a function of the local cluster (its certificate is the run's CA's; not checked here) as
- * an attacker who got hold of the path secret and the API server's client certificate: the strongest forger.
- */
-function postReview(url: string, review: AdmissionReview, caller?: CallerCert): Promise<AdmissionReview> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify(review);
-    const req = https.request(
-      url,
-      {
-        method: "POST",
-        rejectUnauthorized: false,
-        ...(caller ?? {}),
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        timeout: 10_000,
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          text += chunk;
-        });
-        res.on("end", () => {
-          if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}: ${text}`));
-          else resolve(JSON.parse(text) as AdmissionReview);
-        });
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error("the review timed out")));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 function forgedDelete(pod: V1Pod, n: number): AdmissionReview {
   return {
@@ -83,11 +42,8 @@ export function forgedReviewCase(ref: WorldRef): ClusterCase {
       const fn = w.cluster.functions["reschedule-delete"];
       const pod = await runningBarePod(w.cluster, core, DELETION_NAMESPACE, "forged-target");
       const before = decisions(fn.stats())["no-deletion-seen"] ?? 0;
-      const client = w.cluster.webhookClient;
-      const caller = client
-        ? { cert: readFileSync(client.certFile), key: readFileSync(client.keyFile) }
-        : undefined;
-      const post = (n: number) => postReview(fn.url, forgedDelete(pod, n), caller);
+      // As the strongest forger: one who holds the path secret and the API server's client certificate.
+      const post = (n: number) => postReview(w.cluster, "reschedule-delete", forgedDelete(pod, n));
       // Three at once share one wait; a fourth after that wait ended starts another.
       const answers = await Promise.all([1, 2, 3].map(post));
       const seen = async (n: number) => (decisions(fn.stats())["no-deletion-seen"] ?? 0) >= before + n;
