@@ -10,6 +10,7 @@ import type {
   ResourceOptions,
 } from "../../../knative/deployment-options.js";
 import type { FunctionTuning } from "../../../knative/tuning.js";
+import { argumentErrorMessage } from "../parse-error.js";
 
 export class ManifestsUsageError extends Error {}
 
@@ -272,7 +273,7 @@ export function parseManifestsArgs(args: string[]): ManifestsCommand {
   try {
     parsed = parseArgs({ args, options: flagSpec(), allowPositionals: true, strict: true }) as typeof parsed;
   } catch (err) {
-    throw new ManifestsUsageError((err as Error).message);
+    throw new ManifestsUsageError(argumentErrorMessage(err));
   }
   const { values, positionals } = parsed;
   if (values.help === true) return { kind: "help" };
