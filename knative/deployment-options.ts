@@ -5,7 +5,7 @@
 import { isDns1123Label } from "../shared/dns-names.js";
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
-import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
+import { isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from "../shared/log.js";
 import { VERSION } from "../shared/version.js";
 import { ContainerCheckError, checkImage, checkResources } from "./container-checks.js";
 import {
@@ -104,6 +104,8 @@ export interface DeploymentOptions {
   traceAllowedLocations?: readonly string[];
   /** LOG_LEVEL. Default "info". */
   logLevel?: string;
+  /** LOG_FORMAT (json, gcp, pino). Default: unset, which the functions read as json. */
+  logFormat?: string;
   /** DRIVER_USERS; also excluded from the DELETE webhook by a match condition. Default SimKube's sk-ctrl-sa. */
   driverUsers?: readonly string[];
   /** SEQUENCE_STORE. Default "cluster" (the only one that is right with more than one replica or a cold start). */
@@ -187,6 +189,7 @@ export interface ResolvedOptions {
   tracePath: string | undefined;
   traceAllowedLocations: string[];
   logLevel: string;
+  logFormat: string | undefined;
   driverUsers: string[];
   sequenceStore: "cluster" | "memory";
   virtualNsPrefix: string;
@@ -387,18 +390,21 @@ function resolveFunctions(
 /** The functions' own settings: driver users, log level, sequence store. */
 function resolveRuntime(
   options: DeploymentOptions,
-): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "sequenceStore"> {
+): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "logFormat" | "sequenceStore"> {
   const driverUsers = [...(options.driverUsers ?? DEFAULT_DRIVER_USERS)].map((u) => u.trim()).filter(Boolean);
   for (const user of driverUsers) {
     if (user.includes(",")) fail(`driver user "${user}" contains a comma (DRIVER_USERS is comma-separated)`);
   }
   const logLevel = options.logLevel ?? "info";
   if (!isLogLevel(logLevel)) fail(`logLevel must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  const logFormat = options.logFormat;
+  if (logFormat !== undefined && !isLogFormat(logFormat))
+    fail(`logFormat must be one of ${LOG_FORMATS.join(", ")}, got "${logFormat}"`);
   const sequenceStore = options.sequenceStore ?? "cluster";
   if (sequenceStore !== "cluster" && sequenceStore !== "memory") {
     fail(`sequenceStore must be "cluster" or "memory", got "${String(sequenceStore)}"`);
   }
-  return { driverUsers, logLevel, sequenceStore };
+  return { driverUsers, logLevel, logFormat, sequenceStore };
 }
 
 /** How the API server reaches the functions: by URL, or through a Service. */
@@ -545,6 +551,7 @@ export function functionEnvironment(o: ResolvedOptions): Record<string, string> 
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
   if (o.traceAllowedLocations.length > 0) env.TRACE_ALLOWED_LOCATIONS = o.traceAllowedLocations.join(",");
   env.LOG_LEVEL = o.logLevel;
+  if (o.logFormat) env.LOG_FORMAT = o.logFormat;
   env.DRIVER_USERS = o.driverUsers.join(",");
   env.SEQUENCE_STORE = o.sequenceStore;
   // A literal, not a fieldRef: Knative rejects valueFrom.fieldRef unless the non-default
