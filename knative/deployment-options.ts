@@ -2,9 +2,10 @@
 // their defaults, and the few derived values both platforms share (names, environment, webhook endpoints).
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
+import { isDns1123Label } from "../shared/dns-names.js";
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
-import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
+import { isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from "../shared/log.js";
 import { VERSION } from "../shared/version.js";
 import { ContainerCheckError, checkImage, checkResources } from "./container-checks.js";
 import {
@@ -103,6 +104,8 @@ export interface DeploymentOptions {
   traceAllowedLocations?: readonly string[];
   /** LOG_LEVEL. Default "info". */
   logLevel?: string;
+  /** LOG_FORMAT (json, gcp, pino). Default: unset, which the functions read as json. */
+  logFormat?: string;
   /** DRIVER_USERS; also excluded from the DELETE webhook by a match condition. Default SimKube's sk-ctrl-sa. */
   driverUsers?: readonly string[];
   /** SEQUENCE_STORE. Default "cluster" (the only one that is right with more than one replica or a cold start). */
@@ -186,6 +189,7 @@ export interface ResolvedOptions {
   tracePath: string | undefined;
   traceAllowedLocations: string[];
   logLevel: string;
+  logFormat: string | undefined;
   driverUsers: string[];
   sequenceStore: "cluster" | "memory";
   virtualNsPrefix: string;
@@ -230,7 +234,6 @@ export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
 /** The API server caps a request object at about 3 MiB; the server and the OpenFaaS template must accept it. */
 export const MAX_REVIEW_BYTES = 3 * 1024 * 1024;
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PATH_SECRET = /^[A-Za-z0-9_-]{24,256}$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 // Knative names the first revision <service>-00001 and revision names must be DNS-1035 labels (<= 63).
@@ -354,12 +357,11 @@ function resolveNamespaces(
 ): Pick<ResolvedOptions, "namespace" | "virtualNsPrefix"> {
   const namespace =
     options.namespace ?? (platform === "knative" ? DEFAULT_KNATIVE_NAMESPACE : DEFAULT_OPENFAAS_NAMESPACE);
-  if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+  if (!isDns1123Label(namespace)) {
     fail(`namespace "${namespace}" is not a valid namespace name (DNS-1123 label)`);
   }
   const virtualNsPrefix = options.virtualNsPrefix ?? DEFAULT_VIRTUAL_NS_PREFIX;
-  if (!DNS1123_LABEL.test(virtualNsPrefix))
-    fail(`virtualNsPrefix "${virtualNsPrefix}" is not a DNS-1123 label`);
+  if (!isDns1123Label(virtualNsPrefix)) fail(`virtualNsPrefix "${virtualNsPrefix}" is not a DNS-1123 label`);
   // The functions' own pods must never pass through mutate-create: a scale-from-zero would wait on itself.
   if (namespace.startsWith(`${virtualNsPrefix}-`)) {
     fail(`namespace "${namespace}" starts with the virtual namespace prefix "${virtualNsPrefix}-"`);
@@ -388,18 +390,21 @@ function resolveFunctions(
 /** The functions' own settings: driver users, log level, sequence store. */
 function resolveRuntime(
   options: DeploymentOptions,
-): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "sequenceStore"> {
+): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "logFormat" | "sequenceStore"> {
   const driverUsers = [...(options.driverUsers ?? DEFAULT_DRIVER_USERS)].map((u) => u.trim()).filter(Boolean);
   for (const user of driverUsers) {
     if (user.includes(",")) fail(`driver user "${user}" contains a comma (DRIVER_USERS is comma-separated)`);
   }
   const logLevel = options.logLevel ?? "info";
   if (!isLogLevel(logLevel)) fail(`logLevel must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  const logFormat = options.logFormat;
+  if (logFormat !== undefined && !isLogFormat(logFormat))
+    fail(`logFormat must be one of ${LOG_FORMATS.join(", ")}, got "${logFormat}"`);
   const sequenceStore = options.sequenceStore ?? "cluster";
   if (sequenceStore !== "cluster" && sequenceStore !== "memory") {
     fail(`sequenceStore must be "cluster" or "memory", got "${String(sequenceStore)}"`);
   }
-  return { driverUsers, logLevel, sequenceStore };
+  return { driverUsers, logLevel, logFormat, sequenceStore };
 }
 
 /** How the API server reaches the functions: by URL, or through a Service. */
@@ -451,7 +456,7 @@ function resolveAddonNamespaces(
     ["certManagerNamespace", certManagerNamespace],
     ["kourierNamespace", kourierNamespace],
   ] as const) {
-    if (!DNS1123_LABEL.test(value)) fail(`${what} "${value}" is not a valid namespace name`);
+    if (!isDns1123Label(value)) fail(`${what} "${value}" is not a valid namespace name`);
   }
   return { certManagerNamespace, kourierNamespace };
 }
@@ -546,6 +551,7 @@ export function functionEnvironment(o: ResolvedOptions): Record<string, string> 
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
   if (o.traceAllowedLocations.length > 0) env.TRACE_ALLOWED_LOCATIONS = o.traceAllowedLocations.join(",");
   env.LOG_LEVEL = o.logLevel;
+  if (o.logFormat) env.LOG_FORMAT = o.logFormat;
   env.DRIVER_USERS = o.driverUsers.join(",");
   env.SEQUENCE_STORE = o.sequenceStore;
   // A literal, not a fieldRef: Knative rejects valueFrom.fieldRef unless the non-default
@@ -583,10 +589,13 @@ export function webhookUrl(o: ResolvedOptions, fn: DeployedFunction): string {
   else if (o.webhookUrlBase)
     raw = fillTemplate(defaultUrlTemplate(o.webhookUrlBase, o.platform, o.namespace), o, fn);
   else {
-    fail(
+    // Named by the CLI's flags: this is what a user of `manifests` without --platform sees first.
+    const base =
       o.platform === "knative"
-        ? "url mode needs webhookUrlBase (--webhook-url-base https://<knative domain>, giving https://<service>.<namespace>.<domain>/) or webhookMode service"
-        : "url mode needs webhookUrlBase (--webhook-url-base https://<gateway with TLS>, giving https://<gateway>/function/<name>) or webhookMode service",
+        ? "--webhook-url-base https://<knative domain> (URLs https://<service>.<namespace>.<domain>/)"
+        : "--webhook-url-base https://<gateway with TLS> (URLs https://<gateway>/function/<name>)";
+    fail(
+      `the webhooks need an address: add --platform kind|k3s|managed|openfaas (where the functions run), or ${base}, or --webhook-mode service`,
     );
   }
   let url: URL;

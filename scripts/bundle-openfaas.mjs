@@ -18,7 +18,7 @@ const functions = ["mutate-create", "reschedule-delete"];
 const common = {
   bundle: true,
   platform: "node",
-  target: "node20",
+  target: "node22",
   minifySyntax: true,
   logLevel: "warning",
 };

@@ -43,7 +43,7 @@ const entry = path.join(outdir, "simkube-fn.mjs");
 const common = {
   bundle: true,
   platform: "node",
-  target: "node20",
+  target: "node22",
   // Whitespace and syntax only: identifiers keep their names (stack traces, logged errors), and V8 compiles
   // minified identifiers more slowly whenever the cache is not used.
   minifySyntax: true,

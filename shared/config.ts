@@ -1,7 +1,7 @@
 // Function configuration from environment and flags. Pure: the CLI is the only reader of process.env.
 
 import { DEFAULT_DRIVER_USERS } from "./identities.js";
-import { isLogLevel, type LogLevel } from "./log.js";
+import { isLogFormat, isLogLevel, LOG_FORMATS, type LogFormat, type LogLevel } from "./log.js";
 import { type AllowedLocation, parseAllowedLocation } from "./trace-allowlist.js";
 
 export type SequenceStoreKind = "cluster" | "memory";
@@ -21,6 +21,8 @@ export interface FunctionConfig {
   traceAllowlist?: AllowedLocation[];
   port: number;
   logLevel: LogLevel;
+  /** LOG_FORMAT: json (string levels, ISO times; default), gcp (Cloud Logging's severity), pino (numbers). */
+  logFormat?: LogFormat;
   /** Usernames whose deletes are the simulation itself replaying production (never interruptions). */
   driverUsers: string[];
   sequenceStore: SequenceStoreKind;
@@ -84,6 +86,11 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
     );
   }
 
+  const logFormat = env.LOG_FORMAT?.trim() || "json";
+  if (!isLogFormat(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")}; got "${logFormat}"`);
+  }
+
   const driverUsers = driverUsersOf(env);
 
   const store = env.SEQUENCE_STORE?.trim() || "cluster";
@@ -94,6 +101,7 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   const config: FunctionConfig = {
     port,
     logLevel,
+    logFormat,
     driverUsers,
     sequenceStore: store,
     storeNamespace: storeNamespaceOf(env, flags),

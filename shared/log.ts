@@ -1,4 +1,9 @@
-import { type DestinationStream, type Logger, pino } from "pino";
+// The functions' logs: JSON lines that log pipelines read without a parser of their own. By default the level
+// is a string ("level":"info") and the time ISO 8601 ("time":"2026-12-05T12:00:00.000Z"), which Loki, Vector,
+// Fluent Bit and the Elastic agent take as they are; `gcp` writes Cloud Logging's `severity` and `message`;
+// `pino` keeps pino's own numbers (level 30, epoch milliseconds) for pino's tooling. LOG_FORMAT chooses.
+
+import { type DestinationStream, type Logger, type LoggerOptions, pino, stdTimeFunctions } from "pino";
 
 export type { Logger } from "pino";
 
@@ -9,9 +14,45 @@ export function isLogLevel(value: string): value is LogLevel {
   return (LOG_LEVELS as readonly string[]).includes(value);
 }
 
+export const LOG_FORMATS = ["json", "gcp", "pino"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export function isLogFormat(value: string): value is LogFormat {
+  return (LOG_FORMATS as readonly string[]).includes(value);
+}
+
+/** Cloud Logging's LogSeverity names for pino's levels. */
+const GCP_SEVERITY: Record<string, string> = {
+  trace: "DEBUG",
+  debug: "DEBUG",
+  info: "INFO",
+  warn: "WARNING",
+  error: "ERROR",
+  fatal: "CRITICAL",
+};
+
+function formatOptions(format: LogFormat): LoggerOptions {
+  switch (format) {
+    case "json":
+      return { formatters: { level: (label) => ({ level: label }) }, timestamp: stdTimeFunctions.isoTime };
+    case "gcp":
+      return {
+        messageKey: "message",
+        formatters: { level: (label) => ({ severity: GCP_SEVERITY[label] ?? "DEFAULT" }) },
+        timestamp: stdTimeFunctions.isoTime,
+      };
+    case "pino":
+      return {};
+  }
+}
+
 /** JSON lines on stdout (pino's synchronous default) unless a destination is given (tests read it back). */
-export function createLogger(level: LogLevel = "info", destination?: DestinationStream): Logger {
-  const options = { level, base: { app: "simkube-fn" } };
+export function createLogger(
+  level: LogLevel = "info",
+  destination?: DestinationStream,
+  format: LogFormat = "json",
+): Logger {
+  const options = { level, base: { app: "simkube-fn" }, ...formatOptions(format) };
   return destination ? pino(options, destination) : pino(options);
 }
 

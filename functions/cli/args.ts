@@ -10,6 +10,7 @@ import {
   ManifestsUsageError,
   parseManifestsArgs,
 } from "./manifests/args.js";
+import { argumentErrorMessage } from "./parse-error.js";
 import type { ReplayArgs } from "./replay/command.js";
 
 export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest", "cluster"] as const;
@@ -18,13 +19,14 @@ export type CommandName = (typeof COMMANDS)[number];
 const COMMAND_USAGE: Record<CommandName, string> = {
   serve: `  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE]
                    [--allow-trace-location LOCATION]... [--check]
-      Serve one function over HTTP (POST / takes an AdmissionReview, GET /healthz, GET /stats).
+      Serve one function over HTTP (POST / takes an AdmissionReview; GET /healthz, GET /stats, and
+      GET /metrics for Prometheus).
       --tls-cert/--tls-key: serve https with this PEM certificate and key.
       --allow-trace-location: a trace location a Simulation's spec.driver.tracePath may name (exact, or
       everything under it when it ends in /); repeat for more. Replaces TRACE_ALLOWED_LOCATIONS.
       --check: start as usual (configuration, trace, listening), then stop with status 0.
       Env: SIM_NAME (unset: every Simulation), TRACE_PATH, TRACE_ALLOWED_LOCATIONS (comma-separated),
-      PORT (8080), LOG_LEVEL (info), DRIVER_USERS, SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
+      PORT (8080), LOG_LEVEL (info), LOG_FORMAT (json|gcp|pino), DRIVER_USERS, SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
       WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
       CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
 `,
@@ -112,7 +114,7 @@ function parseFlags<O extends Options>(command: CommandName, args: string[], opt
       strict: true,
     });
   } catch (err) {
-    throw new UsageError((err as Error).message, command);
+    throw new UsageError(argumentErrorMessage(err), command);
   }
 }
 
@@ -204,9 +206,15 @@ function parseHashPod(args: string[]): Command {
 
 function parseHelp(args: string[]): Command {
   const [topic] = args;
-  if (topic === undefined) return { command: "help" };
+  if (topic === undefined || topic === "--help" || topic === "-h") return { command: "help" };
   if (!(COMMANDS as readonly string[]).includes(topic)) throw new UsageError(`no help for "${topic}"`);
   return { command: "help", topic: topic as CommandName };
+}
+
+/** --help or -h anywhere before a `--`: commands that hand argv on (cluster, trace) show their help too. */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
 }
 
 /** argv without node and the script: `serve mutate-create --port 8080`. */
@@ -224,11 +232,11 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case "loadtest":
       return { command: "loadtest", args: rest };
     case "cluster":
-      return rest.length === 0 || rest[0] === "--help" || rest[0] === "-h"
+      return rest.length === 0 || asksForHelp(rest)
         ? { command: "help", topic: "cluster" }
         : { command: "cluster", args: rest };
     case "trace":
-      return rest.length === 0 || rest[0] === "--help" || rest[0] === "-h"
+      return rest.length === 0 || asksForHelp(rest)
         ? { command: "help", topic: "trace" }
         : { command: "trace", args: rest };
     case "help":
@@ -237,6 +245,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case "-h":
       return { command: "help" };
     case "--version":
+    case "version":
       return { command: "version" };
     default:
       throw new UsageError(command ? `unknown command "${command}"` : "no command given");

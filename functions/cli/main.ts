@@ -43,7 +43,7 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
     ...cmd.flags,
     ...(saNamespace !== undefined ? { serviceAccountNamespace: saNamespace } : {}),
   });
-  const log = createLogger(config.logLevel).child({ function: name });
+  const log = createLogger(config.logLevel, undefined, config.logFormat).child({ function: name });
   // reschedule-delete retries inside a 3 s deadline: shorter calls leave room for a second attempt.
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);

@@ -1,4 +1,4 @@
-// The review latency histogram (simkube_fn_admission_duration_seconds{function,decision}), kept in plain
+// The review latency histogram (simkube_fn_admission_duration_seconds{function,outcome}), kept in plain
 // arrays and served through prom-client's Registry as the same text prom-client's own Histogram writes
 // (test/unit/latency-histogram.test.ts compares the two). Why not prom-client's Histogram: it validates and
 // hashes the label set on every observe, 1.2-1.4 µs of every review in the profiles (README "Performance");
@@ -12,7 +12,7 @@ interface Series {
   sum: number;
   count: number;
   /** One object per series: the Registry caches its formatted labels by identity. */
-  labels: { function: string; decision: string };
+  labels: { function: string; outcome: string };
 }
 
 /** One sample as prom-client's Registry formats it (its Histogram's shape). */
@@ -39,13 +39,13 @@ export class LatencyHistogram {
     registry.registerMetric(this as unknown as Metric);
   }
 
-  observe(decision: string, seconds: number): void {
+  observe(outcome: string, seconds: number): void {
     if (!Number.isFinite(seconds)) return;
-    let series = this.series.get(decision);
+    let series = this.series.get(outcome);
     if (series === undefined) {
-      const labels = { function: this.fn, decision };
+      const labels = { function: this.fn, outcome };
       series = { buckets: this.bounds.map(() => 0), sum: 0, count: 0, labels };
-      this.series.set(decision, series);
+      this.series.set(outcome, series);
     }
     const i = this.bounds.findIndex((bound) => seconds <= bound);
     if (i >= 0) series.buckets[i] = (series.buckets[i] as number) + 1;

@@ -1,9 +1,11 @@
-// Prometheus metrics for one served function (GET /metrics), from prom-client. Two sources:
+// Prometheus metrics for one served function (GET /metrics), from prom-client. Three sources:
 // - what only the server sees: each review's latency and outcome, API errors, start-up times;
 // - what the function already counts for GET /stats (decisions by reason, clones): read at scrape time,
-//   so the functions keep one set of counters and /metrics can never disagree with /stats.
+//   so the functions keep one set of counters and /metrics can never disagree with /stats;
+// - prom-client's default process and Node.js metrics (process_*, nodejs_*: CPU, memory, heap, event-loop
+//   lag, GC), which dashboards for any Node service expect.
 
-import { Counter, Gauge, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { KubeApi } from "../../shared/kube-api.js";
 import { kubeErrorOf } from "../../shared/kube-api.js";
 import { LatencyHistogram } from "./latency-histogram.js";
@@ -21,6 +23,11 @@ export interface FunctionMetrics {
   observeReview(outcome: ReviewOutcome, seconds: number): void;
   setColdStart(seconds: number): void;
   setTraceLoad(seconds: number): void;
+  /**
+   * Adds prom-client's process and Node.js metrics. Once per process, after it listens (not in its cold
+   * start): their event-loop-lag monitor runs for the life of the process.
+   */
+  collectProcessMetrics(): void;
 }
 
 /** Decisions that are neither a mutation, a clone, a pin nor a denial: the function let the pod be. */
@@ -101,6 +108,7 @@ export function createFunctionMetrics(fn: string, stats: () => Record<string, un
     observeReview: (outcome, seconds) => latency.observe(outcome, seconds),
     setColdStart: (seconds) => coldStart.set({ function: fn }, seconds),
     setTraceLoad: (seconds) => traceLoad.set({ function: fn }, seconds),
+    collectProcessMetrics: () => collectDefaultMetrics({ register: registry }),
   };
 }
 

@@ -81,6 +81,7 @@ export async function startFunction(
   const server = await listen(createApp(built.handle, log, appOptions), config.port, host, tls);
   // process.uptime() counts from the process's own start: the cold start as far as Node can see it.
   metrics.setColdStart(process.uptime());
+  metrics.collectProcessMetrics();
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   log.info(

@@ -52,10 +52,10 @@ describe("GET /metrics", () => {
     const res = await request(app).get("/metrics").expect(200);
     assert.match(res.headers["content-type"] ?? "", /^text\/plain; version=0\.0\.4/);
     const text = res.text;
-    const count = (decision: string) =>
+    const count = (outcome: string) =>
       value(
         text,
-        `simkube_fn_admission_duration_seconds_count{function="reschedule-delete",decision="${decision}"}`,
+        `simkube_fn_admission_duration_seconds_count{function="reschedule-delete",outcome="${outcome}"}`,
       );
     assert.equal(count("allowed"), 1);
     assert.equal(count("denied"), 1);
@@ -95,7 +95,7 @@ describe("GET /metrics", () => {
     await request(app).post("/").send(review("p", "CREATE")).expect(200);
     const text = (await request(app).get("/metrics").expect(200)).text;
     assert.equal(
-      value(text, 'simkube_fn_admission_duration_seconds_count{function="mutate-create",decision="patched"}'),
+      value(text, 'simkube_fn_admission_duration_seconds_count{function="mutate-create",outcome="patched"}'),
       1,
     );
   });
@@ -138,7 +138,7 @@ describe("GET /metrics", () => {
     }
   });
 
-  it("serve wires it: a started function answers GET /metrics with its cold start", async () => {
+  it("serve wires it: a started function answers GET /metrics with its cold start and process metrics", async () => {
     const config = loadConfig({ SIM_NAME: "s", SEQUENCE_STORE: "memory" }, { port: "0" });
     const kube: KubeApi = {
       read: async () => {
@@ -157,6 +157,14 @@ describe("GET /metrics", () => {
         coldStart !== undefined && coldStart > 0 && coldStart === Math.min(coldStart, process.uptime()),
       );
       assert.match(text, /# TYPE simkube_fn_admission_duration_seconds histogram/);
+      // prom-client's process and Node.js metrics, which Node service dashboards expect.
+      for (const name of [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "nodejs_eventloop_lag_seconds",
+        "nodejs_heap_size_used_bytes",
+      ])
+        assert.match(text, new RegExp(`^# TYPE ${name} `, "m"), name);
     } finally {
       await drainAndClose(running.server, 1_000);
     }

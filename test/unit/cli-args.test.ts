@@ -202,6 +202,20 @@ describe("parseCommandLine (functions/cli/args.ts)", () => {
     });
     // loadtest prints its own, longer usage.
     assert.deepEqual(parseCommandLine(["loadtest", "--help"]), { command: "loadtest", args: ["--help"] });
+    // Commands that hand their arguments on: help anywhere before a "--", subcommand or not.
+    for (const argv of [
+      ["cluster", "up", "--help"],
+      ["cluster", "up", "--sim-name", "x", "-h"],
+    ])
+      assert.deepEqual(parseCommandLine(argv), { command: "help", topic: "cluster" });
+    for (const sub of ["build", "inspect", "lookup"]) {
+      for (const flag of ["--help", "-h"])
+        assert.deepEqual(parseCommandLine(["trace", sub, flag]), { command: "help", topic: "trace" });
+    }
+    assert.deepEqual(parseCommandLine(["trace", "inspect", "--", "-h"]), {
+      command: "trace",
+      args: ["inspect", "--", "-h"],
+    });
   });
 
   it("help, --help, -h, help COMMAND and --version", () => {
@@ -212,6 +226,7 @@ describe("parseCommandLine (functions/cli/args.ts)", () => {
     }
     assert.equal(usageError(["help", "deploy"]).message, 'no help for "deploy"');
     assert.deepEqual(parseCommandLine(["--version"]), { command: "version" });
+    assert.deepEqual(parseCommandLine(["version"]), { command: "version" });
   });
 
   it("no command or an unknown one is a usage error with the whole usage", () => {

@@ -22,6 +22,7 @@ describe("loadConfig (shared/config.ts)", () => {
       simName: "sim-a",
       port: 8080,
       logLevel: "info",
+      logFormat: "json",
       driverUsers: [...DEFAULT_DRIVER_USERS],
       sequenceStore: "cluster",
       storeNamespace: "default",
@@ -34,6 +35,7 @@ describe("loadConfig (shared/config.ts)", () => {
       TRACE_PATH: " https://traces.example/t.sktrace ",
       PORT: "9090",
       LOG_LEVEL: " debug ",
+      LOG_FORMAT: " gcp ",
       DRIVER_USERS: " alice , ,bob ",
       SEQUENCE_STORE: "memory",
       SEQUENCE_NAMESPACE: " seq-ns ",
@@ -44,6 +46,7 @@ describe("loadConfig (shared/config.ts)", () => {
       tracePath: "https://traces.example/t.sktrace",
       port: 9090,
       logLevel: "debug",
+      logFormat: "gcp",
       driverUsers: ["alice", "bob"],
       sequenceStore: "memory",
       storeNamespace: "seq-ns",
@@ -112,6 +115,13 @@ describe("loadConfig (shared/config.ts)", () => {
     assert.equal(
       configError({ ...BASE, LOG_LEVEL: "verbose" }),
       'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "verbose"',
+    );
+  });
+
+  it("an unknown LOG_FORMAT is a ConfigError listing the formats", () => {
+    assert.equal(
+      configError({ ...BASE, LOG_FORMAT: "logfmt" }),
+      'LOG_FORMAT must be one of json, gcp, pino; got "logfmt"',
     );
   });
 

@@ -17,14 +17,14 @@ function pair(fn: string) {
   const histogram = new Histogram({
     name: NAME,
     help: HELP,
-    labelNames: ["function", "decision"],
+    labelNames: ["function", "outcome"],
     buckets: [...LATENCY_BUCKETS],
     registers: [theirs],
   });
   const latency = new LatencyHistogram(NAME, HELP, LATENCY_BUCKETS, fn, ours);
-  const observe = (decision: string, seconds: number) => {
-    histogram.observe({ function: fn, decision }, seconds);
-    latency.observe(decision, seconds);
+  const observe = (outcome: string, seconds: number) => {
+    histogram.observe({ function: fn, outcome }, seconds);
+    latency.observe(outcome, seconds);
   };
   const reset = () => {
     histogram.reset();
@@ -46,21 +46,21 @@ describe("LatencyHistogram", () => {
       ["allowed", 30],
       ["patched", 1e-7],
     ];
-    for (const [decision, seconds] of samples) observe(decision, seconds);
+    for (const [outcome, seconds] of samples) observe(outcome, seconds);
     const text = await ours.metrics();
     assert.equal(text, await theirs.metrics());
     // And it says something: 4 patched reviews, one of them in the 0.0025-0.005 bucket twice.
     assert.match(
       text,
-      /simkube_fn_admission_duration_seconds_count\{function="mutate-create",decision="patched"\} 4/,
+      /simkube_fn_admission_duration_seconds_count\{function="mutate-create",outcome="patched"\} 4/,
     );
     assert.match(
       text,
-      /simkube_fn_admission_duration_seconds_bucket\{le="0.005",function="mutate-create",decision="patched"\} 4/,
+      /simkube_fn_admission_duration_seconds_bucket\{le="0.005",function="mutate-create",outcome="patched"\} 4/,
     );
     assert.match(
       text,
-      /simkube_fn_admission_duration_seconds_bucket\{le="30",function="mutate-create",decision="error"\} 0/,
+      /simkube_fn_admission_duration_seconds_bucket\{le="30",function="mutate-create",outcome="error"\} 0/,
     );
   });
 
@@ -87,6 +87,6 @@ describe("LatencyHistogram", () => {
     assert.equal(await ours.metrics(), await theirs.metrics());
     observe("allowed", 0.02);
     assert.equal(await ours.metrics(), await theirs.metrics());
-    assert.match(await ours.metrics(), /_count\{function="reschedule-delete",decision="allowed"\} 1\n/);
+    assert.match(await ours.metrics(), /_count\{function="reschedule-delete",outcome="allowed"\} 1\n/);
   });
 });

@@ -276,7 +276,7 @@ describe("webhook configuration", () => {
 
   it("refuses endpoints the API server would reject or could never reach", () => {
     const cases: [string, DeploymentOptions, RegExp][] = [
-      ["no URL in url mode", { simName: "s" }, /needs webhookUrlBase/],
+      ["no URL in url mode", { simName: "s" }, /the webhooks need an address: add --platform/],
       ["plain http", { simName: "s", webhookUrlBase: "http://fn.example.com" }, /must use https/],
       [
         "a query",

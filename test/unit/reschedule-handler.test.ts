@@ -291,7 +291,7 @@ describe("reschedule-delete handler", () => {
     assert.deepEqual(w.stats.snapshot().clones, { created: 0, alreadyExisted: 0, failed: 1 });
     const err = w.lines.find((l) => l.msg === "could not clone the interrupted pod");
     assert.equal(err?.pod, "the-pod");
-    assert.equal(err?.level, 50);
+    assert.equal(err?.level, "error");
   });
 
   it("logs a non-transient create failure without retrying", async () => {
@@ -318,7 +318,7 @@ describe("reschedule-delete handler", () => {
       assert.equal(w.stats.snapshot().pendingClones, 0);
       const warned = w.lines.filter((l) => l.reason === "no-deletion-seen");
       assert.equal(warned.length, 2);
-      assert.equal(warned[0]?.level, 40);
+      assert.equal(warned[0]?.level, "warn");
       assert.equal(warned[0]?.pod, "the-pod");
     });
 

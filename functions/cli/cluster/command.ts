@@ -6,8 +6,10 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/dns-names.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
 import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";
+import { argumentErrorMessage } from "../parse-error.js";
 
 export interface ClusterCommandContext {
   /** Where to look for the project's controlplane/ (the working directory, the CLI's own location). */
@@ -56,24 +58,41 @@ function humanSummary(cluster: LocalCluster): string {
   ].join("\n");
 }
 
-export async function runClusterCommand(args: string[], context: ClusterCommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      "sim-name": { type: "string" },
-      reschedule: { type: "boolean" },
-      trace: { type: "string" },
-      "real-node": { type: "boolean" },
-      json: { type: "boolean" },
-      "insecure-dev": { type: "boolean" },
-    },
-    allowPositionals: true,
-  });
+const CLUSTER_FLAGS = {
+  "sim-name": { type: "string" },
+  reschedule: { type: "boolean" },
+  trace: { type: "string" },
+  "real-node": { type: "boolean" },
+  json: { type: "boolean" },
+  "insecure-dev": { type: "boolean" },
+} as const;
+
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({ args, options: CLUSTER_FLAGS, allowPositionals: true });
+  } catch (err) {
+    throw new ClusterUsageError(argumentErrorMessage(err));
+  }
+}
+
+/** The flags, every one checked before anything starts: a bad one would otherwise surface minutes later. */
+export function parseClusterArgs(args: string[]) {
+  const { values, positionals } = parseFlags(args);
   if (positionals.length !== 1 || positionals[0] !== "up")
     throw new ClusterUsageError("cluster takes one subcommand: up");
+  const simName = values["sim-name"];
+  if (simName !== undefined && !isDns1123Label(simName))
+    throw new ClusterUsageError(
+      `--sim-name "${simName}" is not a valid Simulation name: ${DNS1123_LABEL_RULE}`,
+    );
   const tracePath = values.trace === undefined ? undefined : path.resolve(values.trace);
   if (tracePath !== undefined && !existsSync(tracePath))
     throw new ClusterUsageError(`--trace: no such file: ${tracePath}`);
+  return { values, tracePath };
+}
+
+export async function runClusterCommand(args: string[], context: ClusterCommandContext): Promise<number> {
+  const { values, tracePath } = parseClusterArgs(args);
 
   const binaries = await resolveControlPlane({
     searchFrom: context.searchFrom,

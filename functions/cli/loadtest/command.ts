@@ -5,6 +5,7 @@
 
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
+import { argumentErrorMessage } from "../parse-error.js";
 import { fetchStats, type LoadRequest, runLoad, statsUrl, validateTarget } from "./load.js";
 import { buildReport, formatReport, reportPassed } from "./report.js";
 import { buildTeardownReviews, DEFAULT_NAMESPACES } from "./reviews.js";
@@ -210,7 +211,7 @@ export async function runLoadtestCommand(args: string[], io: CommandIo = default
   try {
     options = parseTeardownArgs(args);
   } catch (err) {
-    io.stderr.write(`simkube-fn loadtest: ${(err as Error).message}\n\n${LOADTEST_USAGE}`);
+    io.stderr.write(`simkube-fn loadtest: ${argumentErrorMessage(err)}\n\n${LOADTEST_USAGE}`);
     return 2;
   }
   const { generated, requests } = prepareReviews(options, io.now());

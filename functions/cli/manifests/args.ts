@@ -10,6 +10,7 @@ import type {
   ResourceOptions,
 } from "../../../knative/deployment-options.js";
 import type { FunctionTuning } from "../../../knative/tuning.js";
+import { argumentErrorMessage } from "../parse-error.js";
 
 export class ManifestsUsageError extends Error {}
 
@@ -38,6 +39,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   tracePath: ["--trace-path"],
   traceAllowedLocations: ["--allow-trace-location"],
   logLevel: ["--log-level"],
+  logFormat: ["--log-format"],
   driverUsers: ["--driver-users"],
   sequenceStore: ["--sequence-store"],
   virtualNsPrefix: ["--virtual-ns-prefix"],
@@ -108,7 +110,7 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --without-webhook         leave out the deployment's own webhook configuration (stock SimKube)
   Functions:
       --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)  --reschedule
-      --trace-path URL  --log-level LEVEL  --driver-users U1,U2  --sequence-store cluster|memory
+      --trace-path URL  --log-level LEVEL  --log-format json|gcp|pino  --driver-users U1,U2  --sequence-store cluster|memory
       --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
       --allow-trace-location LOCATION (repeatable: TRACE_ALLOWED_LOCATIONS, where a Simulation's tracePath may point)
       --cpu-request Q  --memory-request Q  --cpu-limit Q  --memory-limit Q  --cluster-local true|false
@@ -228,6 +230,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
     ["image", "image"],
     ["tracePath", "trace-path"],
     ["logLevel", "log-level"],
+    ["logFormat", "log-format"],
     ["sequenceStore", "sequence-store"],
     ["virtualNsPrefix", "virtual-ns-prefix"],
     ["webhookMode", "webhook-mode"],
@@ -272,7 +275,7 @@ export function parseManifestsArgs(args: string[]): ManifestsCommand {
   try {
     parsed = parseArgs({ args, options: flagSpec(), allowPositionals: true, strict: true }) as typeof parsed;
   } catch (err) {
-    throw new ManifestsUsageError((err as Error).message);
+    throw new ManifestsUsageError(argumentErrorMessage(err));
   }
   const { values, positionals } = parsed;
   if (values.help === true) return { kind: "help" };

@@ -4,6 +4,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { loadTraceForLookups, parseTrace } from "../../../shared/trace.js";
+import { argumentErrorMessage } from "../parse-error.js";
 import { formatInspect, summarizeTrace } from "./inspect.js";
 import { describeLifecycle, explainLookup } from "./lookup.js";
 import { scenarioToTrace } from "./scenario.js";
@@ -37,7 +38,7 @@ function usage<T>(parse: () => T): T {
   try {
     return parse();
   } catch (e) {
-    throw new TraceUsageError((e as Error).message);
+    throw new TraceUsageError(argumentErrorMessage(e));
   }
 }
 
