@@ -150,8 +150,16 @@ export interface DeploymentOptions {
   pathSecret?: string;
   /** Extra ClusterRole rules for mutate-create, e.g. get on custom owner kinds the simulated workloads use. */
   extraRules?: readonly PolicyRuleInput[];
-  /** OpenFaaS: faas-cli's gateway (stack.yml provider.gateway). Default "http://127.0.0.1:8080". */
+  /**
+   * OpenFaaS: faas-cli's gateway (stack.yml provider.gateway), usually plain http through a port-forward.
+   * Default "http://127.0.0.1:8080". The webhooks use it only when it is https and webhookGateway is unset.
+   */
   gateway?: string;
+  /**
+   * OpenFaaS: the gateway as the API server calls it, https behind the user's TLS ingress, under a name the
+   * API server resolves; the webhook URLs are <it>/function/<name>/<secret>.
+   */
+  webhookGateway?: string;
   /** OpenFaaS: language template. Default "node22" (a supported Node.js LTS; the handler bundle targets Node 20+). */
   openfaasLang?: string;
   /** OpenFaaS: folder holding dist/openfaas/<function>/, relative to stack.yml. Default "./dist/openfaas". */

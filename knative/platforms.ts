@@ -82,14 +82,29 @@ function managedPreset(options: DeploymentOptions): DeploymentOptions {
   };
 }
 
+/**
+ * The gateway the webhooks call. Two callers reach an OpenFaaS gateway: faas-cli (--gateway-url, usually
+ * http through a port-forward) and the API server (https, a name it resolves). --webhook-gateway-url names
+ * the second; an https --gateway-url alone still serves both, as it always has.
+ */
+function webhookGatewayOf(options: DeploymentOptions): string | undefined {
+  if (options.webhookUrlBase !== undefined) return options.webhookUrlBase;
+  if (options.webhookGateway !== undefined) return options.webhookGateway;
+  if (options.gateway?.startsWith("https://")) return options.gateway;
+  return undefined;
+}
+
 function openfaasPreset(options: DeploymentOptions): DeploymentOptions {
   requireTarget(options, ["openfaas", "openfaas-stack"]);
   requireMode(options, "url", "the API server calls the gateway behind your TLS ingress");
   const target = options.target ?? "openfaas";
-  const base = options.webhookUrlBase ?? options.gateway;
+  const base = webhookGatewayOf(options);
   if (target === "openfaas" && base === undefined && options.webhookUrls === undefined) {
+    const given = options.gateway
+      ? ` (--gateway-url ${options.gateway} is faas-cli's; the API server needs https)`
+      : "";
     throw new PlatformError(
-      "--platform openfaas needs --gateway-url https://GATEWAY: the gateway behind your TLS ingress",
+      `--platform openfaas needs --webhook-gateway-url https://GATEWAY: the gateway behind your TLS ingress, as the API server reaches it${given}`,
     );
   }
   return {

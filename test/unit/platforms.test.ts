@@ -364,8 +364,30 @@ describe("--platform openfaas: the gateway, Community Edition and Pro", () => {
     assert.equal(mc?.annotations["com.openfaas.serviceaccount"], "simkube-fn-mutate-create");
   });
 
+  it("faas-cli's gateway and the API server's are two addresses: http for one, https for the other", () => {
+    const base = ["--platform", "openfaas", "--sim-name", "s1", "--reschedule"];
+    const both = [
+      "--gateway-url",
+      "http://127.0.0.1:8080",
+      "--webhook-gateway-url",
+      "https://gw.example.com",
+    ];
+    const config = only(render([...base, ...both]), "MutatingWebhookConfiguration");
+    assert.equal(
+      config.webhooks?.[0]?.clientConfig.url,
+      `https://gw.example.com/function/simkube-fn-mutate-create/${SECRET}`,
+    );
+    const [stack] = render([...base, ...both, "--target", "openfaas-stack"]) as unknown as StackFile[];
+    assert.equal(stack?.provider.gateway, "http://127.0.0.1:8080");
+    // The usual in-cluster address alone: refused, naming the flag the API server's address goes in.
+    assert.throws(
+      () => render([...base, "--gateway-url", "http://gateway.openfaas:8080"]),
+      /needs --webhook-gateway-url https:\/\/GATEWAY.*--gateway-url http:\/\/gateway\.openfaas:8080 is faas-cli's/,
+    );
+  });
+
   it("needs the gateway URL for the webhooks; refuses a Knative target", () => {
-    assert.throws(() => render(["--platform", "openfaas", "--sim-name", "s"]), /--gateway-url/);
+    assert.throws(() => render(["--platform", "openfaas", "--sim-name", "s"]), /--webhook-gateway-url/);
     assert.throws(
       () => render(["--platform", "openfaas", "--sim-name", "s", "--target", "knative"]),
       /openfaas/,

@@ -64,6 +64,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   pathSecret: ["--path-secret"],
   extraRules: ["--owner-resource"],
   gateway: ["--gateway-url"],
+  webhookGateway: ["--webhook-gateway-url"],
   openfaasLang: ["--openfaas-lang"],
   openfaasHandlerDir: ["--openfaas-handler-dir"],
   scaleToZeroDuration: ["--scale-to-zero-duration"],
@@ -100,7 +101,12 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
         --kourier-namespace NS (kourier-system)  --issuer CLUSTERISSUER (default: the output creates a CA)
         --cert-manager-namespace NS (cert-manager)
       --platform managed --domain DOMAIN     url mode: https://<service>.<namespace>.DOMAIN/
-      --platform openfaas --gateway-url URL  url mode through the gateway; --openfaas-edition ce|pro (ce)
+      --platform openfaas --webhook-gateway-url URL  url mode through the gateway as the API server calls it
+                                (https, your TLS ingress); --gateway-url URL is faas-cli's (stack.yml; an
+                                https one serves both). --openfaas-edition ce|pro (ce). Community Edition
+                                cannot scale to zero (its gateway refuses com.openfaas.scale.zero): Pro can.
+                                --image IMAGE becomes one image per function, -FUNCTION added to the
+                                repository (REPO-mutate-create:TAG), or {function} in IMAGE replaced.
       --ca-bundle FILE          PEM the API server trusts (needed for a private CA without cert-manager)
       --ca-inject-from NS/CERT  cert-manager's CA injection instead
       --target knative|openfaas|openfaas-stack  --webhook-mode url|service  --webhook-url-base URL
@@ -238,6 +244,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
     ["caInjectFrom", "ca-inject-from"],
     ["pathSecret", "path-secret"],
     ["gateway", "gateway-url"],
+    ["webhookGateway", "webhook-gateway-url"],
     ["openfaasLang", "openfaas-lang"],
     ["openfaasHandlerDir", "openfaas-handler-dir"],
     ["scaleToZeroDuration", "scale-to-zero-duration"],
