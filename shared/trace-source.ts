@@ -152,7 +152,7 @@ async function readObject(location: string, limits: Limits): Promise<Uint8Array>
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not read trace from ${where.display}: ${why}`, { cause });
   const reader = await loadReader(where.store).catch((err: unknown) => {
-    throw fail(`the ${where.store} reader could not be loaded: ${errorMessage(err)}`, err);
+    throw fail(readerLoadFailure(where.store, err), err);
   });
   // One deadline for the whole read: the SDK's request (with its retries) and every byte of the body.
   const signal = AbortSignal.timeout(limits.timeoutMs);
@@ -185,6 +185,25 @@ async function readObjectBody(
   }
   // The deadline covers the body too: aborting destroys the stream, which ends the loop in readCapped.
   return await readCapped(addAbortSignal(signal, body), maxBytes, fail, length);
+}
+
+/** The npm packages each object-store reader needs: optional dependencies, installed only by who reads there. */
+export const STORE_PACKAGES: Readonly<Record<ObjectStore, readonly string[]>> = {
+  s3: ["@aws-sdk/client-s3"],
+  gcs: ["@google-cloud/storage"],
+  azure: ["@azure/storage-blob", "@azure/identity"],
+};
+
+/** Why a reader did not load; an SDK left out of the install (npm ci --omit=optional) says how to add it. */
+export function readerLoadFailure(store: ObjectStore, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const packages = STORE_PACKAGES[store];
+  const missing = packages.filter((p) => errorMessage(err).includes(`'${p}'`));
+  if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && missing.length > 0) {
+    const what = packages.length === 1 ? "an optional dependency that is" : "optional dependencies that are";
+    return `the ${store} reader needs ${packages.join(" and ")}, ${what} not installed (npm install ${packages.join(" ")})`;
+  }
+  return `the ${store} reader could not be loaded: ${errorMessage(err)}`;
 }
 
 /** The reader of one store, imported on first use (the path stays literal so that esbuild can map it). */
