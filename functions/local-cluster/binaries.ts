@@ -52,24 +52,49 @@ function hasGo(): boolean {
   return spawnSync("go", ["version"], { stdio: "ignore" }).status === 0;
 }
 
-function runBuild(script: string, output: "inherit" | "ignore"): Promise<string> {
+export interface BuildProgress {
+  /** How often to say the build is still running. Default 15 s. */
+  everyMs?: number;
+  write?: (line: string) => void;
+}
+
+/**
+ * Runs a build script (stdout: the folder it built into, last line). While it runs, a line every 15 s says
+ * so: a build takes minutes, and one waiting on another process's build lock prints nothing of its own.
+ */
+export function runBuild(
+  script: string,
+  output: "inherit" | "ignore",
+  progress: BuildProgress = {},
+): Promise<string> {
+  const write = progress.write ?? ((line: string) => process.stderr.write(line));
+  const started = Date.now();
+  const name = path.relative(process.cwd(), script) || script;
   return new Promise((resolve, reject) => {
     const child = spawn("bash", [script], { stdio: ["ignore", "pipe", output] });
+    const timer =
+      output === "inherit"
+        ? setInterval(() => {
+            const seconds = Math.round((Date.now() - started) / 1000);
+            write(
+              `${name} still running after ${seconds} s (building, or waiting for another process's build of the same inputs)\n`,
+            );
+          }, progress.everyMs ?? 15_000)
+        : undefined;
     let stdout = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => {
       stdout += chunk;
     });
-    child.once("error", reject);
+    child.once("error", (err) => {
+      clearInterval(timer);
+      reject(err);
+    });
     child.once("exit", (code) => {
+      clearInterval(timer);
       const last = stdout.trim().split("\n").pop() ?? "";
       if (code === 0 && last) resolve(last);
-      else
-        reject(
-          new MissingControlPlaneError(
-            `controlplane/build.sh failed (exit ${code}); its output above says why`,
-          ),
-        );
+      else reject(new MissingControlPlaneError(`${name} failed (exit ${code}); its output above says why`));
     });
   });
 }
