@@ -44,13 +44,20 @@ if (!tracePath) {
       throw err;
     }
     try {
+      const notes: string[] = [];
       const result = await runClusterReplay(cluster, {
         trace: await loadTrace(tracePath),
         speed: SPEED,
         interruptions: true,
         progress: () => {},
-        note: (line) => t.diagnostic(line),
+        note: (line) => {
+          notes.push(line);
+          t.diagnostic(line);
+        },
       });
+      // The steps without a progress line of their own say when they start (and every 5 s after).
+      for (const step of ["interruption: eviction...", "teardown: the SimulationRoot and its namespaces..."])
+        assert.ok(notes.includes(step), `a note "${step}"`);
       for (const line of clusterReport(result, SPEED)) t.diagnostic(line);
       const c = clusterCounts(result);
       assert.equal(c.lifecyclesExpected, 4, "the trace records 3 Finished and 1 Running lifecycle");

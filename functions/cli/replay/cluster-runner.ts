@@ -169,6 +169,21 @@ async function settle(s: RunState, expected: readonly ExpectedLifecycle[]): Prom
 }
 
 /**
+ * A step with no progress line of its own (interruptions, settling, teardown: up to a minute or more): a note
+ * when it starts and one every 5 s while it runs, so the run never goes quiet.
+ */
+async function phase<T>(s: RunState, label: string, work: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  s.o.note(`${label}...`);
+  const timer = setInterval(() => s.o.note(`${label}: ${Math.round((Date.now() - t0) / 1000)} s`), 5_000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
  * SimKube's end of a run: DELETE of the root with propagationPolicy Foreground (retried until gone), then the
  * garbage collector removes the namespaces. reschedule-delete's counters before and after give the teardown's
  * reviews and clones.
@@ -312,19 +327,22 @@ export async function runClusterReplay(
     const done = new Set<string>();
     for (const kind of INTERRUPTION_KINDS) {
       try {
-        interruptions.push(await interrupt(cluster.driver, kind, s.observer, s.namespaces, done));
+        const result = await phase(s, `interruption: ${kind}`, () =>
+          interrupt(cluster.driver, kind, s.observer, s.namespaces, done),
+        );
+        interruptions.push(result);
       } catch (err) {
         s.errors.push(`${kind}: ${(err as Error).message}`);
       }
     }
   }
   const expected = expectedLifecycles(o.trace);
-  await settle(s, expected);
+  await phase(s, "waiting for the lifecycles to finish", () => settle(s, expected));
   const pods = [...s.observer.pods.values()];
   const verdicts = expected.map((e) => judgeLifecycle(e, pods, o.speed));
   // Before teardown: the garbage collector deletes the store's ConfigMaps with the SimulationRoot.
   const sequences = await readSequenceAudit(s, pods);
-  const teardownResult = await teardown(s);
+  const teardownResult = await phase(s, "teardown: the SimulationRoot and its namespaces", () => teardown(s));
   const result = { pods, verdicts, interruptions, teardown: teardownResult, errors: s.errors };
   return { ...result, ...(sequences ? { sequences } : {}), ms: Date.now() - t0 };
 }
