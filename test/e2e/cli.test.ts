@@ -33,7 +33,8 @@ function cli(args: string[], input?: string, env: Record<string, string> = {}) {
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-describe("simkube-fn as a process", { timeout: 120_000 }, () => {
+// Each case spawns Node (under c8 in the test command) several times: minutes on a loaded 2-core machine.
+describe("simkube-fn as a process", { timeout: 300_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), "simkube-fn-cli-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -55,59 +56,6 @@ describe("simkube-fn as a process", { timeout: 120_000 }, () => {
     const all = cli(["help"]);
     assert.equal(all.status, 0);
     assert.ok(all.stdout.includes("simkube-fn serve") && all.stdout.includes("simkube-fn loadtest"));
-  });
-
-  it("--help and -h on every command and subcommand exit 0 with a usage, nothing on stderr", () => {
-    const commands = [
-      ["serve"],
-      ["serve", "mutate-create"],
-      ["replay"],
-      ["manifests"],
-      ["manifests", "webhook"],
-      ["hash-pod"],
-      ["loadtest"],
-      ["loadtest", "teardown"],
-      ["cluster"],
-      ["cluster", "up"],
-      ["trace"],
-      ["trace", "build"],
-      ["trace", "inspect"],
-      ["trace", "lookup"],
-      ["help"],
-    ];
-    for (const command of commands) {
-      for (const flag of ["--help", "-h"]) {
-        const run = cli([...command, flag]);
-        const what = [...command, flag].join(" ");
-        assert.equal(run.status, 0, `${what}: ${run.stderr}`);
-        assert.match(run.stdout, /^Usage:/, what);
-        assert.equal(run.stderr, "", what);
-      }
-    }
-  });
-
-  it("cluster up refuses a bad flag or Simulation name at once, exit 2, before looking for a control plane", () => {
-    // A control-plane directory that does not exist: reaching the build would fail differently.
-    const env = { SIMKUBE_FN_CONTROLPLANE_BIN: path.join(dir, "no-such-dir") };
-    const badName = cli(["cluster", "up", "--sim-name", "Bad_Name"], undefined, env);
-    assert.equal(badName.status, 2);
-    assert.match(badName.stderr, /^simkube-fn: --sim-name "Bad_Name" is not a valid Simulation name: /);
-    const badFlag = cli(["cluster", "up", "--real-nodes"], undefined, env);
-    assert.equal(badFlag.status, 2);
-    assert.match(badFlag.stderr, /^simkube-fn: Unknown option '--real-nodes'\n/);
-    assert.doesNotMatch(badFlag.stderr, /positional/);
-  });
-
-  it("manifests without --platform or a webhook address says to add --platform", () => {
-    for (const args of [
-      ["manifests"],
-      ["manifests", "webhook", "--sim-name", "s", "--path-secret", "a".repeat(32)],
-    ]) {
-      const run = cli(args);
-      assert.equal(run.status, 2, args.join(" "));
-      assert.match(run.stderr, /add --platform kind\|k3s\|managed\|openfaas/);
-      assert.doesNotMatch(run.stderr, /webhookUrlBase|webhookMode|pathSecret/);
-    }
   });
 
   it("a usage error exits 2 with the message and that command's usage on stderr", () => {
