@@ -107,7 +107,7 @@ function multiSetup(
       isAllowed: deploymentTraceCheck(allowed.map((entry) => parseAllowedLocation(entry) as AllowedLocation)),
       load: async (location) => {
         loaded.push(location);
-        return load(location);
+        return { trace: await load(location), bytes: 1 };
       },
     }),
     readNamespace: async (name) => {
@@ -293,6 +293,7 @@ describe("mutate-create serving two Simulations at once", () => {
         return cache.get(location);
       },
       size: cache.size,
+      bytes: cache.bytes,
     };
     // The trace's bare pod, five times: every review looks its lifecycle up.
     const pods = [0, 1, 2, 3, 4].map(() => runningPod("alpha-default", ROOT_A));
