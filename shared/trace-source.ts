@@ -10,6 +10,7 @@ import { readCapped } from "./capped-bytes.js";
 import { errorMessage } from "./json.js";
 import { describeLocation } from "./location-text.js";
 import {
+  type ObjectBody,
   type ObjectLocation,
   type ObjectStore,
   type ObjectStoreReader,
@@ -57,8 +58,9 @@ export async function readTraceBytes(location: string, limits: Limits): Promise<
  * The trace's bytes, or undefined when they are still at version `known` (from an earlier read). How a
  * change is told, per source: a file by stat (device, inode, size, mtime; shared/trace-file.ts), without
  * opening it; an http(s) URL by a conditional GET (If-None-Match with its ETag, else If-Modified-Since with
- * its Last-Modified; a 304 is "unchanged"). An object store, or a server that sends neither header, gives no
- * version: such a trace is read again every time.
+ * its Last-Modified; a 304 is "unchanged"); an object by its store's version (S3 and Azure: the ETag, asked
+ * with If-None-Match; GCS: the generation, from the object's metadata). A server that sends neither header
+ * gives no version: such a trace is read again every time.
  */
 export async function readTraceIfChanged(
   location: string,
@@ -70,7 +72,7 @@ export async function readTraceIfChanged(
     ? "file"
     : /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]?.toLowerCase();
   if (scheme === "http" || scheme === "https") return download(location, limits, known);
-  if (scheme !== undefined && objectStoreOf(scheme)) return { bytes: await readObject(location, limits) };
+  if (scheme !== undefined && objectStoreOf(scheme)) return readObject(location, limits, known);
   if (scheme !== undefined && scheme !== "file") {
     throw new TraceError(
       `unsupported trace location "${describeLocation(location)}": use a file path, a file:// URL, an ` +
@@ -191,7 +193,7 @@ async function fetchJudged(
 }
 
 /** Reads an object from S3, GCS or Azure Blob Storage through that store's SDK. */
-async function readObject(location: string, limits: Limits): Promise<Uint8Array> {
+async function readObject(location: string, limits: Limits, known?: string): Promise<TraceBytes | undefined> {
   const where = parseObjectLocation(location);
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not read trace from ${where.display}: ${why}`, { cause });
@@ -201,7 +203,7 @@ async function readObject(location: string, limits: Limits): Promise<Uint8Array>
   // One deadline for the whole read: the SDK's request (with its retries) and every byte of the body.
   const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
-    return await readObjectBody(reader, where, signal, limits, fail);
+    return await readObjectBody(reader, { where, signal, known }, limits, fail);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     if (signal.aborted) throw fail(`timed out after ${limits.timeoutMs} ms`, err);
@@ -215,20 +217,43 @@ async function readObject(location: string, limits: Limits): Promise<Uint8Array>
 
 async function readObjectBody(
   reader: ObjectStoreReader,
-  where: ObjectLocation,
-  signal: AbortSignal,
+  { where, signal, known }: { where: ObjectLocation; signal: AbortSignal; known: string | undefined },
   { maxBytes, timeoutMs }: Limits,
   fail: (why: string) => TraceError,
-): Promise<Uint8Array> {
+): Promise<TraceBytes | undefined> {
   // The SDKs read their credentials and endpoints from the environment themselves (their default chains);
   // the few variables the readers read on their own come from the same place.
-  const { body, length } = await reader.openObject(where, signal, process.env, timeoutMs);
+  const opened = await untilAborted(reader.openObject(where, signal, process.env, timeoutMs, known), signal);
+  if (opened === undefined) return undefined;
+  const { body, length, version } = opened;
   if (length !== undefined && length > maxBytes) {
     body.destroy();
     throw fail(`the object is ${length} bytes, over the limit of ${maxBytes} bytes`);
   }
   // The deadline covers the body too: aborting destroys the stream, which ends the loop in readCapped.
-  return await readCapped(addAbortSignal(signal, body), maxBytes, fail, length);
+  const bytes = await readCapped(addAbortSignal(signal, body), maxBytes, fail, length);
+  return version === undefined ? { bytes } : { bytes, version };
+}
+
+/**
+ * The object's opening, or a rejection as soon as `signal` aborts: an SDK that takes no signal (GCS's
+ * metadata request) must not hold the read past the deadline. A body that comes late is destroyed.
+ */
+function untilAborted(
+  opening: Promise<ObjectBody | undefined>,
+  signal: AbortSignal,
+): Promise<ObjectBody | undefined> {
+  opening.then(
+    (late) => {
+      if (signal.aborted) late?.body.destroy();
+    },
+    () => {},
+  );
+  const aborted = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  return Promise.race([opening, aborted]);
 }
 
 /** The reader of one store, imported on first use (the path stays literal so that esbuild can map it). */
