@@ -484,7 +484,7 @@ function passThrough(
       : {
           requests: { cpu: "100m", memory: "128Mi" },
           // Measured (npm run bench:memory): 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency)
-          // while a trace at the 64 MiB cap (TRACE_MAX_MIB) reloads peaked at 720 MiB RSS; alone, 521 MiB.
+          // while a trace at the 64 MiB cap (TRACE_MAX_MIB) reloads peaked at 720-744 MiB RSS; alone, 521 MiB.
           limits: { memory: "1Gi" },
         },
     extraRules: [...(options.extraRules ?? [])],
