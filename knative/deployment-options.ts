@@ -140,7 +140,7 @@ export interface DeploymentOptions {
   maxScale?: Partial<Record<DeployedFunction, number>>;
   /** Knative: label the Services cluster-local. Default: true in service mode, false in url mode. */
   clusterLocal?: boolean;
-  /** Container resources. Default requests cpu 100m / memory 128Mi, limit memory 768Mi (see manifests.ts CONCURRENCY). */
+  /** Container resources. Default requests cpu 100m / memory 128Mi, limit memory 1Gi (see manifests.ts CONCURRENCY). */
   resources?: ResourceOptions;
   /**
    * The secret path segment of every webhook endpoint (WEBHOOK_PATH_SECRET): the API server calls
@@ -496,8 +496,9 @@ function passThrough(
       ? checkResources(options.resources)
       : {
           requests: { cpu: "100m", memory: "128Mi" },
-          // Measured: 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency) peaked at 521 MiB RSS.
-          limits: { memory: "768Mi" },
+          // Measured (npm run bench:memory): 32 concurrent ~3 MiB reviews (the per-replica containerConcurrency)
+          // while a trace at the 64 MiB cap (TRACE_MAX_MIB) reloads peaked at 720-744 MiB RSS; alone, 521 MiB.
+          limits: { memory: "1Gi" },
         },
     extraRules: [...(options.extraRules ?? [])],
     gateway: options.gateway ?? "http://127.0.0.1:8080",

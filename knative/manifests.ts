@@ -55,9 +55,12 @@ const WEBHOOK_DOMAIN = "simkube.io";
 
 /**
  * Concurrency per replica, set from memory (npm run bench:memory, README "Memory per in-flight review"): a
- * review can be ~3 MiB, and 32 such CREATEs at once peaked at 521 MiB RSS (100 at once: 1,094 MiB), so 32
- * per replica under the 768Mi limit (DEFAULT_RESOURCES) keeps about a third in reserve. DELETE reviews carry
- * the same pod, so the same bound holds for reschedule-delete. `target` is the autoscaler's soft goal:
+ * review can be ~3 MiB, and 32 such CREATEs at once peaked at 521 MiB RSS (100 at once: 1,094 MiB). A trace
+ * load peaks at ~4x its file, and mutate-create serving every Simulation may load one during a burst: 32
+ * CREATEs while a 64 MiB trace (the cap, TRACE_MAX_MIB) reloaded, its old copy held, peaked at 720 and 744
+ * MiB in two runs (96 MiB: 890, 128 MiB: 1,053). So the 1Gi limit (the default resources,
+ * deployment-options.ts) keeps over a quarter in reserve at the cap; 768Mi would fit a 32 MiB cap (555 MiB). DELETE reviews carry the same pod, so
+ * the same concurrency holds for reschedule-delete (which loads no trace). `target` is the autoscaler's soft goal:
  * reschedule-delete scales out earlier, because a teardown sends bursts and each review holds up a pod delete.
  */
 const CONCURRENCY: Record<DeployedFunction, { hard: number; target: number }> = {

@@ -47,3 +47,24 @@ export class CappedBytes {
     this.buffer = bigger;
   }
 }
+
+/**
+ * Collects a byte stream, giving up (and closing the stream) as soon as it passes maxBytes. `fail` makes the
+ * error; `sizeHint` is what the source announced, if anything.
+ */
+export async function readCapped<E extends Error>(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  fail: (why: string) => E,
+  sizeHint?: number,
+): Promise<Uint8Array> {
+  const collected = new CappedBytes(maxBytes, sizeHint);
+  for await (const chunk of chunks) {
+    // Leaving the loop cancels the web stream / destroys the file stream.
+    if (!collected.append(chunk)) {
+      const seen = collected.size + chunk.byteLength;
+      throw fail(`larger than the limit of ${maxBytes} bytes (stopped after ${seen})`);
+    }
+  }
+  return collected.bytes();
+}

@@ -19,6 +19,8 @@ export interface FunctionConfig {
    * --allow-trace-location); unset: nowhere. Downloads' redirects must stay inside it too.
    */
   traceAllowlist?: AllowedLocation[];
+  /** What bounds a trace's memory; unset: the defaults (TRACE_MEMORY_DEFAULTS). */
+  traceMemory?: TraceMemoryConfig;
   port: number;
   logLevel: LogLevel;
   /** LOG_FORMAT: json (string levels, ISO times; default), gcp (Cloud Logging's severity), pino (numbers). */
@@ -33,6 +35,27 @@ export interface FunctionConfig {
   /** Serve https with this certificate and key (PEM file paths) instead of plain http. */
   tls?: TlsFiles;
 }
+
+export interface TraceMemoryConfig {
+  /** TRACE_MAX_MIB: the largest trace file read, in bytes (file or download, before decoding). */
+  maxTraceBytes: number;
+  /** TRACE_CACHE_MAX_TRACES: traces kept at most (without TRACE_PATH: one per location). */
+  cacheMaxTraces: number;
+  /** TRACE_CACHE_MAX_MIB: the kept traces' file bytes at most; at least TRACE_MAX_MIB. */
+  cacheMaxBytes: number;
+  /** TRACE_RECHECK_SECONDS, in ms: how long a kept trace is used before its source is asked if it changed. */
+  recheckMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** The memory limit the manifests render is sized for these (knative/manifests.ts). */
+export const TRACE_MEMORY_DEFAULTS: Readonly<TraceMemoryConfig> = {
+  maxTraceBytes: 64 * MiB,
+  cacheMaxTraces: 16,
+  cacheMaxBytes: 64 * MiB,
+  recheckMs: 30_000,
+};
 
 export interface TlsFiles {
   certFile: string;
@@ -115,7 +138,44 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (tls) config.tls = tls;
   const traceAllowlist = traceAllowlistOf(env, flags);
   if (traceAllowlist.length > 0) config.traceAllowlist = traceAllowlist;
+  const traceMemory = traceMemoryOf(env);
+  if (traceMemory) config.traceMemory = traceMemory;
   return config;
+}
+
+/** A whole number from 1 up, or undefined when unset or blank (the default then). */
+function positiveInteger(env: Env, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be a whole number from 1 up, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** TRACE_MAX_MIB, TRACE_CACHE_MAX_TRACES, TRACE_CACHE_MAX_MIB, TRACE_RECHECK_SECONDS; undefined if none is set. */
+function traceMemoryOf(env: Env): TraceMemoryConfig | undefined {
+  const maxMiB = positiveInteger(env, "TRACE_MAX_MIB");
+  const traces = positiveInteger(env, "TRACE_CACHE_MAX_TRACES");
+  const cacheMiB = positiveInteger(env, "TRACE_CACHE_MAX_MIB");
+  const recheckSeconds = positiveInteger(env, "TRACE_RECHECK_SECONDS");
+  if ([maxMiB, traces, cacheMiB, recheckSeconds].every((v) => v === undefined)) return undefined;
+  const d = TRACE_MEMORY_DEFAULTS;
+  const maxTraceBytes = maxMiB === undefined ? d.maxTraceBytes : maxMiB * MiB;
+  // Unset, the cache holds at least one trace at the cap.
+  const cacheMaxBytes = cacheMiB === undefined ? Math.max(d.cacheMaxBytes, maxTraceBytes) : cacheMiB * MiB;
+  if (cacheMaxBytes < maxTraceBytes) {
+    throw new ConfigError(
+      `TRACE_CACHE_MAX_MIB (${cacheMiB}) must be at least TRACE_MAX_MIB (${maxTraceBytes / MiB}): a trace ` +
+        "the cache cannot keep would be read again for every pod",
+    );
+  }
+  return {
+    maxTraceBytes,
+    cacheMaxTraces: traces ?? d.cacheMaxTraces,
+    cacheMaxBytes,
+    recheckMs: recheckSeconds === undefined ? d.recheckMs : recheckSeconds * 1000,
+  };
 }
 
 /** The flag's entries, else the variable's (comma-separated); each checked, an error naming its source. */

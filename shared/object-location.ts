@@ -35,20 +35,24 @@ export interface ObjectLocation {
 export interface ObjectBody {
   body: Readable;
   length?: number;
+  /** What tells this content from a later one (an ETag, a generation), when the store says. */
+  version?: string;
 }
 
 /** The shape of each module in shared/trace-sources/ (loaded only when its scheme is used). */
 export interface ObjectStoreReader {
   /**
-   * Starts reading the object. `signal` aborts the request and the body; it fires after `timeoutMs`, which
-   * a reader whose SDK takes no signal uses to bound its own requests.
+   * Starts reading the object, or undefined when it is still at version `known` (an ObjectBody's version).
+   * `signal` aborts the request and the body; it fires after `timeoutMs`, which a reader whose SDK takes no
+   * signal uses to bound its own requests.
    */
   openObject(
     location: ObjectLocation,
     signal: AbortSignal,
     env: NodeJS.ProcessEnv,
     timeoutMs: number,
-  ): Promise<ObjectBody>;
+    known?: string,
+  ): Promise<ObjectBody | undefined>;
   /**
    * A short reason for an error the store's SDK threw ("no such bucket"), or undefined when unknown. It may
    * ask the store (within `signal`) when the error alone does not say.

@@ -1,16 +1,16 @@
 // Where a trace's bytes come from: a file path, a file:// URL, an http(s):// URL, or an object store as
 // SimKube's driver reads them (s3://, gs://, azure:// and aliases, see shared/object-location.ts). Every source
-// is capped in bytes (a trace is untrusted input) and network reads in time; failures are TraceErrors naming
+// is capped in bytes (a trace is untrusted input) and in time, files included; failures are TraceErrors naming
 // the location. Each store's SDK is loaded only when a location of that store is read: the readers in
 // shared/trace-sources/ are imported dynamically (the bundle builds each as its own file).
 
-import { open } from "node:fs/promises";
 import { addAbortSignal } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { CappedBytes } from "./capped-bytes.js";
+import { readCapped } from "./capped-bytes.js";
 import { errorMessage } from "./json.js";
 import { describeLocation } from "./location-text.js";
 import {
+  type ObjectBody,
   type ObjectLocation,
   type ObjectStore,
   type ObjectStoreReader,
@@ -18,9 +18,10 @@ import {
   parseObjectLocation,
 } from "./object-location.js";
 import { TraceError } from "./trace-error.js";
+import { currentFileVersion, readRegularFile } from "./trace-file.js";
 
 export interface LoadTraceOptions {
-  /** For http(s) downloads and object stores: the whole request, body included. Default 30 s. */
+  /** The whole read: a file's open and every byte, a download or an object's request and body. Default 30 s. */
   timeoutMs?: number;
   /** Largest trace read from a file or downloaded; reading stops as soon as it is passed. Default 64 MiB. */
   maxBytes?: number;
@@ -37,34 +38,66 @@ type Limits = Required<Omit<LoadTraceOptions, "allowRedirect">> & Pick<LoadTrace
 const MAX_REDIRECTS = 5;
 
 export const DEFAULT_TRACE_TIMEOUT_MS = 30_000;
-/** Far above SimKube's example traces (at most 67 KB) and what a 512 MiB function can hold decoded. */
+/**
+ * Far above SimKube's example traces (at most 67 KB). The functions' memory limit is sized for one load of a
+ * trace this big during a burst of reviews (knative/manifests.ts); TRACE_MAX_MIB changes it.
+ */
 export const DEFAULT_MAX_TRACE_BYTES = 64 * 1024 * 1024;
 
+/** A trace's bytes, and their version when the source tells one (see readTraceIfChanged). */
+export interface TraceBytes {
+  bytes: Uint8Array;
+  version?: string;
+}
+
 export async function readTraceBytes(location: string, limits: Limits): Promise<Uint8Array> {
+  return ((await readTraceIfChanged(location, limits)) as TraceBytes).bytes;
+}
+
+/**
+ * The trace's bytes, or undefined when they are still at version `known` (from an earlier read). How a
+ * change is told, per source: a file by stat (device, inode, size, mtime; shared/trace-file.ts), without
+ * opening it; an http(s) URL by a conditional GET (If-None-Match with its ETag, else If-Modified-Since with
+ * its Last-Modified; a 304 is "unchanged"); an object by its store's version (S3 and Azure: the ETag, asked
+ * with If-None-Match; GCS: the generation, from the object's metadata). A server that sends neither header
+ * gives no version: such a trace is read again every time.
+ */
+export async function readTraceIfChanged(
+  location: string,
+  limits: Limits,
+  known?: string,
+): Promise<TraceBytes | undefined> {
   // "file:" URLs may omit the slashes (file:/tmp/t.sktrace); other schemes are recognised by "://".
   const scheme = /^file:/i.test(location)
     ? "file"
     : /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]?.toLowerCase();
-  if (scheme === "http" || scheme === "https") return download(location, limits);
-  if (scheme !== undefined && objectStoreOf(scheme)) return readObject(location, limits);
+  if (scheme === "http" || scheme === "https") return download(location, limits, known);
+  if (scheme !== undefined && objectStoreOf(scheme)) return readObject(location, limits, known);
   if (scheme !== undefined && scheme !== "file") {
     throw new TraceError(
       `unsupported trace location "${describeLocation(location)}": use a file path, a file:// URL, an ` +
         "http(s):// URL, or an s3://, gs:// or azure:// URL",
     );
   }
-  let path = location;
-  if (scheme === "file") {
-    try {
-      path = fileURLToPath(location);
-    } catch (err) {
-      throw new TraceError(`invalid file URL "${location}": ${errorMessage(err)}`, { cause: err });
-    }
+  return readFile(scheme === "file" ? filePathOf(location) : location, limits, known);
+}
+
+function filePathOf(url: string): string {
+  try {
+    return fileURLToPath(url);
+  } catch (err) {
+    throw new TraceError(`invalid file URL "${url}": ${errorMessage(err)}`, { cause: err });
   }
+}
+
+async function readFile(path: string, limits: Limits, known?: string): Promise<TraceBytes | undefined> {
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not read trace file ${path}: ${why}`, { cause });
   try {
-    return await readFileCapped(path, limits.maxBytes, fail);
+    if (known !== undefined && (await currentFileVersion(path, limits.timeoutMs, fail)) === known) {
+      return undefined;
+    }
+    return await readRegularFile(path, limits, fail);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
@@ -72,22 +105,7 @@ export async function readTraceBytes(location: string, limits: Limits): Promise<
   }
 }
 
-/**
- * Streamed with a counter rather than readFile: a FIFO or /dev/zero has no size to check. A regular file's
- * size only sizes the buffer; the count still decides.
- */
-async function readFileCapped(path: string, maxBytes: number, fail: (why: string) => TraceError) {
-  const file = await open(path);
-  try {
-    const stats = await file.stat();
-    const stream = file.createReadStream({ autoClose: false });
-    return await readCapped(stream, maxBytes, fail, stats.isFile() ? stats.size : undefined);
-  } finally {
-    await file.close();
-  }
-}
-
-async function download(url: string, limits: Limits): Promise<Uint8Array> {
+async function download(url: string, limits: Limits, known?: string): Promise<TraceBytes | undefined> {
   const where = describeLocation(url);
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not download trace from ${where}: ${why}`, { cause });
@@ -95,23 +113,16 @@ async function download(url: string, limits: Limits): Promise<Uint8Array> {
     // One deadline for the whole download: headers and every byte of the body.
     const response = await fetchJudged(
       url,
-      AbortSignal.timeout(limits.timeoutMs),
+      { signal: AbortSignal.timeout(limits.timeoutMs), headers: conditionalHeaders(known) },
       limits.allowRedirect,
       fail,
     );
-    if (!response.ok || !response.body) {
+    if (known !== undefined && response.status === 304) {
       await response.body?.cancel();
-      throw fail(`HTTP ${response.status} ${response.statusText}`.trimEnd());
+      return undefined;
     }
-    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
-    if (announced > limits.maxBytes) {
-      await response.body.cancel();
-      throw fail(`the server announced ${announced} bytes, over the limit of ${limits.maxBytes} bytes`);
-    }
-    // Counted after decompression, so a gzip bomb stops at the limit too. A compressed body's length says
-    // nothing about the bytes it becomes, so it is no size hint.
-    const hint = response.headers.has("content-encoding") ? undefined : announced;
-    return await readCapped(response.body, limits.maxBytes, fail, hint);
+    const bytes = await readResponse(response, limits.maxBytes, fail);
+    return { bytes, version: httpVersion(response.headers) };
   } catch (err) {
     if (err instanceof TraceError) throw err;
     const name = (err as { name?: string }).name;
@@ -123,17 +134,52 @@ async function download(url: string, limits: Limits): Promise<Uint8Array> {
   }
 }
 
+/** A download's version: its ETag, else its Last-Modified; undefined when the server sends neither. */
+function httpVersion(headers: Headers): string | undefined {
+  const etag = headers.get("etag");
+  if (etag) return `etag:${etag}`;
+  const modified = headers.get("last-modified");
+  return modified ? `modified:${modified}` : undefined;
+}
+
+/** The request headers that make a server answer 304 while the body is still at version `known`. */
+function conditionalHeaders(known: string | undefined): Record<string, string> {
+  if (known?.startsWith("etag:")) return { "if-none-match": known.slice("etag:".length) };
+  if (known?.startsWith("modified:")) return { "if-modified-since": known.slice("modified:".length) };
+  return {};
+}
+
+async function readResponse(
+  response: Response,
+  maxBytes: number,
+  fail: (why: string) => TraceError,
+): Promise<Uint8Array> {
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw fail(`HTTP ${response.status} ${response.statusText}`.trimEnd());
+  }
+  const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (announced > maxBytes) {
+    await response.body.cancel();
+    throw fail(`the server announced ${announced} bytes, over the limit of ${maxBytes} bytes`);
+  }
+  // Counted after decompression, so a gzip bomb stops at the limit too. A compressed body's length says
+  // nothing about the bytes it becomes, so it is no size hint.
+  const hint = response.headers.has("content-encoding") ? undefined : announced;
+  return await readCapped(response.body, maxBytes, fail, hint);
+}
+
 /** fetch, with each redirect judged by `allow` (when given) before it is followed. */
 async function fetchJudged(
   url: string,
-  signal: AbortSignal,
+  init: { signal: AbortSignal; headers: Record<string, string> },
   allow: ((url: string) => boolean) | undefined,
   fail: (why: string) => TraceError,
 ): Promise<Response> {
-  if (!allow) return fetch(url, { signal });
+  if (!allow) return fetch(url, init);
   let current = url;
   for (let hop = 0; ; hop++) {
-    const response = await fetch(current, { signal, redirect: "manual" });
+    const response = await fetch(current, { ...init, redirect: "manual" });
     const target = response.headers.get("location");
     if (response.status < 300 || response.status > 399 || target === null) return response;
     await response.body?.cancel();
@@ -147,7 +193,7 @@ async function fetchJudged(
 }
 
 /** Reads an object from S3, GCS or Azure Blob Storage through that store's SDK. */
-async function readObject(location: string, limits: Limits): Promise<Uint8Array> {
+async function readObject(location: string, limits: Limits, known?: string): Promise<TraceBytes | undefined> {
   const where = parseObjectLocation(location);
   const fail = (why: string, cause?: unknown) =>
     new TraceError(`could not read trace from ${where.display}: ${why}`, { cause });
@@ -157,7 +203,7 @@ async function readObject(location: string, limits: Limits): Promise<Uint8Array>
   // One deadline for the whole read: the SDK's request (with its retries) and every byte of the body.
   const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
-    return await readObjectBody(reader, where, signal, limits, fail);
+    return await readObjectBody(reader, { where, signal, known }, limits, fail);
   } catch (err) {
     if (err instanceof TraceError) throw err;
     if (signal.aborted) throw fail(`timed out after ${limits.timeoutMs} ms`, err);
@@ -171,20 +217,43 @@ async function readObject(location: string, limits: Limits): Promise<Uint8Array>
 
 async function readObjectBody(
   reader: ObjectStoreReader,
-  where: ObjectLocation,
-  signal: AbortSignal,
+  { where, signal, known }: { where: ObjectLocation; signal: AbortSignal; known: string | undefined },
   { maxBytes, timeoutMs }: Limits,
   fail: (why: string) => TraceError,
-): Promise<Uint8Array> {
+): Promise<TraceBytes | undefined> {
   // The SDKs read their credentials and endpoints from the environment themselves (their default chains);
   // the few variables the readers read on their own come from the same place.
-  const { body, length } = await reader.openObject(where, signal, process.env, timeoutMs);
+  const opened = await untilAborted(reader.openObject(where, signal, process.env, timeoutMs, known), signal);
+  if (opened === undefined) return undefined;
+  const { body, length, version } = opened;
   if (length !== undefined && length > maxBytes) {
     body.destroy();
     throw fail(`the object is ${length} bytes, over the limit of ${maxBytes} bytes`);
   }
   // The deadline covers the body too: aborting destroys the stream, which ends the loop in readCapped.
-  return await readCapped(addAbortSignal(signal, body), maxBytes, fail, length);
+  const bytes = await readCapped(addAbortSignal(signal, body), maxBytes, fail, length);
+  return version === undefined ? { bytes } : { bytes, version };
+}
+
+/**
+ * The object's opening, or a rejection as soon as `signal` aborts: an SDK that takes no signal (GCS's
+ * metadata request) must not hold the read past the deadline. A body that comes late is destroyed.
+ */
+function untilAborted(
+  opening: Promise<ObjectBody | undefined>,
+  signal: AbortSignal,
+): Promise<ObjectBody | undefined> {
+  opening.then(
+    (late) => {
+      if (signal.aborted) late?.body.destroy();
+    },
+    () => {},
+  );
+  const aborted = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  return Promise.race([opening, aborted]);
 }
 
 /** The npm packages each object-store reader needs: optional dependencies, installed only by who reads there. */
@@ -216,22 +285,4 @@ function loadReader(store: ObjectStore): Promise<ObjectStoreReader> {
     case "azure":
       return import("./trace-sources/azure.js");
   }
-}
-
-/** Collects a byte stream, giving up (and closing the stream) as soon as it passes maxBytes. */
-async function readCapped(
-  chunks: AsyncIterable<Uint8Array>,
-  maxBytes: number,
-  fail: (why: string) => TraceError,
-  sizeHint?: number,
-): Promise<Uint8Array> {
-  const collected = new CappedBytes(maxBytes, sizeHint);
-  for await (const chunk of chunks) {
-    // Leaving the loop cancels the web stream / destroys the file stream.
-    if (!collected.append(chunk)) {
-      const seen = collected.size + chunk.byteLength;
-      throw fail(`larger than the limit of ${maxBytes} bytes (stopped after ${seen})`);
-    }
-  }
-  return collected.bytes();
 }

@@ -12,7 +12,7 @@
 // parseTraceForLookups and loadTraceForLookups read everything but the events' bodies (counted and skipped,
 // see shared/trace-events.ts): what the functions need, at a fraction of the time and memory.
 // A trace is untrusted input: it is decoded by a strict msgpack reader with limits on depth, counts and
-// decoded size (shared/strict-msgpack.ts), and reading it is capped in bytes and, for downloads, in time.
+// decoded size (shared/strict-msgpack.ts), and reading it is capped in bytes and in time.
 
 import { errorMessage } from "./json.js";
 import type { KubeObject } from "./kube-api.js";
@@ -25,6 +25,7 @@ import {
   DEFAULT_TRACE_TIMEOUT_MS,
   type LoadTraceOptions,
   readTraceBytes,
+  readTraceIfChanged,
 } from "./trace-source.js";
 import { describe, safeInteger } from "./trace-values.js";
 
@@ -622,17 +623,48 @@ export function loadTraceForLookups(
   return loadAndParse(location, options, parseTraceForLookups);
 }
 
+/** A trace loaded for lookups, with what the cache keeps about it. */
+export interface LoadedTrace {
+  trace: TraceTables;
+  /** The source's version of the bytes (shared/trace-source.ts readTraceIfChanged), when it tells one. */
+  version?: string;
+  /** The file's size: what the cache counts the trace as. */
+  bytes: number;
+}
+
+/**
+ * As loadTraceForLookups, but undefined when the trace is still at version `known`, which is then not read
+ * again (for a file: not even opened).
+ */
+export async function loadTraceForLookupsIfChanged(
+  location: string,
+  options: LoadTraceOptions = {},
+  known?: string,
+): Promise<LoadedTrace | undefined> {
+  const read = await readTraceIfChanged(location, limitsOf(options), known);
+  if (read === undefined) return undefined;
+  const trace = parseNamed(location, read.bytes, parseTraceForLookups);
+  return { trace, bytes: read.bytes.byteLength, ...(read.version ? { version: read.version } : {}) };
+}
+
+function limitsOf(options: LoadTraceOptions) {
+  return {
+    timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
+    ...(options.allowRedirect ? { allowRedirect: options.allowRedirect } : {}),
+  };
+}
+
 /** Reads the bytes, parses them, and names the location in any TraceError the parser throws. */
 async function loadAndParse<T>(
   location: string,
   options: LoadTraceOptions,
   parse: (bytes: Uint8Array) => T,
 ): Promise<T> {
-  const bytes = await readTraceBytes(location, {
-    timeoutMs: options.timeoutMs ?? DEFAULT_TRACE_TIMEOUT_MS,
-    maxBytes: options.maxBytes ?? DEFAULT_MAX_TRACE_BYTES,
-    ...(options.allowRedirect ? { allowRedirect: options.allowRedirect } : {}),
-  });
+  return parseNamed(location, await readTraceBytes(location, limitsOf(options)), parse);
+}
+
+function parseNamed<T>(location: string, bytes: Uint8Array, parse: (bytes: Uint8Array) => T): T {
   try {
     return parse(bytes);
   } catch (err) {

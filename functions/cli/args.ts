@@ -26,6 +26,7 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       everything under it when it ends in /); repeat for more. Replaces TRACE_ALLOWED_LOCATIONS.
       --check: start as usual (configuration, trace, listening), then stop with status 0.
       Env: SIM_NAME (unset: every Simulation), TRACE_PATH, TRACE_ALLOWED_LOCATIONS (comma-separated),
+      TRACE_MAX_MIB (64), TRACE_CACHE_MAX_TRACES (16), TRACE_CACHE_MAX_MIB (64), TRACE_RECHECK_SECONDS (30),
       PORT (8080), LOG_LEVEL (info), LOG_FORMAT (json|gcp|pino), DRIVER_USERS, SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
       WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
       CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).

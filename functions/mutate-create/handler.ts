@@ -17,7 +17,7 @@ import {
   withPatch,
 } from "../../shared/admission.js";
 import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
-import type { FunctionConfig } from "../../shared/config.js";
+import { type FunctionConfig, TRACE_MEMORY_DEFAULTS } from "../../shared/config.js";
 import { errorMessage } from "../../shared/json.js";
 import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
 import { isNotFound, type KubeApi, type KubeObject } from "../../shared/kube-api.js";
@@ -348,10 +348,15 @@ function multiSimulationDeps(kube: KubeApi, config: FunctionConfig): Partial<Mut
     }
   };
   if (config.tracePath) return { readNamespace };
-  return {
-    readNamespace,
-    traces: createTraceCache({ isAllowed: deploymentTraceCheck(config.traceAllowlist) }),
-  };
+  const memory = config.traceMemory ?? TRACE_MEMORY_DEFAULTS;
+  const traces = createTraceCache({
+    isAllowed: deploymentTraceCheck(config.traceAllowlist),
+    maxTraceBytes: memory.maxTraceBytes,
+    maxTraces: memory.cacheMaxTraces,
+    maxBytes: memory.cacheMaxBytes,
+    recheckMs: memory.recheckMs,
+  });
+  return { readNamespace, traces };
 }
 
 /** Builds everything the handler needs from configuration: trace, caches, sequence store. */
@@ -364,7 +369,10 @@ export async function buildMutateCreateDeps(
   // Loaded once, before the server listens, so concurrent first reviews never load it twice.
   // TRACE_PATH is the operator's own; a download's redirects still must stay within the allowed locations.
   const allowRedirect = deploymentTraceCheck(config.traceAllowlist, config.tracePath);
-  const trace = config.tracePath ? await loadTraceForLookups(config.tracePath, { allowRedirect }) : undefined;
+  const maxBytes = (config.traceMemory ?? TRACE_MEMORY_DEFAULTS).maxTraceBytes;
+  const trace = config.tracePath
+    ? await loadTraceForLookups(config.tracePath, { allowRedirect, maxBytes })
+    : undefined;
   const traceLoadSeconds = (performance.now() - started) / 1000;
   if (trace) log.info({ tracePath: config.tracePath, events: trace.eventSummary.count }, "trace loaded");
   else if (config.simName)

@@ -20,12 +20,26 @@ export async function openObject(
   where: ObjectLocation,
   signal: AbortSignal,
   env: NodeJS.ProcessEnv,
-): Promise<ObjectBody> {
+  _timeoutMs?: number,
+  known?: string,
+): Promise<ObjectBody | undefined> {
   const blob = serviceFor(where, env).getContainerClient(where.bucket).getBlobClient(where.key);
-  // No retries of a broken body: the deadline is the caller's, and a partial trace is never used.
-  const response = await blob.download(0, undefined, { abortSignal: signal, maxRetryRequests: 0 });
-  if (!response.readableStreamBody) throw new Error("the response has no body");
-  return { body: response.readableStreamBody as Readable, length: response.contentLength };
+  // The version is the ETag; asked with If-None-Match, the service answers 304 while it still matches.
+  const ifNoneMatch = known?.startsWith("etag:") ? known.slice("etag:".length) : undefined;
+  try {
+    // No retries of a broken body: the deadline is the caller's, and a partial trace is never used.
+    const response = await blob.download(0, undefined, {
+      abortSignal: signal,
+      maxRetryRequests: 0,
+      ...(ifNoneMatch ? { conditions: { ifNoneMatch } } : {}),
+    });
+    if (!response.readableStreamBody) throw new Error("the response has no body");
+    const version = response.etag ? `etag:${response.etag}` : undefined;
+    return { body: response.readableStreamBody as Readable, length: response.contentLength, version };
+  } catch (err) {
+    if (ifNoneMatch && err instanceof RestError && err.statusCode === 304) return undefined;
+    throw err;
+  }
 }
 
 /** One client per process, made again only if its settings change. */

@@ -7,7 +7,6 @@
 // application default credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity, the metadata server).
 // Endpoint: STORAGE_EMULATOR_HOST, which the SDK reads itself (and then sends no credentials).
 
-import type { Readable } from "node:stream";
 import { Storage, type StorageOptions } from "@google-cloud/storage";
 import type { ObjectBody, ObjectLocation } from "../object-location.js";
 
@@ -18,12 +17,20 @@ export async function openObject(
   _signal: AbortSignal,
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
-): Promise<ObjectBody> {
-  // The stream starts its request when first read; a 404 or a denial comes out of it as an error. The SDK
-  // takes no abort signal: the caller destroys the stream at the deadline, and the client's own timeouts
-  // (below) end a request still waiting for headers then, and its retries.
-  const body: Readable = storageFor(env, timeoutMs).bucket(where.bucket).file(where.key).createReadStream();
-  return { body };
+  known?: string,
+): Promise<ObjectBody | undefined> {
+  // The version is the object's generation, from its metadata (one small request); the body is then read at
+  // that generation, so bytes and version agree even if the object is replaced meanwhile. The SDK takes no
+  // abort signal: the client's own timeouts (below) end a request and its retries, and the caller destroys
+  // the stream at the deadline. A 404 or a denial comes out as an error.
+  const bucket = storageFor(env, timeoutMs).bucket(where.bucket);
+  const [metadata] = await bucket.file(where.key).getMetadata();
+  const generation = metadata.generation === undefined ? undefined : String(metadata.generation);
+  const version = generation === undefined ? undefined : `generation:${generation}`;
+  if (version !== undefined && version === known) return undefined;
+  const file = bucket.file(where.key, generation === undefined ? {} : { generation });
+  const length = metadata.size === undefined ? undefined : Number(metadata.size);
+  return { body: file.createReadStream(), length, version };
 }
 
 /** One client per process, made again only if its settings change. */

@@ -17,12 +17,21 @@ export async function openObject(
   where: ObjectLocation,
   signal: AbortSignal,
   env: NodeJS.ProcessEnv,
-): Promise<ObjectBody> {
-  const output = await clientFor(env).send(new GetObjectCommand({ Bucket: where.bucket, Key: where.key }), {
-    abortSignal: signal,
-  });
-  if (!output.Body) throw new Error("the response has no body");
-  return { body: output.Body as Readable, length: output.ContentLength };
+  _timeoutMs?: number,
+  known?: string,
+): Promise<ObjectBody | undefined> {
+  // The version is the ETag; asked with If-None-Match, S3 answers 304 while it still matches.
+  const IfNoneMatch = known?.startsWith("etag:") ? known.slice("etag:".length) : undefined;
+  const command = new GetObjectCommand({ Bucket: where.bucket, Key: where.key, IfNoneMatch });
+  try {
+    const output = await clientFor(env).send(command, { abortSignal: signal });
+    if (!output.Body) throw new Error("the response has no body");
+    const version = output.ETag ? `etag:${output.ETag}` : undefined;
+    return { body: output.Body as Readable, length: output.ContentLength, version };
+  } catch (err) {
+    if (IfNoneMatch && (err as S3ServiceException).$metadata?.httpStatusCode === 304) return undefined;
+    throw err;
+  }
 }
 
 /** One client per process (it keeps its connections), made again only if its settings change. */

@@ -30,7 +30,8 @@ async function serve(): Promise<void> {
   const api = await startFakeApiServer({
     namespaces: ["default", "kube-system", BENCH_STORE_NAMESPACE, ...BENCH_VIRTUAL_NAMESPACES],
   });
-  api.store.put(benchSimulation());
+  // BENCH_TRACE_PATH: the Simulation's trace, which mutate-create loads when SIM_NAME and TRACE_PATH are unset.
+  api.store.put(benchSimulation(process.env.BENCH_TRACE_PATH || undefined));
   api.store.put(benchSimulationRoot());
 
   process.on("message", (message: { type?: string }) => {

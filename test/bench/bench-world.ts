@@ -12,13 +12,14 @@ export const BENCH_STORE_NAMESPACE = "simkube";
 export const BENCH_TRACED_NAMESPACES = ["default", "shop", "batch", "monitoring"];
 export const BENCH_VIRTUAL_NAMESPACES = BENCH_TRACED_NAMESPACES.map((ns) => `virtual-${ns}`);
 
-export function benchSimulation() {
+/** tracePath: the Simulation's spec.driver.tracePath (the memory bench's trace; otherwise a file never read). */
+export function benchSimulation(tracePath = "file:///bench/none.sktrace") {
   return buildSimulation({
     name: BENCH_SIM_NAME,
     uid: BENCH_SIM_UID,
     rescheduleInterruptedBarePods: true,
     spec: {
-      driver: { namespace: "simkube", tracePath: "file:///bench/none.sktrace", virtualNsPrefix: "virtual" },
+      driver: { namespace: "simkube", tracePath, virtualNsPrefix: "virtual" },
     },
   });
 }

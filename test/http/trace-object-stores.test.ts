@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { exampleTrace } from "../../functions/cli/trace/example.js";
-import { loadTrace, type Trace, TraceError } from "../../shared/trace.js";
+import { loadTrace, loadTraceForLookupsIfChanged, type Trace, TraceError } from "../../shared/trace.js";
 import {
   fakeGcsServerBinary,
   type LocalStore,
@@ -13,6 +13,7 @@ import {
   startS3,
   startStalledServer,
 } from "../support/object-stores.js";
+import { buildTraceBytes } from "../support/trace-builder.js";
 
 const BIG = Buffer.alloc(3 * 1024 * 1024, 0x90);
 
@@ -119,6 +120,23 @@ for (const c of cases) {
         const again = await load(at("runs/example.sktrace", alias));
         assert.equal(again.events.length, trace.events.length, alias);
       }
+    });
+
+    it("tells a changed object by its version, and reads an unchanged one no more", async () => {
+      const location = at("runs/changing.sktrace");
+      const ifChanged = (known?: string) =>
+        withEnv(store.env, () => loadTraceForLookupsIfChanged(location, {}, known));
+      await store.put("runs/changing.sktrace", example);
+      const first = await ifChanged();
+      assert.ok(first?.version, "the store gives a version");
+      assert.equal(first?.bytes, example.byteLength);
+      assert.equal(await ifChanged(first.version), undefined);
+      const other = buildTraceBytes({ index: { "apps/v1.Deployment": ["ns/changed"] } });
+      await store.put("runs/changing.sktrace", other);
+      const second = await ifChanged(first.version);
+      assert.notEqual(second?.version, first.version);
+      assert.deepEqual([...(second?.trace.index.get("apps/v1.Deployment")?.keys() ?? [])], ["ns/changed"]);
+      assert.equal(await ifChanged(second?.version), undefined);
     });
 
     it("names a missing object", async () => {

@@ -21,6 +21,8 @@ export interface LocalStore {
   /** The URL scheme's store: s3, gs or azure. */
   scheme: string;
   bucket: string;
+  /** Writes an object (a new one, or a new version of one) through the store's own SDK. */
+  put(key: string, body: Uint8Array): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -51,15 +53,17 @@ export async function startS3(objects: Record<string, Uint8Array>): Promise<Loca
     credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY },
   });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
-  for (const [Key, Body] of Object.entries(objects)) {
+  const put = async (Key: string, Body: Uint8Array) => {
     await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body }));
-  }
-  client.destroy();
+  };
+  for (const [key, body] of Object.entries(objects)) await put(key, body);
   return {
     env,
     scheme: "s3",
     bucket,
+    put,
     stop: async () => {
+      client.destroy();
       await server.close();
       rmSync(directory, { recursive: true, force: true });
     },
@@ -97,13 +101,15 @@ export async function startAzurite(objects: Record<string, Uint8Array>): Promise
   );
   const client = service.getContainerClient(container);
   await client.create();
-  for (const [name, body] of Object.entries(objects)) {
+  const put = async (name: string, body: Uint8Array) => {
     await client.getBlockBlobClient(name).uploadData(Buffer.from(body));
-  }
+  };
+  for (const [name, body] of Object.entries(objects)) await put(name, body);
   return {
     env,
     scheme: "azure",
     bucket: container,
+    put,
     stop: async () => {
       await stopChild(child);
       rmSync(workspace, { recursive: true, force: true });
@@ -142,11 +148,18 @@ export async function startFakeGcs(binary: string, objects: Record<string, Uint8
     stdio: ["ignore", "pipe", "pipe"],
   });
   await lineMatching(child, /server started at/);
+  const url = `http://127.0.0.1:${port}`;
   return {
     // The Node SDK takes the variable as its JSON API base URL, path included.
-    env: { ...NO_CLOUD, STORAGE_EMULATOR_HOST: `http://127.0.0.1:${port}/storage/v1` },
+    env: { ...NO_CLOUD, STORAGE_EMULATOR_HOST: `${url}/storage/v1` },
     scheme: "gs",
     bucket,
+    // The JSON API's simple upload, as the SDK sends it (each upload is a new generation).
+    put: async (name: string, body: Uint8Array) => {
+      const upload = `${url}/upload/storage/v1/b/${bucket}/o?uploadType=media&name=${encodeURIComponent(name)}`;
+      const response = await fetch(upload, { method: "POST", body });
+      if (!response.ok) throw new Error(`fake-gcs-server upload: HTTP ${response.status}`);
+    },
     stop: async () => {
       await stopChild(child);
       rmSync(data, { recursive: true, force: true });

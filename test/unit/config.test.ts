@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConfigError, type Env, loadConfig } from "../../shared/config.js";
+import { ConfigError, type Env, loadConfig, TRACE_MEMORY_DEFAULTS } from "../../shared/config.js";
 import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
 
 const BASE: Env = { SIM_NAME: "sim-a" };
@@ -220,5 +220,55 @@ describe("loadConfig: a setting that turns a check on fails closed when blank", 
   it("DRIVER_USERS that names nobody is a ConfigError; blank still means SimKube's default", () => {
     assert.equal(configError({ ...SIM, DRIVER_USERS: " , ," }), 'DRIVER_USERS names no user: " , ,"');
     assert.deepEqual(loadConfig({ ...SIM, DRIVER_USERS: "" }).driverUsers, [...DEFAULT_DRIVER_USERS]);
+  });
+});
+
+describe("loadConfig: what bounds a trace's memory", () => {
+  it("unset: the defaults the memory limit is sized for", () => {
+    assert.equal(loadConfig(SIM).traceMemory, undefined);
+    assert.deepEqual(TRACE_MEMORY_DEFAULTS, {
+      maxTraceBytes: 64 * 1024 * 1024,
+      cacheMaxTraces: 16,
+      cacheMaxBytes: 64 * 1024 * 1024,
+      recheckMs: 30_000,
+    });
+  });
+
+  it("TRACE_MAX_MIB, TRACE_CACHE_MAX_TRACES, TRACE_CACHE_MAX_MIB, TRACE_RECHECK_SECONDS", () => {
+    const env = {
+      ...SIM,
+      TRACE_MAX_MIB: "16",
+      TRACE_CACHE_MAX_TRACES: " 4 ",
+      TRACE_CACHE_MAX_MIB: "48",
+      TRACE_RECHECK_SECONDS: "5",
+    };
+    assert.deepEqual(loadConfig(env).traceMemory, {
+      maxTraceBytes: 16 * 1024 * 1024,
+      cacheMaxTraces: 4,
+      cacheMaxBytes: 48 * 1024 * 1024,
+      recheckMs: 5000,
+    });
+  });
+
+  it("a cap above the cache's default raises the cache's bytes with it", () => {
+    assert.equal(loadConfig({ ...SIM, TRACE_MAX_MIB: "128" }).traceMemory?.cacheMaxBytes, 128 * 1024 * 1024);
+  });
+
+  it("a value that is not a whole number from 1, or a cache smaller than one trace at the cap, is a ConfigError", () => {
+    for (const [name, value] of [
+      ["TRACE_MAX_MIB", "0"],
+      ["TRACE_MAX_MIB", "64Mi"],
+      ["TRACE_CACHE_MAX_TRACES", "-1"],
+      ["TRACE_RECHECK_SECONDS", "1.5"],
+    ] as const) {
+      assert.equal(
+        configError({ ...SIM, [name]: value }),
+        `${name} must be a whole number from 1 up, got "${value}"`,
+      );
+    }
+    assert.match(
+      configError({ ...SIM, TRACE_MAX_MIB: "64", TRACE_CACHE_MAX_MIB: "32" }),
+      /^TRACE_CACHE_MAX_MIB \(32\) must be at least TRACE_MAX_MIB \(64\)/,
+    );
   });
 });

@@ -386,11 +386,11 @@ describe("Knative Services", () => {
     assert.equal(mc.metadata?.labels?.["networking.knative.dev/visibility"], undefined, "url mode: external");
   });
 
-  it("memory per replica bounds concurrency: 32 reviews of up to 3 MiB under a 768Mi limit (measured peak 521 MiB)", () => {
+  it("memory per replica bounds concurrency: 32 reviews of up to 3 MiB and a trace load at the cap under a 1Gi limit (measured peak 720 MiB)", () => {
     for (const svc of buildServices({ ...BASE, rescheduleInterruptedBarePods: true })) {
       const spec = svc.spec?.template?.spec;
       assert.equal(spec?.containerConcurrency, 32, svc.metadata?.name);
-      assert.deepEqual(spec?.containers[0]?.resources?.limits, { memory: "768Mi" });
+      assert.deepEqual(spec?.containers[0]?.resources?.limits, { memory: "1Gi" });
     }
   });
 

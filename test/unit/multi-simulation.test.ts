@@ -2,6 +2,10 @@
 // and that Simulation's settings, trace and sequence are used.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
@@ -24,7 +28,7 @@ import { createOwnerResolver, type OwnerLink, simulationOwnershipOf } from "../.
 import type { Pod } from "../../shared/pod.js";
 import { createMemorySequenceStore } from "../../shared/sequence-store.js";
 import { createSimulationSource } from "../../shared/simulation.js";
-import type { Trace } from "../../shared/trace.js";
+import { loadTrace, type Trace } from "../../shared/trace.js";
 import {
   type AllowedLocation,
   deploymentTraceCheck,
@@ -107,7 +111,7 @@ function multiSetup(
       isAllowed: deploymentTraceCheck(allowed.map((entry) => parseAllowedLocation(entry) as AllowedLocation)),
       load: async (location) => {
         loaded.push(location);
-        return load(location);
+        return { trace: await load(location), bytes: 1 };
       },
     }),
     readNamespace: async (name) => {
@@ -258,6 +262,26 @@ describe("mutate-create serving two Simulations at once", () => {
     assert.match(JSON.stringify(logged), /ECONNREFUSED 169\.254\.169\.254:80/);
   });
 
+  it("a trace that is a FIFO denies the pod at once, and the log says why", { timeout: 10_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fifo-trace-"));
+    try {
+      const fifo = join(dir, "trace-a");
+      execFileSync("mkfifo", [fifo]);
+      const { handle, lines, deps } = multiSetup(() => loadTrace(fifo));
+      const denied = await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A) }));
+      assert.equal(denied.response?.allowed, false);
+      assert.match(
+        denied.response?.status?.message ?? "",
+        /trace could not be loaded \(the function's log says why\)/,
+      );
+      const logged = lines.find((l) => l.msg === "could not load a Simulation's trace");
+      assert.match(JSON.stringify(logged), /not a regular file \(a FIFO\)/);
+      assert.equal(deps.stats?.snapshot().lifecycles["trace-unreadable"], 1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a tracePath outside the allowlist before reading anything; by default nothing is allowed", async () => {
     for (const allowed of [[], ["/traces/trace-b"], ["/other/"], ["/traces/trace-a/"]]) {
       const { handle, loaded, deps } = multiSetup(async () => TRACE, allowed);
@@ -293,6 +317,7 @@ describe("mutate-create serving two Simulations at once", () => {
         return cache.get(location);
       },
       size: cache.size,
+      bytes: cache.bytes,
     };
     // The trace's bare pod, five times: every review looks its lifecycle up.
     const pods = [0, 1, 2, 3, 4].map(() => runningPod("alpha-default", ROOT_A));

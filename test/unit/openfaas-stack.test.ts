@@ -31,7 +31,7 @@ describe("OpenFaaS stack.yml", () => {
       "its own account (Pro)",
     );
     assert.equal(mc.readonly_root_filesystem, true);
-    assert.deepEqual(mc.limits, { memory: "768Mi" });
+    assert.deepEqual(mc.limits, { memory: "1Gi" });
     assert.deepEqual(mc.requests, { memory: "128Mi", cpu: "100m" });
   });
 

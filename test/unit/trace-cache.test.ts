@@ -1,0 +1,163 @@
+// The trace cache of a deployment serving every Simulation: bounded in traces and bytes, a changed trace
+// reloaded after the recheck interval, failures never kept, one load per location and one at a time.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { LoadedTrace, TraceTables } from "../../shared/trace.js";
+import { createTraceCache, type LoadIfChanged, TraceLocationRefused } from "../../shared/trace-cache.js";
+
+function tables(label: string): TraceTables {
+  return { index: new Map([["label", new Map([[label, "0"]])]]), podLifecycles: new Map() };
+}
+
+interface Call {
+  location: string;
+  known: string | undefined;
+}
+
+/** A loader whose traces are `bytes` long, at the version `versions` says for each location (default v1). */
+function recordingLoader(bytes = 10, versions = new Map<string, string>()) {
+  const calls: Call[] = [];
+  const load: LoadIfChanged = async (location, _options, known) => {
+    calls.push({ location, known });
+    const version = versions.get(location) ?? "v1";
+    if (known === version) return undefined;
+    return { trace: tables(`${location}@${version}`), version, bytes } satisfies LoadedTrace;
+  };
+  return { load, calls, versions };
+}
+
+const allowAll = () => true;
+
+describe("trace cache", () => {
+  it("keeps at most maxTraces locations, however many distinct ones (query strings included) are asked for", async () => {
+    const { load } = recordingLoader();
+    const cache = createTraceCache({ isAllowed: allowAll, load, maxTraces: 4, maxBytes: 1000 });
+    for (let i = 0; i < 200; i++) {
+      await cache.get(`https://traces.example/t.sktrace?X-Amz-Signature=${i}`);
+      assert.ok(cache.size() <= 4, `after ${i + 1} locations the cache holds ${cache.size()}`);
+    }
+    assert.equal(cache.size(), 4);
+  });
+
+  it("keeps at most maxBytes of trace files, dropping the least recently used", async () => {
+    const { load, calls } = recordingLoader(100);
+    const cache = createTraceCache({
+      isAllowed: allowAll,
+      load,
+      maxTraces: 100,
+      maxTraceBytes: 100,
+      maxBytes: 350,
+    });
+    for (const name of ["a", "b", "c"]) await cache.get(`/t/${name}`);
+    await cache.get("/t/a"); // a is now the most recently used
+    await cache.get("/t/d"); // over 350 bytes: b goes
+    assert.equal(cache.size(), 3);
+    assert.equal(cache.bytes(), 300);
+    calls.length = 0;
+    await cache.get("/t/a");
+    await cache.get("/t/b");
+    assert.deepEqual(
+      calls.map((c) => c.location),
+      ["/t/b"],
+      "a was kept, b was dropped and loaded again",
+    );
+  });
+
+  it("keeps a trace as big as the cap even when maxBytes is set below it", async () => {
+    const { load, calls } = recordingLoader(1000);
+    const cache = createTraceCache({ isAllowed: allowAll, load, maxTraceBytes: 1000, maxBytes: 10 });
+    await cache.get("/t/big");
+    await cache.get("/t/big");
+    assert.equal(calls.length, 1);
+  });
+
+  it("uses a trace for recheckMs, then asks its source, and reloads it only when its version changed", async () => {
+    let now = 1_000_000;
+    const { load, calls, versions } = recordingLoader();
+    const cache = createTraceCache({ isAllowed: allowAll, load, recheckMs: 30_000, now: () => now });
+    const first = await cache.get("/t/a");
+    now += 29_000;
+    assert.equal(await cache.get("/t/a"), first);
+    assert.equal(calls.length, 1, "not asked again within the interval");
+    now += 2_000;
+    assert.equal(await cache.get("/t/a"), first, "unchanged: the same tables");
+    assert.deepEqual(calls[1], { location: "/t/a", known: "v1" });
+    versions.set("/t/a", "v2");
+    now += 31_000;
+    const second = await cache.get("/t/a");
+    assert.notEqual(second, first);
+    assert.deepEqual(second, tables("/t/a@v2"));
+    assert.deepEqual(calls[2], { location: "/t/a", known: "v1" });
+    now += 1_000;
+    assert.equal(await cache.get("/t/a"), second);
+    assert.equal(calls.length, 3);
+  });
+
+  it("never keeps a failure: the next admission loads again, and a failed recheck drops the old trace", async () => {
+    let now = 1_000_000;
+    let failing = true;
+    let loads = 0;
+    const load: LoadIfChanged = async (_location, _options, known) => {
+      loads++;
+      if (failing) throw new Error("unreachable");
+      return known === "v1" ? undefined : { trace: tables("a"), version: "v1", bytes: 1 };
+    };
+    const cache = createTraceCache({ isAllowed: allowAll, load, recheckMs: 1000, now: () => now });
+    await assert.rejects(cache.get("/t/a"), /unreachable/);
+    assert.equal(cache.size(), 0);
+    failing = false;
+    assert.deepEqual(await cache.get("/t/a"), tables("a"));
+    assert.equal(loads, 2);
+    failing = true;
+    now += 2000;
+    await assert.rejects(cache.get("/t/a"), /unreachable/);
+    assert.equal(cache.size(), 0, "the stale trace is not served after its source failed");
+  });
+
+  it("shares one load among concurrent callers of one location", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let loads = 0;
+    const load: LoadIfChanged = async () => {
+      loads++;
+      await gate;
+      return { trace: tables("a"), bytes: 1 };
+    };
+    const cache = createTraceCache({ isAllowed: allowAll, load });
+    const answers = Promise.all(Array.from({ length: 20 }, () => cache.get("/t/a")));
+    release();
+    const got = await answers;
+    assert.equal(loads, 1);
+    assert.ok(got.every((t) => t === got[0]));
+  });
+
+  it("loads one location at a time: a load peaks at several times its file", async () => {
+    const gates = new Map<string, () => void>();
+    const started: string[] = [];
+    const load: LoadIfChanged = async (location) => {
+      started.push(location);
+      await new Promise<void>((resolve) => gates.set(location, resolve));
+      return { trace: tables(location), bytes: 1 };
+    };
+    const cache = createTraceCache({ isAllowed: allowAll, load });
+    const a = cache.get("/t/a");
+    const b = cache.get("/t/b");
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(started, ["/t/a"], "b waits while a loads");
+    gates.get("/t/a")?.();
+    await a;
+    for (let i = 0; i < 20 && started.length < 2; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(started, ["/t/a", "/t/b"]);
+    gates.get("/t/b")?.();
+    await b;
+  });
+
+  it("refuses a location outside the allowlist without loading it", async () => {
+    const { load, calls } = recordingLoader();
+    const cache = createTraceCache({ isAllowed: (l) => l.startsWith("/ok/"), load });
+    await assert.rejects(cache.get("/etc/passwd"), TraceLocationRefused);
+    assert.equal(calls.length, 0);
+  });
+});
