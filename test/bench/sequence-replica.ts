@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
 import type { createKubeApi } from "../../shared/kube.js";
+import type { KubeApi } from "../../shared/kube-api.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
 
 export interface ReplicaJob {
@@ -31,6 +32,11 @@ export interface ReplicaResult {
   elapsedMs: number;
   /** This process's CPU seconds per wall second over the loop: well below 1, it waited on the API server. */
   cpuCores: number;
+  /** This process's CPU microseconds per answered call. */
+  cpuUsPerCall: number;
+  /** ConfigMap requests per answered call (reads, creates, writes), and the 409s among them. */
+  requestsPerCall: number;
+  conflictsPerCall: number;
   p50Ms: number;
   p99Ms: number;
 }
@@ -50,11 +56,38 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
 }
 
+export interface RequestCounts {
+  requests: number;
+  conflicts: number;
+}
+
+/** `kube` counting its requests and the 409s it got. */
+export function countingKube(kube: KubeApi): { kube: KubeApi; counts: RequestCounts } {
+  const counts: RequestCounts = { requests: 0, conflicts: 0 };
+  const counted = <T>(call: () => Promise<T>): Promise<T> => {
+    counts.requests += 1;
+    return call().catch((err: unknown) => {
+      if ((err as { status?: number }).status === 409) counts.conflicts += 1;
+      throw err;
+    });
+  };
+  return {
+    counts,
+    kube: {
+      read: (ref) => counted(() => kube.read(ref)),
+      create: (object) => counted(() => kube.create(object)),
+      replace: (object) => counted(() => kube.replace(object)),
+    },
+  };
+}
+
 /** `concurrency` loops calling next() over `hashes` round-robin until `durationMs` has passed. */
 export async function loadStore(
   store: SequenceStore,
   job: Pick<ReplicaJob, "scope" | "hashes" | "concurrency" | "durationMs">,
+  counts: RequestCounts,
 ): Promise<ReplicaResult> {
+  const countsBefore = { ...counts };
   const latencies: number[] = [];
   let failures = 0;
   let firstFailure: string | undefined;
@@ -85,6 +118,9 @@ export async function loadStore(
     failures,
     elapsedMs,
     cpuCores: (cpu.user + cpu.system) / 1000 / elapsedMs,
+    cpuUsPerCall: (cpu.user + cpu.system) / Math.max(1, latencies.length),
+    requestsPerCall: (counts.requests - countsBefore.requests) / Math.max(1, latencies.length),
+    conflictsPerCall: (counts.conflicts - countsBefore.conflicts) / Math.max(1, latencies.length),
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
   };
@@ -95,12 +131,10 @@ export async function loadStore(
 async function main(): Promise<void> {
   const job = JSON.parse(process.argv[2] ?? "") as ReplicaJob;
   const modules = await loadStoreModules(job.distRoot);
-  const store = modules.createClusterSequenceStore(
-    modules.createKubeApi({ kubeconfigPath: job.kubeconfig }),
-    { namespace: job.namespace },
-  );
+  const { kube, counts } = countingKube(modules.createKubeApi({ kubeconfigPath: job.kubeconfig }));
+  const store = modules.createClusterSequenceStore(kube, { namespace: job.namespace });
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, job.startAt - Date.now())));
-  const result = await loadStore(store, job);
+  const result = await loadStore(store, job, counts);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

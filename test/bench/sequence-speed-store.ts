@@ -54,6 +54,9 @@ export interface ReplicaRow {
   p99Ms: number;
   /** The busiest replica's CPU (cores): well below 1 means it waited on the API server, not on itself. */
   maxReplicaCores: number;
+  /** Over all replicas: ConfigMap requests per next(), and the 409s among them. */
+  requestsPerCall: number;
+  conflictsPerCall: number;
 }
 
 async function runReplica(job: ReplicaJob): Promise<ReplicaResult> {
@@ -87,6 +90,14 @@ async function replicaRow(world: StoreWorld, build: Build, replicas: number): Pr
     failures: results.reduce((sum, r) => sum + r.failures, 0),
     p99Ms: round(Math.max(...results.map((r) => r.p99Ms))),
     maxReplicaCores: round(Math.max(...results.map((r) => r.cpuCores))),
+    requestsPerCall: round(
+      results.reduce((sum, r) => sum + r.requestsPerCall * r.calls, 0) / Math.max(1, calls),
+      3,
+    ),
+    conflictsPerCall: round(
+      results.reduce((sum, r) => sum + r.conflictsPerCall * r.calls, 0) / Math.max(1, calls),
+      3,
+    ),
   };
 }
 

@@ -127,3 +127,69 @@ describe("cluster sequence store: group commit", () => {
     assert.deepEqual(kube.get<ConfigMap>(shardRef())?.data, { [A]: "6", [B]: "4" });
   });
 });
+
+/**
+ * Two replicas on one fake clock, where every API call takes 10 ms and sleeps move the clock; both record
+ * writes at the same wall-clock time, so each sees the other as active on the shard.
+ */
+function contendingPair() {
+  let clock = 0;
+  const kube = createMemoryKube({
+    pause: async () => {
+      clock += 5; // twice per call: 10 ms a round trip
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    },
+  });
+  const sleeps: Record<string, number[]> = { a: [], b: [] };
+  const make = (writerId: "a" | "b") =>
+    createClusterSequenceStore(kube, {
+      namespace: NAMESPACE,
+      writerId,
+      random: () => 0.5,
+      now: () => clock,
+      wallClock: () => 1_000_000,
+      sleep: async (ms) => {
+        sleeps[writerId]?.push(ms);
+        clock += ms;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      },
+    });
+  return { kube, sleeps, a: make("a"), b: make("b") };
+}
+
+describe("cluster sequence store: replicas on one shard take turns", () => {
+  test("alone on a shard, calls that queued during a write are written next without a wait", async () => {
+    const { a, sleeps } = contendingPair();
+    await a.next(A, SCOPE);
+    const first = a.next(A, SCOPE);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const queued = [a.next(B, SCOPE), a.next(A, SCOPE)];
+    assert.deepEqual(await Promise.all([first, ...queued]), [1, 0, 2]);
+    assert.deepEqual(sleeps.a, []);
+  });
+
+  test("with another replica writing the shard, the winner waits a share of (replicas x round trip) before its next write", async () => {
+    const { a, b, sleeps } = contendingPair();
+    assert.equal(await b.next(A, SCOPE), 0);
+    assert.equal(await a.next(A, SCOPE), 1, "a reads the shard and sees b's write record");
+    const first = a.next(A, SCOPE);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const queued = a.next(A, SCOPE);
+    assert.deepEqual(await Promise.all([first, queued]), [2, 3]);
+    assert.deepEqual(sleeps.a, [10], "half of 2 replicas x 10 ms");
+  });
+
+  test("a conflict with a replica known to write the shard backs off over the same window, not the 20 ms cap", async () => {
+    const { a, b, sleeps } = contendingPair();
+    assert.equal(await b.next(A, SCOPE), 0);
+    assert.equal(await a.next(A, SCOPE), 1);
+    assert.equal(await b.next(A, SCOPE), 2, "a's copy is stale now");
+    assert.equal(await a.next(A, SCOPE), 3);
+    // The fake answers a 409 after one pause (5 ms), so the round trip's moving average is 0.8 x 10 + 0.2 x 5.
+    assert.deepEqual(
+      sleeps.a,
+      [9],
+      "after the 409: half of 2 replicas x 9 ms, not the 2 ms of the plain backoff",
+    );
+  });
+});
