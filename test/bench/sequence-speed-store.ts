@@ -120,7 +120,9 @@ export interface HashRow {
   distinctHashes: number;
   callsPerSec: number;
   p99Ms: number;
+  /** Calls denied (fill and timed), and what the first denial said. */
   failures: number;
+  firstFailure?: string;
 }
 
 /** `total` calls with `concurrency` in flight, call i on hashOf(i). */
@@ -130,9 +132,10 @@ async function runCalls(
   hashOf: (i: number) => string,
   total: number,
   concurrency: number,
-): Promise<{ callsPerSec: number; p99Ms: number; failures: number }> {
+): Promise<{ callsPerSec: number; p99Ms: number; failures: number; firstFailure?: string }> {
   const latencies: number[] = [];
   let failures = 0;
+  let firstFailure: string | undefined;
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -142,18 +145,22 @@ async function runCalls(
         const t0 = performance.now();
         await store.next(hash, scope).then(
           () => latencies.push(performance.now() - t0),
-          () => (failures += 1),
+          (err: unknown) => {
+            failures += 1;
+            firstFailure ??= (err as Error).message;
+          },
         );
       }
     }),
   );
   const elapsed = performance.now() - started;
   latencies.sort((a, b) => a - b);
-  return {
+  const result = {
     callsPerSec: round((total / elapsed) * 1000, 0),
     p99Ms: round(percentile(latencies, 0.99)),
     failures,
   };
+  return firstFailure === undefined ? result : { ...result, firstFailure };
 }
 
 const DISTINCT_HASH_COUNTS = [1_000, 10_000, 100_000];
@@ -179,12 +186,14 @@ async function hashRows(world: StoreWorld, build: Build): Promise<HashRow[]> {
     const base = count - TIMED_NEW_HASHES;
     const timed = await runCalls(store, scope, (i) => distinctHash(base + i), TIMED_NEW_HASHES, CONCURRENCY);
     loaded = count;
-    const row = {
+    const row: HashRow = {
       build: build.label,
       distinctHashes: count,
       ...timed,
       failures: fill.failures + timed.failures,
     };
+    const firstFailure = fill.firstFailure ?? timed.firstFailure;
+    if (firstFailure !== undefined) row.firstFailure = firstFailure;
     rows.push(row);
     process.stdout.write(`  ${JSON.stringify(row)}\n`);
   }

@@ -12,7 +12,8 @@
 //    last 1,000 calls at each size (all new hashes, 32 in flight) are timed, before and after.
 //
 // "Before" is the merge-base of HEAD and main (BENCH_SEQUENCE_BASE=<commit> for another), built in a
-// temporary copy (base-build.ts). Ratios are printed beside the figures; every figure comes from this run.
+// temporary copy (base-build.ts); BENCH_SEQUENCE_BASE=none leaves it out. Ratios are printed beside the
+// figures; every figure comes from this run.
 // Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_SEQUENCE_PARTS=create,replicas,hashes (any subset).
 // Needs wrk and the control-plane binaries (Go to build them); results also in dist/sequence-speed.json.
 
@@ -65,7 +66,9 @@ async function main(): Promise<number> {
     return 1;
   }
   const binaries = await resolveControlPlane({ searchFrom: [process.cwd()], buildOutput: "inherit" });
-  const needsBase = PARTS.has("replicas") || PARTS.has("hashes");
+  // BENCH_SEQUENCE_BASE=none: this build alone (no "before" rows).
+  const needsBase =
+    (PARTS.has("replicas") || PARTS.has("hashes")) && process.env.BENCH_SEQUENCE_BASE !== "none";
   const base = needsBase ? buildBase(process.env.BENCH_SEQUENCE_BASE) : undefined;
   process.stdout.write(base ? `before: ${base.commit} (built in ${base.distRoot})\n` : "");
   try {
