@@ -40,7 +40,14 @@ import {
   type ObjectRef,
 } from "./kube-api.js";
 import { backoffDelay } from "./retry.js";
-import { annotationsForWrite, freeNumbersOf, landedWriteId, mergeFree, reserve } from "./sequence-shard.js";
+import {
+  annotationsForWrite,
+  freeNumbersOf,
+  landedWriteId,
+  mergeFree,
+  otherActiveWriters,
+  reserve,
+} from "./sequence-shard.js";
 import {
   checkSequenceHash,
   type SequenceOwner,
@@ -147,6 +154,10 @@ interface Counter {
   unknown: ShardWrite[];
   /** Numbers our landed writes reserved for callers that had given up; the next write frees them. */
   orphans: Map<string, number[]>;
+  /** Round trip of this shard's writes that were answered, ms (moving average; 0 before the first). */
+  writeMs: number;
+  /** Other replicas that wrote the shard lately, as of the last copy of it we saw (otherActiveWriters). */
+  contenders: number;
 }
 
 type AttemptResult =
@@ -232,6 +243,8 @@ function counterFor(state: StoreState, scope: SequenceScope, hash: string): Coun
       lastWriteId: 0,
       unknown: [],
       orphans: new Map(),
+      writeMs: 0,
+      contenders: 0,
     };
     state.counters.set(name, counter);
   }
@@ -340,6 +353,13 @@ function planWrite(
   return { id, baseRv: base?.metadata?.resourceVersion ?? "", batch, numbers, orphans, object };
 }
 
+/** Keeps the copy the API server answered, and who else has been writing it. */
+function see(state: StoreState, counter: Counter, object: ConfigMap | undefined): void {
+  counter.cached = object;
+  const now = state.settings.wallClock();
+  counter.contenders = otherActiveWriters(object?.metadata, state.writer, now, CONTENTION_WINDOW_MS);
+}
+
 async function readShard(state: StoreState, counter: Counter): Promise<ConfigMap | undefined> {
   try {
     return await boundedCall(state.settings.deadlineMs, state.kube.read<ConfigMap>(counter.ref));
@@ -349,6 +369,11 @@ async function readShard(state: StoreState, counter: Counter): Promise<ConfigMap
   }
 }
 
+/** A write answered (landed, or 409: a whole round trip either way) took `ms`. */
+function timeWrite(counter: Counter, ms: number): void {
+  counter.writeMs = counter.writeMs === 0 ? ms : 0.8 * counter.writeMs + 0.2 * ms;
+}
+
 /** Sends the write; a write whose answer is lost is kept to be decided by the next read. */
 async function sendWrite(
   state: StoreState,
@@ -356,11 +381,14 @@ async function sendWrite(
   write: ShardWrite,
   create: boolean,
 ): Promise<void> {
-  const { kube } = state;
+  const { kube, settings } = state;
+  const started = settings.now();
   try {
     const call = create ? kube.create(write.object) : kube.replace<ConfigMap>(write.object);
-    counter.cached = await boundedCall(state.settings.deadlineMs, call);
+    see(state, counter, await boundedCall(settings.deadlineMs, call));
+    timeWrite(counter, settings.now() - started);
   } catch (err) {
+    if (isConflict(err)) timeWrite(counter, settings.now() - started);
     if (isTransient(err)) counter.unknown.push(write);
     throw err;
   }
@@ -378,7 +406,7 @@ async function attempt(state: StoreState, counter: Counter): Promise<AttemptResu
     if (counter.cached === undefined) {
       const read = await readShard(state, counter);
       decideUnknown(state, counter, read);
-      counter.cached = read;
+      see(state, counter, read);
     }
     batch = batch.filter((p) => !p.settled);
     if (batch.length === 0 && !hasBookkeeping(counter)) return { kind: "done" };
@@ -434,17 +462,56 @@ function boundedCall<T>(deadlineMs: number, call: Promise<T>): Promise<T> {
   });
 }
 
-/** Full jitter, capped, and never past the oldest caller's deadline. */
+/**
+ * Full jitter, capped, and never past the oldest caller's deadline. After a conflict with replicas known to
+ * be writing the shard, the window is theirs and one write's round trip (contendedTurn) instead.
+ */
 function backoffAfter(
   settings: StoreSettings,
   counter: Counter,
   backoff: "conflict" | "transient",
   failures: number,
 ): number {
+  const turn = backoff === "conflict" ? contendedTurn(settings, counter) : undefined;
   const cap = backoff === "conflict" ? settings.conflictBackoffMaxMs : settings.backoffMaxMs;
-  const step = backoffDelay(failures, settings.backoffBaseMs, cap, settings.random());
-  const firstDeadline = counter.queue.reduce((t, p) => Math.min(t, p.deadline), Number.POSITIVE_INFINITY);
-  return Math.min(step, firstDeadline - settings.now());
+  const step = turn ?? backoffDelay(failures, settings.backoffBaseMs, cap, settings.random());
+  return Math.min(step, untilFirstDeadline(settings, counter));
+}
+
+/** Other replicas count as contending for a shard while their last write there is at most this old. */
+export const CONTENTION_WINDOW_MS = 2_000;
+
+/**
+ * How long to wait after a landed write before the next one, when callers are waiting and other replicas
+ * wrote the shard within CONTENTION_WINDOW_MS: a random share of (their number x one write's round trip),
+ * capped at backoffMaxMs and at the oldest caller's deadline. Without it the replica that wrote last sends
+ * its next write first and wins the race again and again, while each of the others pays a 409, a re-read
+ * and a backoff per try, and their callers run out of attempts (measured: 4 replicas on one shard denied
+ * pods). Meanwhile the callers arriving here join one larger batch. Alone on a shard: no wait.
+ */
+function turnAfterWrite(state: StoreState, counter: Counter): number {
+  const { settings } = state;
+  // Answered calls leave the queue at the next prune(): only those still waiting count.
+  if (!counter.queue.some((p) => !p.settled)) return 0;
+  const turn = contendedTurn(settings, counter);
+  return turn === undefined ? 0 : Math.min(turn, untilFirstDeadline(settings, counter));
+}
+
+/**
+ * A random point in a window of (replicas writing the shard) x (one write's round trip), capped at
+ * backoffMaxMs; undefined when this replica is alone on the shard or has not timed a write yet. Every
+ * replica picks its next write from that window, the last winner too, so that about one write per round
+ * trip reaches the shard and each replica gets turns.
+ */
+function contendedTurn(settings: StoreSettings, counter: Counter): number | undefined {
+  if (counter.contenders === 0 || counter.writeMs === 0) return undefined;
+  const window = (counter.contenders + 1) * counter.writeMs;
+  return Math.min(Math.floor(settings.random() * window), settings.backoffMaxMs);
+}
+
+function untilFirstDeadline(settings: StoreSettings, counter: Counter): number {
+  const first = counter.queue.reduce((t, p) => Math.min(t, p.deadline), Number.POSITIVE_INFINITY);
+  return first - settings.now();
 }
 
 /**
@@ -496,6 +563,8 @@ async function drain(state: StoreState, counter: Counter): Promise<void> {
       }
       failures = 0;
       lastError = undefined;
+      const turn = result.kind === "done" ? turnAfterWrite(state, counter) : 0;
+      if (turn > 0) await settings.sleep(turn);
     }
   } catch (err) {
     // Not expected (attempt() does not throw); fail what waits rather than leave it hanging.

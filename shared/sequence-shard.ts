@@ -62,6 +62,23 @@ export function freeNumbersOf(meta: ShardMeta | undefined): FreeNumbers {
   return out;
 }
 
+/**
+ * How many other writers landed a write on this shard within `windowMs` before `nowMs`: the replicas that
+ * are contending for it now. Their clocks are the writers' own (epoch ms), so the window is generous.
+ */
+export function otherActiveWriters(
+  meta: ShardMeta | undefined,
+  writer: string,
+  nowMs: number,
+  windowMs: number,
+): number {
+  let active = 0;
+  for (const [other, [, at]] of Object.entries(writeRecordsOf(meta))) {
+    if (other !== writer && nowMs - at <= windowMs) active += 1;
+  }
+  return active;
+}
+
 /** Both lists together, each number once, ascending. */
 export function mergeFree(a: FreeNumbers, b: ReadonlyMap<string, readonly number[]>): FreeNumbers {
   const out: FreeNumbers = {};

@@ -18,6 +18,7 @@ import {
   type SequenceStore,
 } from "../../shared/sequence-store.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
+import { percentile } from "./sequence-replica.js";
 
 const NAMESPACE = "simkube-fn";
 const HASHES = ["1234567890123456789", "42", "18446744073709551615", "7"];
@@ -25,7 +26,7 @@ const DISTINCT_HASH_COUNTS = [1_000, 10_000, 100_000];
 
 const cycleHashes = (i: number) => HASHES[i % HASHES.length] as string;
 /** The i-th of many distinct u64 decimal strings, spread like stable spec hashes. */
-const distinctHash = (i: number) => ((BigInt(i + 1) * 0x9e3779b97f4a7c15n) % 2n ** 64n).toString();
+export const distinctHash = (i: number) => ((BigInt(i + 1) * 0x9e3779b97f4a7c15n) % 2n ** 64n).toString();
 
 interface Run {
   callsPerSec: number;
@@ -33,11 +34,6 @@ interface Run {
   p99Ms: number;
   /** ConfigMap requests the API server saw per next() call; 0 for the memory store. */
   requestsPerCall: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
 }
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));

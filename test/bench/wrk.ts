@@ -81,6 +81,34 @@ function delay()
 end
 `;
 
+// The fresh-uid variant: every request a new admission call. Each body holds UID_MARK inside its request
+// uid; the script puts a serial there (after args[3], a tag per run), so that no two requests of a run, or of
+// two runs, share a uid. With a fixed set of uids cycled, mutate-create answers a repeated uid from what it
+// remembers (shared/sequence-claims.ts) without asking the sequence store, which is what the sequence bench
+// measures. A separate file for the same reason as the paced one.
+export const UID_MARK = "@@SERIAL@@";
+const FRESH_UID_SCRIPT = `${SCRIPT}
+local parts, serial, tag, path = {}, 0, "", "/"
+function init(args)
+  nopatch = args[2] == "nopatch"
+  tag = args[3] or ""
+  path = wrk.path ~= "" and wrk.path or "/"
+  for line in io.lines(args[1]) do
+    local at = string.find(line, "${UID_MARK}", 1, true)
+    if at then
+      count = count + 1
+      parts[count] = { string.sub(line, 1, at - 1), string.sub(line, at + ${UID_MARK.length}) }
+    end
+  end
+end
+function request()
+  i = i % count + 1
+  serial = serial + 1
+  local p = parts[i]
+  return wrk.format("POST", path, { ["Content-Type"] = "application/json" }, p[1] .. tag .. serial .. p[2])
+end
+`;
+
 export interface WrkReport {
   requests: number;
   durationUs: number;
@@ -143,6 +171,8 @@ export interface WrkWorkspace {
   script: string;
   /** The script that paces each connection (WrkOptions.meanDelayMs). */
   pacedScript: string;
+  /** The script that gives every request a new uid (bodies with UID_MARK in the uid; WrkOptions.tag). */
+  freshUidScript: string;
   writeBodies(name: string, requests: readonly LoadRequest[]): string;
   remove(): void;
 }
@@ -153,9 +183,12 @@ export function createWrkWorkspace(): WrkWorkspace {
   writeFileSync(script, SCRIPT);
   const pacedScript = join(dir, "reviews-paced.lua");
   writeFileSync(pacedScript, PACED_SCRIPT);
+  const freshUidScript = join(dir, "reviews-fresh-uid.lua");
+  writeFileSync(freshUidScript, FRESH_UID_SCRIPT);
   return {
     script,
     pacedScript,
+    freshUidScript,
     writeBodies(name, requests) {
       const file = join(dir, `${name}.jsonl`);
       // JSON.stringify never emits a raw newline, so one review per line is unambiguous.
@@ -178,6 +211,8 @@ export interface WrkOptions {
   pin: string[];
   /** Paced load: `script` must be the workspace's pacedScript; each connection waits this long on average. */
   meanDelayMs?: number;
+  /** With the workspace's freshUidScript: put before each request's serial, distinct per run. */
+  tag?: string;
 }
 
 /** Runs wrk once (one thread); rejects when it fails or prints no report. */
@@ -196,6 +231,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkReport> {
     options.bodies,
     options.noPatch ? "nopatch" : "patch-ok",
     ...(options.meanDelayMs !== undefined ? [String(options.meanDelayMs)] : []),
+    ...(options.tag !== undefined ? [options.tag] : []),
   ];
   const [command, ...rest] = [...options.pin, ...args] as [string, ...string[]];
   const child: Child = startChild(command, rest);

@@ -1,9 +1,18 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 import { cpuTicksFromStat } from "../bench/processes.js";
 import { type CpuProfile, formatProfile, groupOf, summarizeProfile } from "../bench/profile-summary.js";
-import { createWrkWorkspace, parseWrkReport, wrkErrors } from "../bench/wrk.js";
+import {
+  createWrkWorkspace,
+  parseWrkReport,
+  runWrk,
+  UID_MARK,
+  wrkErrors,
+  wrkInstalled,
+} from "../bench/wrk.js";
 
 const REPORT =
   'BENCH-WRK {"requests":100,"durationUs":2000000,"p50Us":900,"p99Us":4100,"maxUs":9000,' +
@@ -46,6 +55,54 @@ describe("wrk scripts", () => {
       assert.match(paced, /meanDelayMs = tonumber\(args\[3\]\)/);
     } finally {
       workspace.remove();
+    }
+  });
+});
+
+describe("wrk's fresh-uid script", () => {
+  // The sequence bench relies on it: a uid seen twice would be answered from mutate-create's memory.
+  it("sends every request with a uid of its own, tagged per run", {
+    skip: !wrkInstalled() && "no wrk",
+  }, async () => {
+    const uids: string[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        uids.push(
+          (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { request: { uid: string } }).request.uid,
+        );
+        res.end('{"response":{"allowed":true}}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const workspace = createWrkWorkspace();
+    try {
+      const bodies = workspace.writeBodies("fresh", [
+        { uid: "a", body: Buffer.from(`{"request":{"uid":"a-${UID_MARK}"}}`) },
+        { uid: "b", body: Buffer.from(`{"request":{"uid":"b-${UID_MARK}"}}`) },
+      ]);
+      const port = (server.address() as AddressInfo).port;
+      const report = await runWrk({
+        url: new URL(`http://127.0.0.1:${port}/`),
+        script: workspace.freshUidScript,
+        bodies,
+        seconds: 1,
+        connections: 2,
+        noPatch: false,
+        pin: [],
+        tag: "run7-",
+      });
+      assert.equal(wrkErrors(report), 0);
+      assert.ok(uids.length >= 4, `only ${uids.length} requests`);
+      assert.equal(new Set(uids).size, uids.length, "a uid was sent twice");
+      assert.ok(
+        uids.every((u) => /^[ab]-run7-\d+$/.test(u)),
+        `unexpected uids: ${uids.slice(0, 4).join(", ")}`,
+      );
+    } finally {
+      workspace.remove();
+      server.close();
     }
   });
 });
