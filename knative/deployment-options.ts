@@ -38,8 +38,10 @@ export type WebhookMode = "url" | "service";
  *   after its DNS name, a cert-manager Certificate for it, webhooks in service mode, CA injection.
  * managed: url mode under a real domain (--domain); caBundle only for a private CA.
  * openfaas: url mode through the gateway behind the user's TLS ingress (--gateway-url).
+ * kubernetes: no Knative: per function a plain Deployment serving TLS itself and a ClusterIP Service, webhooks
+ *   in service mode, the caBundle of the CA that signed the Deployments' TLS Secrets (--ca-bundle).
  */
-export const CLUSTER_PLATFORMS = ["kind", "k3s", "managed", "openfaas"] as const;
+export const CLUSTER_PLATFORMS = ["kind", "k3s", "managed", "openfaas", "kubernetes"] as const;
 export type ClusterPlatform = (typeof CLUSTER_PLATFORMS)[number];
 
 /** ce: what the Community Edition gateway accepts (faas-netes pkg/handlers/validate.go); pro: scale to zero, own accounts. */
