@@ -2,6 +2,7 @@
 // their defaults, and the few derived values both platforms share (names, environment, webhook endpoints).
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
+import { randomBytes } from "node:crypto";
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
 import { isLogLevel, LOG_LEVELS } from "../shared/log.js";
@@ -234,6 +235,17 @@ export const MAX_REVIEW_BYTES = 3 * 1024 * 1024;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const PATH_SECRET = /^[A-Za-z0-9_-]{24,256}$/;
+/**
+ * A service-mode webhook's path segments must each be a lowercase RFC 1123 subdomain (the API server refuses
+ * the configuration otherwise: k8s.io/apiserver pkg/apis/apiserver/validation, ValidateWebhookService), so there
+ * a secret is lowercase letters, digits and `-` only, starting and ending with a letter or digit.
+ */
+const SERVICE_PATH_SECRET = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** 32 random bytes as hex: one path segment every webhook mode accepts (and WEBHOOK_PATH_SECRET too). */
+export function newPathSecret(): string {
+  return randomBytes(32).toString("hex");
+}
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 // Knative names the first revision <service>-00001 and revision names must be DNS-1035 labels (<= 63).
 const KNATIVE_REVISION_SUFFIX = "-00001".length;
@@ -426,6 +438,15 @@ function resolveWebhookMode(
   }
   if (options.pathSecret !== undefined && !PATH_SECRET.test(options.pathSecret)) {
     fail("pathSecret must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)");
+  }
+  if (
+    webhookMode === "service" &&
+    options.pathSecret !== undefined &&
+    !SERVICE_PATH_SECRET.test(options.pathSecret)
+  ) {
+    fail(
+      "pathSecret in service mode must be lowercase letters, digits and - (the API server takes only RFC 1123 path segments for a Service): e.g. openssl rand -hex 32",
+    );
   }
   return { webhookMode, webhookService };
 }
