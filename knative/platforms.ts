@@ -115,6 +115,27 @@ function openfaasPreset(options: DeploymentOptions): DeploymentOptions {
   };
 }
 
+/**
+ * Plain Kubernetes: the functions as Deployments (the Knative target's functions, rendered without Knative:
+ * knative/workloads.ts), each behind a ClusterIP Service of its own name that the webhook names. The pods
+ * serve TLS themselves, so the API server must be told which CA signed their certificates.
+ */
+function kubernetesPreset(options: DeploymentOptions): DeploymentOptions {
+  requireTarget(options, ["knative"]);
+  requireMode(options, "service", "the API server reaches each function through its ClusterIP Service");
+  if (options.caBundle === undefined && options.caInjectFrom === undefined) {
+    throw new PlatformError(
+      "--platform kubernetes needs --ca-bundle FILE (the CA that signed each function's TLS Secret <name>-<function>-tls) or --ca-inject-from NS/CERTIFICATE",
+    );
+  }
+  return {
+    ...options,
+    target: "knative",
+    webhookMode: "service",
+    webhookService: { name: "{name}", port: 443, path: "/", ...options.webhookService },
+  };
+}
+
 /** The options with the platform's defaults laid under them; unchanged without a clusterPlatform. */
 export function applyClusterPlatform(options: DeploymentOptions): DeploymentOptions {
   switch (options.clusterPlatform) {
@@ -127,9 +148,11 @@ export function applyClusterPlatform(options: DeploymentOptions): DeploymentOpti
       return managedPreset(options);
     case "openfaas":
       return openfaasPreset(options);
+    case "kubernetes":
+      return kubernetesPreset(options);
     default:
       throw new PlatformError(
-        `--platform must be kind, k3s, managed or openfaas, got "${String(options.clusterPlatform)}"`,
+        `--platform must be kind, k3s, managed, openfaas or kubernetes, got "${String(options.clusterPlatform)}"`,
       );
   }
 }

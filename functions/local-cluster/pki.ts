@@ -116,6 +116,23 @@ export async function issueClientCert(
   return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
 }
 
+/**
+ * A serving certificate from the run's CA for `dnsNames` (the functions as pods: `<service>.<namespace>.svc`,
+ * the name the API server checks for a service-mode webhook).
+ */
+export async function issueServingCert(
+  dir: string,
+  name: string,
+  dnsNames: readonly string[],
+): Promise<ClientCert> {
+  await issue(dir, name, dnsNames[0] ?? name, {
+    ca: "ca",
+    usage: "serverAuth",
+    sans: dnsNames.map((n) => `DNS:${n}`),
+  });
+  return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+}
+
 async function selfSignedCa(dir: string, name: string, cn: string): Promise<void> {
   const out = ["-keyout", `${name}.key`, "-out", `${name}.crt`];
   await openssl(dir, [

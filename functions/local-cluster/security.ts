@@ -7,17 +7,13 @@
 // Either way each function calls the API as its own ServiceAccount with the rendered RBAC.
 // Pure builders, and one function that writes the API server's files.
 
-import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stringify } from "yaml";
 
 export type SecurityMode = "production" | "insecure-dev";
 
-/** 32 random bytes as one URL path segment (base64url: A-Z a-z 0-9 _ -, what WEBHOOK_PATH_SECRET accepts). */
-export function newPathSecret(): string {
-  return randomBytes(32).toString("base64url");
-}
+export { newPathSecret } from "../../knative/deployment-options.js";
 
 /**
  * The kubeconfig kube-apiserver reads its webhook credentials from. For a URL webhook it looks a user up by

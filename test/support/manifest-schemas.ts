@@ -1,4 +1,5 @@
-// Schema validation of rendered manifests against published models: kubernetes-models (Kubernetes' OpenAPI),
+// Schema validation of rendered manifests against published models: kubernetes-models (Kubernetes' OpenAPI:
+// the plain platform's Deployments and Services too),
 // @kubernetes-models/knative (Knative's CRD openAPIV3Schema: Service, DomainMapping, ClusterDomainClaim) and
 // @kubernetes-models/cert-manager (cert-manager's CRDs: Certificate, ClusterIssuer). validate() throws on a
 // violation.
@@ -12,6 +13,7 @@ import { DomainMapping } from "@kubernetes-models/knative/serving.knative.dev/v1
 import { MutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
 import { ValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 import { ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
+import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
@@ -32,6 +34,7 @@ const VALIDATORS: Record<string, Validator> = {
   "v1/ServiceAccount": model(ServiceAccount),
   "v1/Secret": model(Secret),
   "v1/Service": model(Service),
+  "apps/v1/Deployment": model(Deployment),
   "rbac.authorization.k8s.io/v1/ClusterRole": model(ClusterRole),
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": model(ClusterRoleBinding),
   "rbac.authorization.k8s.io/v1/Role": model(Role),

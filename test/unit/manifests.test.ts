@@ -12,7 +12,7 @@ import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role
 import { Secret } from "kubernetes-models/v1/Secret";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { parse, parseAllDocuments } from "yaml";
-import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
+import { type DeploymentOptions, newPathSecret, resolveOptions } from "../../knative/deployment-options.js";
 import {
   buildAllManifests,
   buildRbac,
@@ -85,7 +85,8 @@ const BASE: DeploymentOptions = {
   webhookUrlBase: "https://fn.example.com",
   image: "registry.example.com/simkube-fn:0.1.0",
 };
-const SECRET = "s3cr3t-path-segment_0123456789abcdef";
+// Lowercase, digits and -: a Service path segment the API server accepts (service mode renders it too).
+const SECRET = "s3cr3t-path-segment-0123456789abcdef";
 
 const VARIANTS: Record<string, DeploymentOptions> = {
   "knative, url mode, mutate-create only": BASE,
@@ -585,6 +586,26 @@ describe("caller authentication: the path secret", () => {
   it("refuses a secret that is short or not one URL path segment", () => {
     for (const bad of ["short", `${"a".repeat(30)}/x`, `${"a".repeat(30)}?x`, "a".repeat(257)]) {
       assert.throws(() => buildAllManifests({ ...BASE, pathSecret: bad }), /pathSecret must be/);
+    }
+  });
+
+  it("in service mode takes only what the API server accepts in a Service path, and makes such secrets itself", () => {
+    // The API server refused the base64url secrets once made here: "service.path ... a lowercase RFC 1123".
+    const service = { ...BASE, webhookMode: "service" as const };
+    for (const bad of [
+      "MixedCase0123456789abcdefXYZ",
+      "under_score_0123456789abcdef",
+      "-starts-with-a-dash-0123456789",
+    ]) {
+      assert.throws(
+        () => buildAllManifests({ ...service, pathSecret: bad }),
+        /service mode must be lowercase/,
+      );
+    }
+    for (let i = 0; i < 20; i += 1) {
+      const secret = newPathSecret();
+      assert.match(secret, /^[0-9a-f]{64}$/);
+      assert.doesNotThrow(() => buildAllManifests({ ...service, pathSecret: secret }));
     }
   });
 });

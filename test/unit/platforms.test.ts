@@ -489,3 +489,65 @@ describe("schema validators can fail", () => {
     for (const doc of bad) assert.throws(() => validateAgainstSchema(doc), `${doc.kind} must be refused`);
   });
 });
+
+describe("--platform kubernetes: a Deployment serving TLS and a ClusterIP Service per function, no Knative", () => {
+  const docs = render([
+    "--platform",
+    "kubernetes",
+    "--sim-name",
+    "s1",
+    "--reschedule",
+    "--ca-bundle",
+    "ca.pem",
+  ]);
+
+  it("validates every document against its schema and renders no Knative or cert-manager object", () => {
+    for (const doc of docs) validateAgainstSchema(doc);
+    assert.deepEqual(
+      docs.filter((d) => /knative|cert-manager/.test(d.apiVersion)),
+      [],
+      "nothing for Knative or cert-manager",
+    );
+  });
+
+  it("points each webhook at its function's Service, which selects exactly that function's pods", () => {
+    const config = only(docs, "MutatingWebhookConfiguration");
+    assert.equal(trustOf(config), "caBundle");
+    assertScoped(config, "simkube-fn", ["kube-system"]);
+    for (const fn of ["mutate-create", "reschedule-delete"]) {
+      const webhook = config.webhooks?.find((w) => w.name.startsWith(`${fn}.`));
+      assert.deepEqual(webhook.clientConfig.service, {
+        namespace: "simkube-fn",
+        name: `simkube-fn-${fn}`,
+        port: 443,
+        path: `/${SECRET}`,
+      });
+      const service = only(docs, "Service", `simkube-fn-${fn}`);
+      const deployment = only(docs, "Deployment", `simkube-fn-${fn}`);
+      // biome-ignore lint/suspicious/noExplicitAny: the pod template is read field by field
+      const template = (deployment.spec as any).template;
+      const selector = service.spec?.selector as Record<string, string>;
+      for (const [key, value] of Object.entries(selector)) assert.equal(template.metadata.labels[key], value);
+      assert.deepEqual(service.spec?.ports, [{ name: "https", port: 443, targetPort: "https" }]);
+      const container = template.spec.containers[0];
+      assert.deepEqual(container.args, ["serve", fn]);
+      assert.equal(template.spec.serviceAccountName, `simkube-fn-${fn}`);
+      assert.equal(template.spec.volumes[0].secret.secretName, `simkube-fn-${fn}-tls`);
+      const env = Object.fromEntries(
+        container.env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+      );
+      assert.equal(env.PORT, "8443");
+      assert.equal(env.TLS_CERT_FILE, "/etc/simkube-fn/tls/tls.crt");
+      assert.ok("WEBHOOK_PATH_SECRET" in env);
+      assert.equal(container.securityContext.readOnlyRootFilesystem, true);
+    }
+  });
+
+  it("needs the CA that signed the TLS Secrets, and refuses url mode", () => {
+    assert.throws(() => render(["--platform", "kubernetes", "--sim-name", "s1"]), /--ca-bundle FILE/);
+    assert.throws(
+      () => render(["--platform", "kubernetes", "--ca-bundle", "ca.pem", "--webhook-mode", "url"]),
+      /--webhook-mode service/,
+    );
+  });
+});

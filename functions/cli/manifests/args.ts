@@ -89,7 +89,7 @@ function flagSpec(): Spec {
 }
 
 /** This command's lines of the usage (args.ts shows them for `help manifests` and usage errors). */
-export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME] --platform kind|k3s|managed|openfaas [options]
+export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME] --platform kind|k3s|managed|openfaas|kubernetes [options]
   simkube-fn manifests webhook --sim-name NAME --path-secret S [the same platform options]
       Print the deployment as YAML for kubectl (or stack.yml with --target openfaas-stack). "webhook" prints
       only the per-simulation MutatingWebhookConfiguration sk-NAME-mutatepods that stock SimKube adopts.
@@ -107,6 +107,8 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 cannot scale to zero (its gateway refuses com.openfaas.scale.zero): Pro can.
                                 --image IMAGE becomes one image per function, -FUNCTION added to the
                                 repository (REPO-mutate-create:TAG), or {function} in IMAGE replaced.
+      --platform kubernetes --ca-bundle FILE  no Knative: per function a Deployment serving TLS from the
+                                Secret NAME-FUNCTION-tls and a ClusterIP Service; webhooks in service mode
       --ca-bundle FILE          PEM the API server trusts (needed for a private CA without cert-manager)
       --ca-inject-from NS/CERT  cert-manager's CA injection instead
       --target knative|openfaas|openfaas-stack  --webhook-mode url|service  --webhook-url-base URL

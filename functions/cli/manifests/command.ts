@@ -1,8 +1,8 @@
 // `simkube-fn manifests [webhook]`: parse the flags, read --ca-bundle's file, make a path secret when none is
 // given, and print the YAML. The builders (knative/) do the rest and name any bad option.
 
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { newPathSecret } from "../../../knative/deployment-options.js";
 import { MANIFESTS_USAGE, type ManifestsRequest, ManifestsUsageError, parseManifestsArgs } from "./args.js";
 
 /** A PEM file's certificates as the caBundle field wants them: base64 of the PEM text. */
@@ -51,7 +51,7 @@ export async function runManifests(command: ManifestsRequest, out: (text: string
     return 0;
   }
   // A fresh secret per rendering: re-rendering rotates it (Secret and webhook paths change together).
-  options.pathSecret ??= randomBytes(32).toString("base64url");
+  options.pathSecret ??= newPathSecret();
   out(renderDeployment(options));
   return 0;
 }

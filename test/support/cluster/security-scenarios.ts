@@ -51,7 +51,7 @@ export function securityCases(ref: WorldRef): ClusterCase[] {
           const url = w.cluster.functions[fn].url;
           assert.match(
             url,
-            /^https:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}$/,
+            /^https:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{64}$/,
             `${fn}: the URL ends in the path secret`,
           );
           assert.equal(await postStatus(url, { ca }), 403, `${fn}: no client certificate`);

@@ -1,0 +1,57 @@
+// The functions' one container, shared by the Knative Services (knative/manifests.ts) and the plain
+// Deployments (knative/workloads.ts): `serve <function>` configured by environment, locked down, and the
+// path secret read from its Secret. Pure builders.
+
+import { createHash } from "node:crypto";
+import {
+  type DeployedFunction,
+  functionEnvironment,
+  PATH_SECRET_KEY,
+  pathSecretName,
+  type ResolvedOptions,
+} from "./deployment-options.js";
+
+/** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
+export const CONTAINER_PORT = 8080;
+
+function pathSecretEnv(o: ResolvedOptions) {
+  if (o.pathSecret === undefined) return [];
+  const secretKeyRef = { name: pathSecretName(o), key: PATH_SECRET_KEY };
+  return [{ name: "WEBHOOK_PATH_SECRET", valueFrom: { secretKeyRef } }];
+}
+
+/**
+ * A new secret must reach running pods: env from a Secret is read at pod start, and a changed Secret alone
+ * makes no new revision (or rollout). A digest of it in the template does (and tells nothing about the secret).
+ */
+export function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string, string> {
+  if (o.pathSecret === undefined) return {};
+  const digest = createHash("sha256").update(o.pathSecret).digest("hex").slice(0, 16);
+  return { "simkube.io/webhook-path-secret-sha256": digest };
+}
+
+/** The one container: `serve <function>`, configured by environment, locked down. */
+export function functionContainer(o: ResolvedOptions, fn: DeployedFunction) {
+  const env = [
+    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
+    ...pathSecretEnv(o),
+  ];
+  return {
+    name: "function",
+    image: o.image,
+    args: ["serve", fn],
+    ports: [{ name: "http1", containerPort: CONTAINER_PORT }],
+    env,
+    // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts.
+    // `serve` loads everything before it listens, so a ready pod is a loaded one.
+    readinessProbe: { httpGet: { path: "/healthz" } },
+    resources: o.resources,
+    securityContext: {
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" as const },
+    },
+  };
+}

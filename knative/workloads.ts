@@ -1,0 +1,87 @@
+// `manifests --platform kubernetes`: the functions without Knative, as a platform engineer runs a webhook on
+// plain Kubernetes. Per function a Deployment of the same container the Knative Services run, serving TLS
+// itself from the Secret <name>-<function>-tls (kubernetes.io/tls, for <name>-<function>.<namespace>.svc:
+// the caller makes it, or cert-manager does), and a ClusterIP Service of the function's name that the webhook
+// configuration names (service mode). Pure builders.
+
+import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import type { IService } from "kubernetes-models/v1/Service";
+import { type DeployedFunction, functionResourceName, type ResolvedOptions } from "./deployment-options.js";
+import { functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
+import { serviceAccountName } from "./rbac.js";
+
+/** The port the pods serve HTTPS on; the Service's 443 forwards to it. */
+export const TLS_CONTAINER_PORT = 8443;
+const TLS_DIR = "/etc/simkube-fn/tls";
+
+/** The Secret holding each function's serving certificate and key (tls.crt, tls.key). */
+export function tlsSecretName(o: ResolvedOptions, fn: DeployedFunction): string {
+  return `${functionResourceName(o.name, fn)}-tls`;
+}
+
+function selectorOf(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
+  return { "app.kubernetes.io/instance": o.name, "app.kubernetes.io/component": fn };
+}
+
+/** The Knative container, on HTTPS with the Secret's certificate: the API server calls it directly. */
+function tlsContainer(o: ResolvedOptions, fn: DeployedFunction) {
+  const base = functionContainer(o, fn);
+  return {
+    ...base,
+    ports: [{ name: "https", containerPort: TLS_CONTAINER_PORT }],
+    env: [
+      ...base.env,
+      { name: "PORT", value: String(TLS_CONTAINER_PORT) },
+      { name: "TLS_CERT_FILE", value: `${TLS_DIR}/tls.crt` },
+      { name: "TLS_KEY_FILE", value: `${TLS_DIR}/tls.key` },
+    ],
+    readinessProbe: {
+      httpGet: { path: "/healthz", port: "https", scheme: "HTTPS" as const },
+      periodSeconds: 2,
+    },
+    volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+  };
+}
+
+export function buildDeployment(
+  o: ResolvedOptions,
+  fn: DeployedFunction,
+  labels: Record<string, string>,
+): IDeployment {
+  const selector = selectorOf(o, fn);
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: functionResourceName(o.name, fn), namespace: o.namespace, labels },
+    spec: {
+      // No scale to zero without Knative: min-scale replicas, at least one.
+      replicas: Math.max(1, o.tuning[fn].minScale),
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...labels, ...selector }, annotations: pathSecretRevisionAnnotation(o) },
+        spec: {
+          serviceAccountName: serviceAccountName(o, fn),
+          containers: [tlsContainer(o, fn)],
+          volumes: [{ name: "tls", secret: { secretName: tlsSecretName(o, fn) } }],
+        },
+      },
+    },
+  };
+}
+
+export function buildFunctionService(
+  o: ResolvedOptions,
+  fn: DeployedFunction,
+  labels: Record<string, string>,
+): IService {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: functionResourceName(o.name, fn), namespace: o.namespace, labels },
+    spec: {
+      type: "ClusterIP",
+      selector: selectorOf(o, fn),
+      ports: [{ name: "https", port: 443, targetPort: "https" }],
+    },
+  };
+}
