@@ -48,11 +48,16 @@ export function missingBinaries(binDir: string): string[] {
   return REQUIRED_BINARIES.filter((name) => !existsSync(path.join(binDir, name)));
 }
 
-function hasGo(): boolean {
+export function hasGo(): boolean {
   return spawnSync("go", ["version"], { stdio: "ignore" }).status === 0;
 }
 
-function runBuild(script: string, output: "inherit" | "ignore"): Promise<string> {
+/** Runs a build script whose last stdout line is its bin directory (controlplane/build.sh and the like). */
+export function runBuild(
+  script: string,
+  output: "inherit" | "ignore",
+  name = "controlplane/build.sh",
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn("bash", [script], { stdio: ["ignore", "pipe", output] });
     let stdout = "";
@@ -64,12 +69,7 @@ function runBuild(script: string, output: "inherit" | "ignore"): Promise<string>
     child.once("exit", (code) => {
       const last = stdout.trim().split("\n").pop() ?? "";
       if (code === 0 && last) resolve(last);
-      else
-        reject(
-          new MissingControlPlaneError(
-            `controlplane/build.sh failed (exit ${code}); its output above says why`,
-          ),
-        );
+      else reject(new MissingControlPlaneError(`${name} failed (exit ${code}); its output above says why`));
     });
   });
 }
