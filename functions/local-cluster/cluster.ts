@@ -40,6 +40,7 @@ import {
 } from "./deployment.js";
 import { type LocalFunction, type RecordedReview, serveFunction } from "./functions.js";
 import { type Janitor, startJanitor } from "./janitor.js";
+import { CLUSTER_DNS_IP } from "./knative/cluster-dns.js";
 import { installKnativeServing, type KnativeServing } from "./knative/serving.js";
 import type { KnativeServingBuild } from "./knative/serving-build.js";
 import { startKwok } from "./kwok.js";
@@ -357,6 +358,7 @@ async function startNodeWorkloads(
       admin: s.admin,
       logDir: path.join(s.dir, "logs"),
     },
+    ...(options.knative ? { clusterDns: CLUSTER_DNS_IP } : {}),
   });
   timings.realNodeReady = Date.now() - t0;
   if (!options.knative) return { realNode };

@@ -1,6 +1,7 @@
 // Where Knative Serving comes from: controlplane/knative/build-serving.sh builds its five programs (and
 // Knative's own helloworld test program) once into a cache and writes its release YAML with every ko://
 // reference resolved to a dev.local image name; the names are read back from that YAML here.
+// build-node-tools.sh builds its ingress (Traefik) and the cluster DNS (CoreDNS) the same way.
 
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -24,6 +25,8 @@ export const KNATIVE_NAMESPACE = "knative-serving";
 
 export interface KnativeServingBuild {
   binDir: string;
+  /** build-node-tools.sh's bin directory: traefik (Knative's ingress here) and coredns (cluster DNS). */
+  toolsBinDir: string;
   /** serving-crds.yaml and serving-core.yaml, images resolved. */
   crdsFile: string;
   coreFile: string;
@@ -65,9 +68,12 @@ export async function resolveKnativeServing(
       "Go not found on PATH: Knative Serving is built from controlplane/knative/",
     );
   const binDir = await runBuild(script, output, "controlplane/knative/build-serving.sh");
+  const tools = path.join(path.dirname(script), "build-node-tools.sh");
+  const toolsBinDir = await runBuild(tools, output, "controlplane/knative/build-node-tools.sh");
   const root = path.dirname(binDir);
   const build = {
     binDir,
+    toolsBinDir,
     crdsFile: path.join(root, "serving-crds.yaml"),
     coreFile: path.join(root, "serving-core.yaml"),
   };

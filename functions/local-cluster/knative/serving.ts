@@ -1,20 +1,19 @@
 // Knative Serving on the real node (`cluster up --knative`): each program of build-serving.sh packed into a
 // one-layer image under the name Knative's YAML gives it and imported into the node's containerd, then
-// serving-core.yaml created as it is, except for two things this cluster lacks:
-// - placement: Knative's namespace is annotated so its pods go to the (tainted) real node (placement.ts);
-// - cluster DNS: the activator reaches the autoscaler at autoscaler.knative-serving.svc.<domain>, which
-//   nothing resolves here, so the activator's pods get a hostAliases entry for that Service's ClusterIP.
-// Ready when the four Deployments are Available and Knative's own admission webhook refuses an invalid Service.
+// serving-core.yaml created as it is, its namespace annotated so its pods go to the (tainted) real node
+// (placement.ts). Beside it, what a Knative install expects of a cluster and this one lacks: cluster DNS
+// (CoreDNS, cluster-dns.ts) and an ingress (Traefik's Knative provider, traefik.ts), both built by
+// build-node-tools.sh. Ready when every Deployment is rolled out and Knative's own admission webhook refuses an
+// invalid Service. The image archives (~4 copies of each program) are removed once containerd holds them.
 
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { waitUntil } from "../readiness.js";
 import { writeBinaryImage } from "../real-node/pause-image.js";
 import { placedOnRealNode } from "../real-node/placement.js";
 import type { RealNode } from "../real-node/real-node.js";
 import type { RestClient } from "../rest.js";
-import { RestError } from "../rest.js";
 import { createManifestStream, type ManifestObject, parseManifestStream } from "./apply-yaml.js";
+import { clusterDnsObjects, DNS_NAMESPACE } from "./cluster-dns.js";
 import {
   KNATIVE_NAMESPACE,
   type KnativeServingBuild,
@@ -23,11 +22,14 @@ import {
   SERVING_PROGRAMS,
   type ServingProgram,
 } from "./serving-build.js";
+import { waitForDeployments, waitForKnativeAdmission } from "./serving-ready.js";
+import { selectTraefikIngress, TRAEFIK_NAMESPACE, traefikObjects } from "./traefik.js";
 
 /** ko's default user: Knative's Deployments run as non-root, which needs a numeric user in the image. */
 const IMAGE_USER = "65532";
-const READY_TIMEOUT_MS = 300_000;
-const KSVC_PATH = "/apis/serving.knative.dev/v1/namespaces";
+/** The tags pinned by controlplane/knative/{traefik,coredns}/go.mod. */
+export const TRAEFIK_IMAGE = "dev.local/traefik:v3.6.12";
+export const COREDNS_IMAGE = "dev.local/coredns:v1.14.7";
 
 export interface KnativeServing {
   readonly namespace: string;
@@ -44,107 +46,23 @@ export function servingObjects(coreYaml: string): ManifestObject[] {
   );
 }
 
-/** The activator's stand-in for cluster DNS: the autoscaler Service's names at its ClusterIP. */
-export function autoscalerHostAlias(clusterIp: string, clusterDomain = "cluster.local") {
-  const service = `autoscaler.${KNATIVE_NAMESPACE}`;
-  const hostnames = [`${service}.svc.${clusterDomain}`, `${service}.svc`, service];
-  return { spec: { template: { spec: { hostAliases: [{ ip: clusterIp, hostnames }] } } } };
+async function importImage(node: RealNode, binary: string, name: string, work: string): Promise<void> {
+  const file = path.basename(binary);
+  await node.importImage(await writeBinaryImage({ binary, file, name, user: IMAGE_USER, work }));
 }
 
-async function importImages(node: RealNode, build: KnativeServingBuild, work: string) {
+async function importServingImages(node: RealNode, build: KnativeServingBuild, work: string) {
   const images = await readServingImages(build);
-  for (const program of SERVING_PROGRAMS) {
-    const binary = path.join(build.binDir, program);
-    const archive = await writeBinaryImage({
-      binary,
-      file: program,
-      name: images[program],
-      user: IMAGE_USER,
-      work,
-    });
-    await node.importImage(archive);
-  }
-  // containerd holds the images now; the archives and their layouts are ~4 copies of each program.
-  await rm(work, { recursive: true, force: true });
+  for (const program of SERVING_PROGRAMS)
+    await importImage(node, path.join(build.binDir, program), images[program], work);
   return images;
 }
 
-async function pointActivatorAtAutoscaler(admin: RestClient): Promise<void> {
-  const ns = `/namespaces/${KNATIVE_NAMESPACE}`;
-  const svc = await admin.request<{ spec: { clusterIP: string } }>("GET", `/api/v1${ns}/services/autoscaler`);
-  await admin.request(
-    "PATCH",
-    `/apis/apps/v1${ns}/deployments/activator`,
-    autoscalerHostAlias(svc.spec.clusterIP),
-    "application/strategic-merge-patch+json",
-  );
-}
-
-interface DeploymentStatus {
-  metadata: { generation?: number };
-  spec: { replicas?: number };
-  status?: { observedGeneration?: number; updatedReplicas?: number; availableReplicas?: number };
-}
-
-/** Rolled out: the newest generation seen, every replica updated and available. */
-export function deploymentRolledOut(d: DeploymentStatus): boolean {
-  const want = d.spec.replicas ?? 1;
-  const s = d.status ?? {};
-  return (
-    (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 1) &&
-    (s.updatedReplicas ?? 0) >= want &&
-    (s.availableReplicas ?? 0) >= want
-  );
-}
-
-async function waitForDeployments(admin: RestClient): Promise<void> {
-  for (const name of SERVING_DEPLOYMENTS)
-    await waitUntil(
-      `Knative Serving's ${name} Deployment rolled out`,
-      async () =>
-        deploymentRolledOut(
-          await admin.request<DeploymentStatus>(
-            "GET",
-            `/apis/apps/v1/namespaces/${KNATIVE_NAMESPACE}/deployments/${name}`,
-          ),
-        ),
-      { timeoutMs: READY_TIMEOUT_MS, intervalMs: 1000 },
-    );
-}
-
-/** A Service Knative's validation refuses (min-scale is not a number), for a dry-run create. */
-export function invalidKnativeService(namespace: string, image: string): ManifestObject {
-  return {
-    apiVersion: "serving.knative.dev/v1",
-    kind: "Service",
-    metadata: { name: "admission-probe", namespace },
-    spec: {
-      template: {
-        metadata: { annotations: { "autoscaling.knative.dev/min-scale": "not-a-number" } },
-        spec: { containers: [{ image }] },
-      },
-    },
-  };
-}
-
-/** Until Knative's own validating webhook answers: a dry-run create of an invalid Service is refused by it. */
-export async function waitForKnativeAdmission(admin: RestClient, image: string): Promise<void> {
-  const probe = invalidKnativeService(KNATIVE_NAMESPACE, image);
-  await waitUntil(
-    "Knative's admission webhook refusing an invalid Service",
-    async () => {
-      try {
-        await admin.request("POST", `${KSVC_PATH}/${KNATIVE_NAMESPACE}/services?dryRun=All`, probe);
-        return false;
-      } catch (err) {
-        if (err instanceof RestError && err.body.includes("validation.webhook.serving.knative.dev"))
-          return true;
-        throw err;
-      }
-    },
-    { timeoutMs: READY_TIMEOUT_MS, intervalMs: 1000 },
-  );
-}
+const EVERY_DEPLOYMENT = [
+  { namespace: DNS_NAMESPACE, name: "coredns" },
+  ...SERVING_DEPLOYMENTS.map((name) => ({ namespace: KNATIVE_NAMESPACE, name })),
+  { namespace: TRAEFIK_NAMESPACE, name: "traefik" },
+];
 
 export async function installKnativeServing(
   admin: RestClient,
@@ -153,10 +71,16 @@ export async function installKnativeServing(
   work: string,
 ): Promise<KnativeServing> {
   const t0 = Date.now();
-  const images = await importImages(node, build, work);
+  const tools = build.toolsBinDir;
+  await importImage(node, path.join(tools, "coredns"), COREDNS_IMAGE, work);
+  await createManifestStream(admin, clusterDnsObjects(COREDNS_IMAGE));
+  const images = await importServingImages(node, build, work);
   await createManifestStream(admin, servingObjects(await readFile(build.coreFile, "utf8")));
-  await pointActivatorAtAutoscaler(admin);
-  await waitForDeployments(admin);
+  await importImage(node, path.join(tools, "traefik"), TRAEFIK_IMAGE, work);
+  await createManifestStream(admin, traefikObjects(TRAEFIK_IMAGE));
+  await selectTraefikIngress(admin);
+  await rm(work, { recursive: true, force: true });
+  await waitForDeployments(admin, EVERY_DEPLOYMENT);
   await waitForKnativeAdmission(admin, images.helloworld);
   return { namespace: KNATIVE_NAMESPACE, images, readyMs: Date.now() - t0 };
 }
