@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { TestContext } from "node:test";
+import { after, type TestContext } from "node:test";
 import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
 import { FUNCTIONS_NAMESPACE } from "../../functions/local-cluster/cluster.js";
 import { ADMIN_USER } from "../../functions/local-cluster/control-plane.js";
@@ -204,6 +204,10 @@ const fromZero: ClusterCase = {
     t.diagnostic(`cold start from zero through Traefik and the activator: ${coldMs} ms`);
   },
 };
+
+after(async () => {
+  if ("cluster" in suite) await suite.cluster.stop();
+});
 
 registerClusterCases("knative-serving.test.ts", suite, [
   servingOnNode,
