@@ -149,7 +149,7 @@ test("Traefik runs its Knative provider with public and cluster-local entry poin
   assert.ok(args.includes("--providers.knative=true"));
   assert.ok(args.includes("--providers.knative.privateEntrypoints=internal"));
   const ns = objects.find((o) => o.kind === "Namespace");
-  assert.ok((ns?.metadata.annotations as Record<string, string>)[NODE_SELECTOR_ANNOTATION]);
+  assert.ok((ns?.metadata.annotations as Record<string, string> | undefined)?.[NODE_SELECTOR_ANNOTATION]);
   assert.equal(TRAEFIK_INGRESS_CLASS, "traefik.ingress.networking.knative.dev");
 });
 
