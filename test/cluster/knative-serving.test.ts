@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, type TestContext } from "node:test";
+import { percentile } from "../../functions/cli/loadtest/load.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
 import { FUNCTIONS_NAMESPACE } from "../../functions/local-cluster/cluster.js";
 import { ADMIN_USER } from "../../functions/local-cluster/control-plane.js";
@@ -202,6 +203,45 @@ const fromZero: ClusterCase = {
     assert.match(answer.body, /^Hello World!/);
     assert.equal((await helloPods()).length, 1, "one pod started for the request");
     t.diagnostic(`cold start from zero through Traefik and the activator: ${coldMs} ms`);
+  },
+};
+
+/** SIMKUBE_FN_KNATIVE_COLD_CYCLES=N: N more cold starts, scale-to-zero grace at Knative's minimum (6 s). */
+const COLD_CYCLES = Number(process.env.SIMKUBE_FN_KNATIVE_COLD_CYCLES ?? "0");
+
+async function coldStart(c: LocalCluster, ip: string): Promise<number> {
+  const helloPods = async () => (await pods(c.admin, HELLO_NS)).filter((p) => p.status.phase !== "Succeeded");
+  await eventually(
+    "hello scaled to zero (no pod left)",
+    async () => (await helloPods()).length === 0,
+    120_000,
+  );
+  const start = Date.now();
+  const answer = await throughTraefik(ip, HELLO_HOST);
+  const ms = Date.now() - start;
+  assert.equal(answer.status, 200);
+  assert.match(answer.body, /^Hello World!/);
+  return ms;
+}
+
+const coldCycles: ClusterCase = {
+  name: `${COLD_CYCLES} cold starts from zero through Traefik and the activator (SIMKUBE_FN_KNATIVE_COLD_CYCLES)`,
+  timeoutMs: 60_000 + COLD_CYCLES * 90_000,
+  run: async (t: TestContext) => {
+    const c = cluster();
+    await c.admin.request(
+      "PATCH",
+      "/api/v1/namespaces/knative-serving/configmaps/config-autoscaler",
+      { data: { "scale-to-zero-grace-period": "6s" } },
+      "application/merge-patch+json",
+    );
+    const ip = await traefikPodIp(c.admin);
+    const times: number[] = [];
+    for (let i = 0; i < COLD_CYCLES; i++) times.push(await coldStart(c, ip));
+    const sorted = [...times].sort((a, b) => a - b);
+    t.diagnostic(
+      `cold starts (ms): ${times.join(", ")}; p50 ${percentile(sorted, 50)}, p99 ${percentile(sorted, 99)}`,
+    );
   },
 };
 

@@ -4,8 +4,8 @@
 // activator dials the autoscaler by name, and the autoscaler probes each revision's Service by name before it
 // scales the revision to zero. No forwarding: nothing outside the cluster is reachable anyway.
 
-import { placedOnRealNode } from "../real-node/placement.js";
 import type { ManifestObject } from "./apply-yaml.js";
+import { nodeAppObjects } from "./node-app.js";
 
 export const DNS_NAMESPACE = "simkube-fn-dns";
 /** In SERVICE_CIDR (real-node/addresses.ts), clear of the `kubernetes` Service's first address. */
@@ -31,84 +31,44 @@ export function corefile(): string {
   ].join("\n");
 }
 
-function dnsRbac(): ManifestObject[] {
-  const name = "simkube-fn-coredns";
-  return [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "coredns", namespace: DNS_NAMESPACE } },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name },
-      rules: [
-        { apiGroups: [""], resources: ["services", "pods", "namespaces"], verbs: ["list", "watch"] },
-        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
-      ],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: DNS_NAMESPACE }],
-    },
-  ];
-}
-
-function dnsDeployment(image: string): ManifestObject {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "coredns", namespace: DNS_NAMESPACE, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          serviceAccountName: "coredns",
-          // Its own lookups must not go to itself before it is up.
-          dnsPolicy: "Default",
-          containers: [
-            {
-              name: "coredns",
-              image,
-              imagePullPolicy: "Never",
-              args: ["-conf", "/etc/coredns/Corefile"],
-              volumeMounts: [{ name: "config", mountPath: "/etc/coredns", readOnly: true }],
-              readinessProbe: { httpGet: { path: "/ready", port: 8181 }, periodSeconds: 2 },
-            },
-          ],
-          volumes: [{ name: "config", configMap: { name: "coredns" } }],
-        },
-      },
-    },
-  };
-}
-
 /** CoreDNS's namespace (placed on the real node), account, Corefile, Deployment and its fixed-IP Service. */
 export function clusterDnsObjects(image: string): ManifestObject[] {
-  return [
-    placedOnRealNode({ apiVersion: "v1", kind: "Namespace", metadata: { name: DNS_NAMESPACE } }),
-    ...dnsRbac(),
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "coredns", namespace: DNS_NAMESPACE },
-      data: { Corefile: corefile() },
+  const [namespace, ...rest] = nodeAppObjects({
+    namespace: DNS_NAMESPACE,
+    name: "coredns",
+    roleName: "simkube-fn-coredns",
+    rules: [
+      { apiGroups: [""], resources: ["services", "pods", "namespaces"], verbs: ["list", "watch"] },
+      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+    ],
+    image,
+    labels,
+    container: {
+      args: ["-conf", "/etc/coredns/Corefile"],
+      volumeMounts: [{ name: "config", mountPath: "/etc/coredns", readOnly: true }],
+      readinessProbe: { httpGet: { path: "/ready", port: 8181 }, periodSeconds: 2 },
     },
-    dnsDeployment(image),
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "dns", namespace: DNS_NAMESPACE, labels },
-      spec: {
-        selector: labels,
-        clusterIP: CLUSTER_DNS_IP,
-        ports: [
-          { name: "dns", port: 53, targetPort: DNS_PORT, protocol: "UDP" },
-          { name: "dns-tcp", port: 53, targetPort: DNS_PORT, protocol: "TCP" },
-        ],
-      },
+    // Its own lookups must not go to itself before it is up.
+    pod: { dnsPolicy: "Default", volumes: [{ name: "config", configMap: { name: "coredns" } }] },
+  });
+  const config = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "coredns", namespace: DNS_NAMESPACE },
+    data: { Corefile: corefile() },
+  };
+  const service = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "dns", namespace: DNS_NAMESPACE, labels },
+    spec: {
+      selector: labels,
+      clusterIP: CLUSTER_DNS_IP,
+      ports: [
+        { name: "dns", port: 53, targetPort: DNS_PORT, protocol: "UDP" },
+        { name: "dns-tcp", port: 53, targetPort: DNS_PORT, protocol: "TCP" },
+      ],
     },
-  ];
+  };
+  return [namespace as ManifestObject, config, ...rest, service];
 }

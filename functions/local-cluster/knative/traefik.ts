@@ -4,9 +4,9 @@
 // Services' ClusterIPs it forwards to are reachable there (kube-proxy's rules live in the node's namespace).
 // The objects (namespace, account, RBAC, Deployment, Services) are ours; config-network is patched to the class.
 
-import { placedOnRealNode } from "../real-node/placement.js";
 import type { RestClient } from "../rest.js";
 import type { ManifestObject } from "./apply-yaml.js";
+import { nodeAppObjects } from "./node-app.js";
 import { KNATIVE_NAMESPACE } from "./serving-build.js";
 
 export const TRAEFIK_NAMESPACE = "traefik";
@@ -37,66 +37,6 @@ function traefikArgs(): string[] {
   ];
 }
 
-function traefikRbac(): ManifestObject[] {
-  const name = "traefik-knative";
-  return [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "traefik", namespace: TRAEFIK_NAMESPACE } },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name },
-      rules: [
-        {
-          apiGroups: ["networking.internal.knative.dev"],
-          resources: ["ingresses"],
-          verbs: ["get", "list", "watch"],
-        },
-        {
-          apiGroups: ["networking.internal.knative.dev"],
-          resources: ["ingresses/status"],
-          verbs: ["update"],
-        },
-        { apiGroups: [""], resources: ["services", "secrets"], verbs: ["get", "list", "watch"] },
-      ],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: [{ kind: "ServiceAccount", name: "traefik", namespace: TRAEFIK_NAMESPACE }],
-    },
-  ];
-}
-
-function traefikDeployment(image: string): ManifestObject {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "traefik", namespace: TRAEFIK_NAMESPACE, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          serviceAccountName: "traefik",
-          containers: [
-            {
-              name: "traefik",
-              image,
-              imagePullPolicy: "Never",
-              args: traefikArgs(),
-              ports: Object.entries(TRAEFIK_PORTS).map(([name, containerPort]) => ({ name, containerPort })),
-              readinessProbe: { httpGet: { path: "/ping", port: TRAEFIK_PORTS.ping }, periodSeconds: 2 },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
 function traefikService(name: string, port: number): ManifestObject {
   return {
     apiVersion: "v1",
@@ -108,10 +48,25 @@ function traefikService(name: string, port: number): ManifestObject {
 
 /** Everything Traefik needs, its namespace placed on the real node. */
 export function traefikObjects(image: string): ManifestObject[] {
+  const knative = "networking.internal.knative.dev";
   return [
-    placedOnRealNode({ apiVersion: "v1", kind: "Namespace", metadata: { name: TRAEFIK_NAMESPACE } }),
-    ...traefikRbac(),
-    traefikDeployment(image),
+    ...nodeAppObjects({
+      namespace: TRAEFIK_NAMESPACE,
+      name: "traefik",
+      roleName: "traefik-knative",
+      rules: [
+        { apiGroups: [knative], resources: ["ingresses"], verbs: ["get", "list", "watch"] },
+        { apiGroups: [knative], resources: ["ingresses/status"], verbs: ["update"] },
+        { apiGroups: [""], resources: ["services", "secrets"], verbs: ["get", "list", "watch"] },
+      ],
+      image,
+      labels,
+      container: {
+        args: traefikArgs(),
+        ports: Object.entries(TRAEFIK_PORTS).map(([name, containerPort]) => ({ name, containerPort })),
+        readinessProbe: { httpGet: { path: "/ping", port: TRAEFIK_PORTS.ping }, periodSeconds: 2 },
+      },
+    }),
     traefikService(TRAEFIK_SERVICES.public, TRAEFIK_PORTS.web),
     traefikService(TRAEFIK_SERVICES.private, TRAEFIK_PORTS.internal),
   ];
