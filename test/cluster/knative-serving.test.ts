@@ -254,4 +254,5 @@ registerClusterCases("knative-serving.test.ts", suite, [
   webhookJudges,
   readyThroughTraefik,
   fromZero,
+  ...(COLD_CYCLES > 0 ? [coldCycles] : []),
 ]);
