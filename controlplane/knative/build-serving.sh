@@ -2,11 +2,13 @@
 # Builds Knative Serving's controller, webhook, activator, autoscaler and queue-proxy (static, CGO off) from
 # this Go module (the `tool` lines of go.mod), and writes Knative's own core config YAML from the module with
 # every ko:// image reference replaced by a local image name, as `ko resolve` would with real images.
-# For a real node (images are not built here: the binaries go into whatever image the node's runtime loads).
-# Not run by CI: no test uses it yet.
+# Also Knative's own e2e test program helloworld (test/test_images/helloworld: "Hello World!" on :8080), the
+# user container that test/cluster/knative-serving.test.ts serves through Knative.
+# For a real node (images are not built here: functions/local-cluster/knative/ packs each binary into a
+# one-layer image and imports it into the node's containerd).
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/knative/serving/<key>/bin/{controller,webhook,
-#          activator,autoscaler,queue} and <key>/serving-core.yaml, serving-crds.yaml.
+#          activator,autoscaler,queue,helloworld} and <key>/serving-core.yaml, serving-crds.yaml.
 #          <key> = first 16 hex of sha256(go.mod, go.sum, this script, cache-lib.sh)
 # Images named in the YAML: $KNATIVE_IMAGE_PREFIX<cmd>:<serving version>, prefix default dev.local/knative-serving-
 # (dev.local: Knative never resolves those tags to digests, and the node loads them from its own store).
@@ -25,6 +27,9 @@ src="$(go list -m -f '{{.Dir}}' knative.dev/serving)"
 # Knative's repository links the networking CRDs and config-network in from knative.dev/networking; module
 # zips carry no symbolic links, so they are taken from that module (at the version serving pins).
 net="$(go list -m -f '{{.Dir}}' knative.dev/networking)"
+# Likewise config/core/300-imagecache.yaml, the Image CRD the queue-proxy's caching.internal.knative.dev Image
+# needs, is a link to knative.dev/caching's config/image.yaml.
+caching="$(go list -m -f '{{.Dir}}' knative.dev/caching)"
 
 # resolve_yaml OUT FILES...: the files as one stream, ko://knative.dev/serving/cmd/X -> ${prefix}X:version.
 resolve_yaml() {
@@ -43,10 +48,12 @@ step "go mod download" go mod download
 for cmd in controller webhook activator autoscaler queue; do
   step "$cmd" gobuild "$cmd" "knative.dev/serving/cmd/$cmd"
 done
+step helloworld gobuild helloworld knative.dev/serving/test/test_images/helloworld
 mapfile -t net_crds < <(find "$net/config" -name '*.yaml' ! -name 'config-network.yaml' | sort)
-step "serving-crds.yaml" resolve_yaml serving-crds.yaml "$src"/config/core/300-resources/*.yaml "${net_crds[@]}"
+step "serving-crds.yaml" resolve_yaml serving-crds.yaml "$src"/config/core/300-resources/*.yaml \
+  "$caching/config/image.yaml" "${net_crds[@]}"
 # config/core as Knative's release assembles serving-core.yaml (namespace, RBAC, CRDs, config maps,
 # deployments, webhooks), sorted by path as ko walks it, plus the networking files linked into it.
-mapfile -t core < <(find "$src/config/core" "$net/config" -name '*.yaml' | sort)
+mapfile -t core < <(find "$src/config/core" "$net/config" "$caching/config" -name '*.yaml' | sort)
 step "serving-core.yaml" resolve_yaml serving-core.yaml "${core[@]}"
 cache_close "key=$key" "serving=$version" "images=${prefix}<cmd>:${version}"

@@ -56,14 +56,16 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
 `,
   cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-      [--json]
+      [--knative] [--json]
       A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
       controlplane/ with Go) whose webhooks are both functions, guarded as in production (path secret, the API
       server's client certificate, the pod-create policy) unless --insecure-dev. Prints one JSON line when
-      ready (kubeconfig, server, simName, virtualNamespacePrefix, functions, security, realNode) and runs until
-      SIGINT/SIGTERM.
+      ready (kubeconfig, server, simName, virtualNamespacePrefix, functions, security, realNode, knative) and
+      runs until SIGINT/SIGTERM.
       --real-node adds a real kubelet node (containerd, runc, kube-proxy, CNI bridge; root, Linux;
       scripts/install-real-node.sh installs what it needs) in its own namespaces, tainted simkube-fn/real-node.
+      --knative (implies --real-node) runs Knative Serving v0.42.2 on it (controller, webhook, activator,
+      autoscaler, queue-proxy; built once by controlplane/knative/build-serving.sh). No ingress yet.
       Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).
 `,
 };

@@ -48,7 +48,7 @@ export function missingBinaries(binDir: string): string[] {
   return REQUIRED_BINARIES.filter((name) => !existsSync(path.join(binDir, name)));
 }
 
-function hasGo(): boolean {
+export function hasGo(): boolean {
   return spawnSync("go", ["version"], { stdio: "ignore" }).status === 0;
 }
 

@@ -40,6 +40,9 @@ import {
 } from "./deployment.js";
 import { type LocalFunction, type RecordedReview, serveFunction } from "./functions.js";
 import { type Janitor, startJanitor } from "./janitor.js";
+import { CLUSTER_DNS_IP } from "./knative/cluster-dns.js";
+import { installKnativeServing, type KnativeServing } from "./knative/serving.js";
+import type { KnativeServingBuild } from "./knative/serving-build.js";
 import { startKwok } from "./kwok.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePort } from "./ports.js";
@@ -47,6 +50,7 @@ import type { ManagedProcess } from "./processes.js";
 import { waitUntil } from "./readiness.js";
 import {
   cgroupRootName,
+  type NodeCertificates,
   nodeCertificates,
   type PreparedNode,
   prepareRealNode,
@@ -72,6 +76,8 @@ export interface LocalClusterOptions {
   recordReviews?: boolean;
   /** A real kubelet node beside the KWOK nodes (real-node/): containerd, kubelet, kube-proxy, the CNI bridge. */
   realNode?: boolean;
+  /** Knative Serving on the real node, from this build (knative/serving.ts); implies realNode. */
+  knative?: KnativeServingBuild;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -120,6 +126,8 @@ export interface LocalCluster {
   readonly webhookClient?: WebhookClientCredentials;
   /** The real node, with --real-node. */
   readonly realNode?: RealNode;
+  /** Knative Serving on the real node, with --knative. */
+  readonly knative?: KnativeServing;
   stop(): Promise<void>;
 }
 
@@ -202,7 +210,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   try {
-    if (options.realNode) nodes.push(await prepareRealNode(dir));
+    if (options.realNode || options.knative) nodes.push(await prepareRealNode(dir));
     janitors.push(
       startJanitor(
         dir,
@@ -335,6 +343,32 @@ async function startPlane(options: LocalClusterOptions, run: Run) {
   return { s, plane, timings, webhookClient, certificates };
 }
 
+/** The real node (--real-node) and Knative Serving on it (--knative), each timed from the start. */
+async function startNodeWorkloads(
+  options: LocalClusterOptions,
+  up: { s: Setup; plane: { server: string }; node?: PreparedNode; certificates?: NodeCertificates },
+  timings: Record<string, number>,
+  t0: number,
+): Promise<{ realNode?: RealNode; knative?: KnativeServing }> {
+  const { s, node, certificates } = up;
+  if (!node || !certificates) return {};
+  const realNode = await startRealNode({
+    ...{ prepared: node, certificates, binDir: options.binaries.binDir },
+    ...{
+      server: up.plane.server,
+      caFile: s.pki.caCertFile,
+      admin: s.admin,
+      logDir: path.join(s.dir, "logs"),
+    },
+    ...(options.knative ? { clusterDns: CLUSTER_DNS_IP } : {}),
+  });
+  timings.realNodeReady = Date.now() - t0;
+  if (!options.knative) return { realNode };
+  const knative = await installKnativeServing(s.admin, realNode, options.knative, path.join(s.dir, "images"));
+  timings.knativeReady = Date.now() - t0;
+  return { realNode, knative };
+}
+
 async function bringUp(
   options: LocalClusterOptions,
   run: Run,
@@ -346,14 +380,12 @@ async function bringUp(
   const { admin, simName, pki, dir } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
-  const realNode =
-    node && certificates
-      ? await startRealNode({
-          ...{ prepared: node, certificates, binDir: options.binaries.binDir },
-          ...{ server: plane.server, caFile: pki.caCertFile, admin, logDir: path.join(dir, "logs") },
-        })
-      : undefined;
-  if (realNode) timings.realNodeReady = Date.now() - t0;
+  const { realNode, knative } = await startNodeWorkloads(
+    options,
+    { s, plane, node, certificates },
+    timings,
+    t0,
+  );
 
   await applyCrds(admin);
   const sim = await createSimulation(s, options);
@@ -390,6 +422,7 @@ async function bringUp(
     security: s.security,
     ...(webhookClient ? { webhookClient } : {}),
     ...(realNode ? { realNode } : {}),
+    ...(knative ? { knative } : {}),
     stop,
   };
 }

@@ -12,6 +12,7 @@ import { freePorts } from "./ports.js";
 import { type ManagedProcess, startProcess } from "./processes.js";
 import { httpGet, waitUntil } from "./readiness.js";
 import { SERVICE_CIDR } from "./real-node/addresses.js";
+import { PLACEMENT_ADMISSION_PLUGINS } from "./real-node/placement.js";
 
 export interface ControlPlaneBinaries {
   /** Holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and (when it could be built) kwok. */
@@ -67,6 +68,8 @@ function listenArgs(realNode: RealNodeAccess | undefined): string[] {
     `--kubelet-client-key=${realNode.kubeletClient.keyFile}`,
     // The node's name resolves nowhere; its InternalIP does.
     "--kubelet-preferred-address-types=InternalIP",
+    // A namespace annotated so places its pods on the real node (real-node/placement.ts).
+    `--enable-admission-plugins=${PLACEMENT_ADMISSION_PLUGINS.join(",")}`,
   ];
 }
 

@@ -1,4 +1,6 @@
-// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node] [--json]`:
+// `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
+// [--knative] [--json]` (--knative: Knative Serving on the real node, built once by
+// controlplane/knative/build-serving.sh; implies --real-node):
 // a real local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
 // production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
 // SIGTERM, then stops every process it started and removes its files.
@@ -9,6 +11,7 @@ import { parseArgs } from "node:util";
 import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/dns-names.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
 import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";
+import { resolveKnativeServing } from "../../local-cluster/knative/serving-build.js";
 import { argumentErrorMessage } from "../parse-error.js";
 
 export interface ClusterCommandContext {
@@ -42,6 +45,9 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
           },
         }
       : {}),
+    ...(cluster.knative
+      ? { knative: { namespace: cluster.knative.namespace, readyMs: cluster.knative.readyMs } }
+      : {}),
   };
 }
 
@@ -63,6 +69,7 @@ const CLUSTER_FLAGS = {
   reschedule: { type: "boolean" },
   trace: { type: "string" },
   "real-node": { type: "boolean" },
+  knative: { type: "boolean" },
   json: { type: "boolean" },
   "insecure-dev": { type: "boolean" },
 } as const;
@@ -98,11 +105,13 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     searchFrom: context.searchFrom,
     ...(context.binDir ? { binDir: context.binDir } : {}),
   });
+  const knative = values.knative ? await resolveKnativeServing(context.searchFrom) : undefined;
   const cluster = await startLocalCluster({
     binaries,
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
     reschedule: values.reschedule ?? false,
     realNode: values["real-node"] ?? false,
+    ...(knative ? { knative } : {}),
     ...(tracePath ? { tracePath } : {}),
     insecureDev: values["insecure-dev"] ?? false,
   });

@@ -99,6 +99,8 @@ export interface KubeletInputs {
   caFile: string;
   /** The kubelet's pods go under this cgroup (one per node, so two clusters' kubelets never share one). */
   cgroupRoot: string;
+  /** The cluster DNS Service's address written into pods' resolv.conf (none: pods get the node's own). */
+  clusterDns?: string;
 }
 
 /**
@@ -128,6 +130,7 @@ export function kubeletConfig(k: KubeletInputs): string {
     imageGCLowThresholdPercent: 99,
     serializeImagePulls: false,
     registerWithTaints: [REAL_NODE_TAINT],
+    ...(k.clusterDns ? { clusterDNS: [k.clusterDns], clusterDomain: "cluster.local" } : {}),
     authentication: {
       anonymous: { enabled: false },
       webhook: { enabled: true },

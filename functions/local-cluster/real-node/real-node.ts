@@ -177,7 +177,13 @@ async function writeNodeFiles(o: StartRealNodeOptions, paths: NodePaths) {
     ),
     kubelet: await file(
       "kubelet.yaml",
-      kubeletConfig({ paths, addresses: a, caFile, cgroupRoot: `/${cgroupRootName(p.namespaces)}` }),
+      kubeletConfig({
+        paths,
+        addresses: a,
+        caFile,
+        cgroupRoot: `/${cgroupRootName(p.namespaces)}`,
+        ...(o.clusterDns ? { clusterDns: o.clusterDns } : {}),
+      }),
     ),
     kubeletKubeconfig: await kubeconfig("kubelet", `system:node:${REAL_NODE_NAME}`, o.certificates.node),
     proxyKubeconfig: await kubeconfig("kube-proxy", "system:kube-proxy", o.certificates.proxy),
@@ -192,6 +198,8 @@ export interface StartRealNodeOptions {
   caFile: string;
   admin: RestClient;
   logDir: string;
+  /** The cluster DNS Service's address for pods' resolv.conf (--knative runs CoreDNS there). */
+  clusterDns?: string;
 }
 
 async function startContainerd(

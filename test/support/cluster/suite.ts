@@ -11,6 +11,7 @@ import {
   type LocalClusterOptions,
   startLocalCluster,
 } from "../../../functions/local-cluster/cluster.js";
+import { resolveKnativeServing } from "../../../functions/local-cluster/knative/serving-build.js";
 import { RealNodeUnavailableError } from "../../../functions/local-cluster/real-node/real-node.js";
 
 export interface ClusterCase {
@@ -24,17 +25,18 @@ export type ClusterSuite = { cluster: LocalCluster } | { skip: string } | { erro
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+/** `withKnative`: Knative Serving on the real node, built by controlplane/knative/ (cluster up --knative). */
 export async function openClusterSuite(
-  options: Omit<LocalClusterOptions, "binaries">,
+  options: Omit<LocalClusterOptions, "binaries" | "knative"> & { withKnative?: boolean },
 ): Promise<ClusterSuite> {
   const ci = process.env.CI === "true";
   try {
     const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
-    const binaries = await resolveControlPlane({
-      searchFrom: [process.cwd(), here],
-      ...(binDir ? { binDir } : {}),
-    });
-    return { cluster: await startLocalCluster({ ...options, binaries }) };
+    const searchFrom = [process.cwd(), here];
+    const binaries = await resolveControlPlane({ searchFrom, ...(binDir ? { binDir } : {}) });
+    const { withKnative, ...rest } = options;
+    const knative = withKnative ? await resolveKnativeServing(searchFrom, "inherit") : undefined;
+    return { cluster: await startLocalCluster({ ...rest, binaries, ...(knative ? { knative } : {}) }) };
   } catch (err) {
     const unavailable = err instanceof MissingControlPlaneError || err instanceof RealNodeUnavailableError;
     if (unavailable && !ci) return { skip: err.message };
