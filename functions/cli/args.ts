@@ -65,7 +65,8 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       --real-node adds a real kubelet node (containerd, runc, kube-proxy, CNI bridge; root, Linux;
       scripts/install-real-node.sh installs what it needs) in its own namespaces, tainted simkube-fn/real-node.
       --knative (implies --real-node) runs Knative Serving v0.42.2 on it (controller, webhook, activator,
-      autoscaler, queue-proxy; built once by controlplane/knative/build-serving.sh). No ingress yet.
+      autoscaler, queue-proxy) with Traefik v3.6.12's Knative provider as ingress and CoreDNS as cluster DNS
+      (built once by controlplane/knative/build-serving.sh and build-node-tools.sh).
       Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).
 `,
 };

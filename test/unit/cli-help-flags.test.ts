@@ -57,6 +57,7 @@ describe("help texts name exactly the flags the parsers take", () => {
     assert.deepEqual([...named].sort(), [
       "--insecure-dev",
       "--json",
+      "--knative",
       "--real-node",
       "--reschedule",
       "--sim-name",
