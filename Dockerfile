@@ -7,7 +7,7 @@
 # host's dist/. Two bases, both build arguments defaulting to the public images:
 #   docker build -t dev.local/simkube-fn:$(node -p 'require("./package.json").version') .
 # Where no registry is reachable, scripts/build-image.sh assembles both bases from Debian's packages and the
-# npm registry's Node, and builds this file reproducibly with podman (README "The image").
+# npm registry's Node, and builds this file reproducibly with podman (docs/deploying.md, "The image").
 
 # Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30).
 ARG NODE_IMAGE=node:24-slim
@@ -29,7 +29,7 @@ COPY shared/ shared/
 COPY knative/ knative/
 COPY functions/ functions/
 # scripts/bundle.mjs also writes V8's code cache by starting each function once; V8's cache bytes differ from
-# run to run, so the image leaves them out (a reproducible digest; README "The image" measures what that costs).
+# run to run, so the image leaves them out (a reproducible digest; docs/deploying.md, "The image", measures what that costs).
 RUN node scripts/bundle.mjs && rm -f dist/bundle/*.cache
 
 # Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without npm,

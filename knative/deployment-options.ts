@@ -35,7 +35,7 @@ export type Platform = "knative" | "openfaas";
 export type WebhookMode = "url" | "service";
 
 /**
- * The kind of cluster, which decides how the API server reaches and trusts the functions (README "Deploying"):
+ * The kind of cluster, which decides how the API server reaches and trusts the functions (docs/deploying.md):
  * kind, k3s: no load balancer or DNS: a Service in the Kourier namespace per function, a DomainMapping named
  *   after its DNS name, a cert-manager Certificate for it, webhooks in service mode, CA injection.
  * managed: url mode under a real domain (--domain); caBundle only for a private CA.

@@ -53,7 +53,7 @@ const REVISION_TIMEOUT_SECONDS = 30;
 const WEBHOOK_DOMAIN = "simkube.io";
 
 /**
- * Concurrency per replica, set from memory (npm run bench:memory, README "Memory per in-flight review"): a
+ * Concurrency per replica, set from memory (npm run bench:memory, docs/safety.md, "Memory per in-flight review"): a
  * review can be ~3 MiB, and 32 such CREATEs at once peaked at 521 MiB RSS (100 at once: 1,094 MiB). A trace
  * load peaks at ~4x its file, and mutate-create serving every Simulation may load one during a burst: 32
  * CREATEs while a 64 MiB trace (the cap, TRACE_MAX_MIB) reloaded, its old copy held, peaked at 720 and 744

@@ -1,4 +1,4 @@
-// What each kind of cluster needs so the API server can reach and trust the webhooks (README "Deploying"),
+// What each kind of cluster needs so the API server can reach and trust the webhooks (docs/deploying.md),
 // as defaults laid over the user's options. Pure; an option the user set always wins, and a choice the
 // platform cannot work with is refused with one line that says what to use instead.
 //

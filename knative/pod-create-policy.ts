@@ -1,6 +1,6 @@
 // The cluster's own guard on the one dangerous thing the functions may do, creating pods: a
 // ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30) that lets the
-// functions' service accounts create a pod only as a clone can look (README "Least privilege"):
+// functions' service accounts create a pod only as a clone can look (docs/safety.md, "Least privilege"):
 //   - in a namespace labelled simkube.io/virtual=true (namespaceObject);
 //   - pinned to virtual nodes: nodeSelector type=virtual, no spec.nodeName (which would skip the scheduler
 //     and so the selector), and every required nodeAffinity term itself requiring type In [virtual];
@@ -8,7 +8,7 @@
 //   - running as `default`, or as another account without its token (no automount, no token volume).
 // A function tricked into cloning a privileged pod into kube-system, or onto a real node, is refused by the
 // API server whatever its code does. A policy sees only the new pod, its namespace and its params: it cannot
-// compare a clone with the pod it replaces, nor read Nodes; the README says what that leaves open.
+// compare a clone with the pod it replaces, nor read Nodes; docs/safety.md says what that leaves open.
 // Pure builders.
 
 import type { IValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";

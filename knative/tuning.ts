@@ -1,7 +1,7 @@
 // Per-function scaling and timeout knobs: how many replicas stay warm, how long the API server waits for an
 // answer, and Knative's burst knobs. Pure: options in, checked values out.
 //
-// Defaults come from measurement (README "Cold starts and timeouts"): a process start to first answered
+// Defaults come from measurement (docs/deploying.md, "Cold starts and timeouts"): a process start to first answered
 // review is well under a second, so the budget is dominated by the platform's scale from zero (pod
 // scheduling, container start, the activator), which Knative reports at ~1-4 s and beyond under load.
 

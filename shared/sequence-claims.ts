@@ -2,7 +2,7 @@
 // same review (same request uid) again when its client retries a call, e.g. one answered 429/5xx with
 // Retry-After (client-go rest.Request); a number per call would then count one pod twice and shift every
 // later pod of its hash onto the next lifecycle. Remembered in this process, for CLAIM_TTL_MS: a repeat
-// that reaches another replica is not recognised (README, "Pod sequence numbers").
+// that reaches another replica is not recognised (docs/traces.md, "Pod sequence numbers").
 
 import { type SequenceScope, type SequenceStore, scopeKey } from "./sequence-store.js";
 

@@ -1,7 +1,7 @@
 // What one sequence shard (a ConfigMap) holds besides its counters, and the pure steps of a write to it.
 // Pure: plain objects in and out, the clock passed in.
 //
-// Two annotations make the store exact (README "Pod sequence numbers"):
+// Two annotations make the store exact (docs/traces.md, "Pod sequence numbers"):
 // - WRITES_ANNOTATION: for each process that wrote the shard, the id of its last write that landed. A write
 //   whose answer was lost (timeout, reset, 5xx) is resolved by reading the object back: if the object moved
 //   on from the version the write was based on, the write landed exactly when this record names it. Only

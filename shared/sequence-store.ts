@@ -5,7 +5,7 @@
 // A scale-to-zero function does not: its memory is lost on every cold start, and during a burst several
 // replicas would count on their own and hand out the same numbers. So the default store keeps the
 // counters in the cluster (shared/cluster-sequence-store.ts, one ConfigMap per simulation); the memory
-// store below is for one local process and for tests. Limits and costs: docs in the README
+// store below is for one local process and for tests. Limits and costs: docs/traces.md
 // ("Pod sequence numbers").
 
 /** The owner the cluster store puts on its object so that it is garbage-collected with the simulation. */

@@ -1,4 +1,4 @@
-// How the local cluster's functions are guarded: the production setup by default, as the README's "Who may
+// How the local cluster's functions are guarded: the production setup by default, as docs/safety.md's "Who may
 // call the functions" and "Least privilege" describe it, or nothing at all for a developer who asks for that.
 //   production    a path secret in every webhook URL; kube-apiserver presents a client certificate (its
 //                 AdmissionConfiguration kubeConfigFile) that the functions verify (CLIENT_CA_FILE); the

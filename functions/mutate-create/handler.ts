@@ -216,7 +216,7 @@ function servedScope(candidate: Candidate, simName: string, sim: Simulation, cha
 
 /**
  * SIM_NAME set and both the Simulation and the pod's whole owner chain cached, as for nearly every review of a
- * burst: the scope at once, without the promises of the reads (README "Performance" has what that saved).
+ * burst: the scope at once, without the promises of the reads (docs/performance.md, "History", has what that saved).
  * Else undefined.
  */
 function resolveServedFromCache(ctx: Context, candidate: Candidate, simName: string): Resolved | undefined {

@@ -1,7 +1,7 @@
 // The review latency histogram (simkube_fn_admission_duration_seconds{function,outcome}), kept in plain
 // arrays and served through prom-client's Registry as the same text prom-client's own Histogram writes
 // (test/unit/latency-histogram.test.ts compares the two). Why not prom-client's Histogram: it validates and
-// hashes the label set on every observe, 1.2-1.4 µs of every review in the profiles (README "Performance");
+// hashes the label set on every observe, 1.2-1.4 µs of every review in the profiles (docs/performance.md, "History");
 // here an observe is a Map lookup and a walk over the bounds.
 
 import type { Metric, Registry } from "prom-client";

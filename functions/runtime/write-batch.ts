@@ -4,7 +4,7 @@
 // time, between two reviews. Judging a burst's reviews back to back and then writing their answers back to
 // back costs less CPU per review for the same answers. In one `npm run bench` (medians of 3 rounds, before
 // the cap below), mutate-create's CPU per CREATE review fell from 132 to 79 µs against the build before, and
-// the bare node:http server's from 61 to 41 µs when it wrote the same way (README "Performance").
+// the bare node:http server's from 61 to 41 µs when it wrote the same way (docs/performance.md, "History").
 //
 // Nothing waits for more work: the writes run in the check phase (setImmediate) right after the poll phase
 // that read the reviews, so a lone review's answer is held back by microseconds, never by a timer.

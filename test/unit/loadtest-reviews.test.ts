@@ -52,7 +52,7 @@ function isBare(pod: GeneratedPod): boolean {
 const TEARDOWN_USERS = new Set([NAMESPACE_CONTROLLER_USER, GARBAGE_COLLECTOR_USER, KWOK_USER]);
 
 /**
- * An independent statement of what an interruption is (README "reschedule-delete"): the first-phase delete
+ * An independent statement of what an interruption is (docs/functions.md, "reschedule-delete"): the first-phase delete
  * (no deletionTimestamp yet) of a Running bare pod by someone who is not tearing the simulation down.
  */
 function looksLikeInterruption(review: GeneratedReview): boolean {

@@ -122,7 +122,7 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
       --allow-trace-location LOCATION (repeatable: TRACE_ALLOWED_LOCATIONS, where a Simulation's tracePath may point)
       --cpu-request Q  --memory-request Q  --cpu-limit Q  --memory-limit Q  --cluster-local true|false
-  Scaling and timeouts (per function: mutate-create, reschedule-delete; defaults in README):
+  Scaling and timeouts (per function: mutate-create, reschedule-delete; defaults in docs/deploying.md):
       --min-scale N (both)  --min-scale-FUNCTION N  --max-scale-FUNCTION N  --timeout-FUNCTION SECONDS
       --activation-scale-FUNCTION N  --scale-down-delay-FUNCTION DURATION (Knative)
   OpenFaaS stack.yml: --openfaas-lang (node22)  --openfaas-handler-dir DIR  --scale-to-zero-duration D (Pro)

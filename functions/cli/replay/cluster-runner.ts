@@ -243,7 +243,7 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 }
 
-/** mutate-create caches the Simulation this long (README: "cached 5 s"); a new speed is seen after it. */
+/** mutate-create caches the Simulation this long (docs/configuration.md: "cached for 5 s"); a new speed is seen after it. */
 const SIMULATION_CACHE_MS = 5_000;
 
 /**

@@ -1,6 +1,6 @@
 // After a replay, the sequence store read back against the pods that were seen: every number the store
 // handed out for a hash should be carried by a pod, and no number should sit unused in the store. Pure:
-// the run's sequence ConfigMaps and observed pods in, counts out (README, "Pod sequence numbers").
+// the run's sequence ConfigMaps and observed pods in, counts out (docs/traces.md, "Pod sequence numbers").
 
 import { freeNumbersOf, type ShardMeta } from "../../../shared/sequence-shard.js";
 import type { ObservedPod } from "./lifecycle-match.js";

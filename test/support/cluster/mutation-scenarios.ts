@@ -39,7 +39,7 @@ const KWOK_DELAY_ANNOTATIONS = [
   "simkube.io/kwok-stage-ready-delay-jitter",
 ];
 
-/** What mutate-create's CREATE patch must have left on a simulation pod (README, "mutate-create"). */
+/** What mutate-create's CREATE patch must have left on a simulation pod (docs/functions.md, "mutate-create"). */
 export function assertMutated(pod: V1Pod, simName: string): void {
   const name = pod.metadata?.name;
   assert.equal(pod.metadata?.labels?.[SIMULATION_LABEL_KEY], simName, `${name}: simulation label`);
