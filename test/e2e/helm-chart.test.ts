@@ -289,6 +289,12 @@ function fullname(release: string): string {
 }
 
 describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
+  it("refuses a misspelt value instead of ignoring it (values.schema.json)", () => {
+    const rendered = helmTemplate({ values: { platfrom: "kind" } });
+    assert.notEqual(rendered.status, 0);
+    assert.match(rendered.stderr, /additional properties 'platfrom' not allowed/);
+  });
+
   it("lints, strict", () => {
     const run = runHelm(binary, ["lint", "--strict", CHART, "--namespace", NAMESPACE]);
     assert.equal(run.status, 0, run.stdout + run.stderr);
@@ -415,6 +421,18 @@ describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
       values: { platform: "kind" },
       flags: ["--platform", "kind"],
       chart: /DNS-1035 label/,
+    },
+    {
+      name: "a webhook timeout above the API server's 30 s (values.schema.json)",
+      values: { platform: "kind", functions: { "mutate-create": { timeoutSeconds: 31 } } },
+      flags: ["--platform", "kind", "--timeout-mutate-create", "31"],
+      chart: /timeoutSeconds': maximum: got 31, want 30/,
+    },
+    {
+      name: "an unknown log level (values.schema.json)",
+      values: { platform: "kind", logLevel: "loud" },
+      flags: ["--platform", "kind", "--log-level", "loud"],
+      chart: /logLevel': value must be one of/,
     },
     {
       name: "an existing Secret whose value the webhook needs but nobody gave",
