@@ -145,6 +145,24 @@ registerClusterCases("test/cluster/helm.test.ts", suite, [
           JSON.stringify(objects),
         );
       }
+      // The same release name in another namespace would own alpha's cluster-wide objects: Helm refuses.
+      const clash = runHelm(
+        binary,
+        [
+          "install",
+          ALPHA.release,
+          CHART,
+          "-n",
+          "helm-other",
+          "--create-namespace",
+          "--kubeconfig",
+          cluster().kubeconfig,
+        ],
+        values(),
+      );
+      assert.notEqual(clash.status, 0, "a second release named alpha was installed over the first");
+      assert.match(clash.stderr, /alpha-simkube-fn.*invalid ownership metadata/);
+      assert.deepEqual((await releaseState(ALPHA)).paths, alpha.paths);
       const list = helmRun(["list", "--all-namespaces", "-o", "json"]);
       const names = (JSON.parse(list) as { name: string; status: string }[]).map(
         (r) => `${r.name}:${r.status}`,
