@@ -151,6 +151,12 @@ export interface DeploymentOptions {
    * (the CLI always generates one).
    */
   pathSecret?: string;
+  /**
+   * An existing Secret (key `path-secret`) the functions read the path secret from; no Secret is rendered.
+   * The webhook configuration still needs the value for its paths: give it as pathSecret too, or render
+   * none (no simName, or webhookConfiguration false).
+   */
+  pathSecretFrom?: string;
   /** Extra ClusterRole rules for mutate-create, e.g. get on custom owner kinds the simulated workloads use. */
   extraRules?: readonly PolicyRuleInput[];
   /**
@@ -211,6 +217,7 @@ export interface ResolvedOptions {
   webhookUrls: Partial<Record<DeployedFunction, string>>;
   webhookService: Required<WebhookServiceOptions>;
   pathSecret: string | undefined;
+  pathSecretFrom: string | undefined;
   caBundle: string | undefined;
   caInjectFrom: string | undefined;
   maxScale: Record<DeployedFunction, number>;
@@ -513,6 +520,7 @@ function passThrough(
     webhookUrlBase: options.webhookUrlBase,
     webhookUrls: { ...options.webhookUrls },
     pathSecret: options.pathSecret,
+    pathSecretFrom: resolvePathSecretFrom(options),
     caBundle: options.caBundle,
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
     resources: options.resources
@@ -529,6 +537,29 @@ function passThrough(
     openfaasHandlerDir: (options.openfaasHandlerDir ?? "./dist/openfaas").replace(/\/+$/, ""),
     scaleToZeroDuration: options.scaleToZeroDuration ?? "15m",
   };
+}
+
+/** A Secret name is a DNS-1123 subdomain (at most 253 characters, dot-separated labels). */
+const DNS1123_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function resolvePathSecretFrom(options: DeploymentOptions): string | undefined {
+  const name = options.pathSecretFrom;
+  if (name !== undefined && !DNS1123_SUBDOMAIN.test(name))
+    fail(`pathSecretFrom "${name}" is not a Secret name (a DNS-1123 subdomain)`);
+  return name;
+}
+
+/**
+ * With an existing Secret, the webhook paths still carry the secret itself: the API server cannot read a
+ * Secret, so the webhook configuration has to hold the value (README "Who may call the functions").
+ */
+function checkPathSecretFrom(o: ResolvedOptions): void {
+  if (o.pathSecretFrom === undefined || o.pathSecret !== undefined) return;
+  if (o.webhookConfiguration && o.target !== "openfaas-stack") {
+    fail(
+      `pathSecretFrom ${o.pathSecretFrom}: the webhook configuration's paths end in the secret itself; give its value as pathSecret too (kubectl get secret -n ${o.namespace} ${o.pathSecretFrom} -o jsonpath='{.data.path-secret}' | base64 -d), or render no webhook configuration`,
+    );
+  }
 }
 
 // Checks run in this order, so the first problem reported is always the same one.
@@ -561,6 +592,7 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
         certManagerNamespace: addons.certManagerNamespace,
       }),
   };
+  checkPathSecretFrom(resolved);
   // Fail at generation time, not when the first pod is created.
   if (target !== "openfaas-stack") for (const fn of resolved.functions) webhookClientConfig(resolved, fn);
   return resolved;
@@ -568,7 +600,12 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
 
 /** The Secret holding the path secret (one per deployment, in the functions' namespace), and its key. */
 export function pathSecretName(o: ResolvedOptions): string {
-  return `${o.name}-webhook-path`;
+  return o.pathSecretFrom ?? `${o.name}-webhook-path`;
+}
+
+/** Whether the functions check a path secret: one given or generated, or one an existing Secret holds. */
+export function checksPathSecret(o: ResolvedOptions): boolean {
+  return o.pathSecret !== undefined || o.pathSecretFrom !== undefined;
 }
 export const PATH_SECRET_KEY = "path-secret";
 

@@ -4,6 +4,7 @@
 
 import { createHash } from "node:crypto";
 import {
+  checksPathSecret,
   type DeployedFunction,
   functionEnvironment,
   PATH_SECRET_KEY,
@@ -15,7 +16,7 @@ import {
 export const CONTAINER_PORT = 8080;
 
 function pathSecretEnv(o: ResolvedOptions) {
-  if (o.pathSecret === undefined) return [];
+  if (!checksPathSecret(o)) return [];
   const secretKeyRef = { name: pathSecretName(o), key: PATH_SECRET_KEY };
   return [{ name: "WEBHOOK_PATH_SECRET", valueFrom: { secretKeyRef } }];
 }
@@ -23,6 +24,7 @@ function pathSecretEnv(o: ResolvedOptions) {
 /**
  * A new secret must reach running pods: env from a Secret is read at pod start, and a changed Secret alone
  * makes no new revision (or rollout). A digest of it in the template does (and tells nothing about the secret).
+ * Only when the value is known: an existing Secret given without it (pathSecretFrom) gets no digest.
  */
 export function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string, string> {
   if (o.pathSecret === undefined) return {};

@@ -80,8 +80,9 @@ function commonLabels(o: ResolvedOptions, component?: string): Record<string, st
 
 export { PATH_SECRET_KEY, pathSecretName } from "./deployment-options.js";
 
+/** The Secret with the path secret; none when there is no secret, or it lives in an existing Secret. */
 export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {
-  if (o.pathSecret === undefined) return undefined;
+  if (o.pathSecret === undefined || o.pathSecretFrom !== undefined) return undefined;
   return {
     apiVersion: "v1",
     kind: "Secret",
@@ -368,7 +369,13 @@ function header(o: ResolvedOptions, what: string): string {
     return `${lines.join("\n")}\n`;
   }
   lines.push(`# Apply with: kubectl create namespace ${o.namespace}; kubectl apply -f <this file>`);
-  if (o.pathSecret !== undefined) {
+  if (o.pathSecretFrom !== undefined) {
+    lines.push(
+      `# The functions read their path secret from the existing Secret ${o.namespace}/${o.pathSecretFrom} (key ${PATH_SECRET_KEY}); this output holds no Secret.`,
+    );
+    if (o.pathSecret !== undefined)
+      lines.push("# The webhook paths end in that secret: keep this output private.");
+  } else if (o.pathSecret !== undefined) {
     lines.push(
       `# The webhook paths end in this deployment's path secret (also in Secret ${o.namespace}/${pathSecretName(o)}):`,
       "# keep this output private. Re-rendering without --path-secret makes a new one; apply the whole output.",

@@ -15,6 +15,7 @@
 //   ServiceAccount.
 
 import {
+  checksPathSecret,
   type DeployedFunction,
   type DeploymentOptions,
   functionEnvironment,
@@ -111,7 +112,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     ...scalingLabels(o, fn),
   };
   // The path secret reaches the function as a mounted file, never as a literal in stack.yml.
-  if (o.pathSecret !== undefined)
+  if (checksPathSecret(o))
     environment.WEBHOOK_PATH_SECRET_FILE = `${OPENFAAS_SECRETS_DIR}/${PATH_SECRET_KEY}`;
   const fnDef: StackFunction = {
     lang: o.openfaasLang,
@@ -126,7 +127,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
   };
   const limits = stackResources(o.resources.limits);
   const requests = stackResources(o.resources.requests);
-  if (o.pathSecret !== undefined) fnDef.secrets = [pathSecretName(o)];
+  if (checksPathSecret(o)) fnDef.secrets = [pathSecretName(o)];
   if (limits) fnDef.limits = limits;
   if (requests) fnDef.requests = requests;
   return fnDef;

@@ -263,4 +263,51 @@ describe("runManifestsCommand", () => {
       (err: unknown) => err instanceof ManifestsUsageError && /cannot read .*absent\.pem/.test(err.message),
     );
   });
+
+  it("--path-secret-from names an existing Secret: no Secret printed, the functions read that one, nothing generated", async () => {
+    const docs = parseAllDocuments(
+      await run(["--platform", "kind", "--reschedule", "--path-secret-from", "team-path-secret"]),
+    ).map((d) => d.toJSON());
+    assert.equal(docs.filter((d) => d.kind === "Secret").length, 0);
+    const services = docs.filter((d) => d.kind === "Service" && d.apiVersion === "serving.knative.dev/v1");
+    assert.equal(services.length, 2);
+    for (const service of services) {
+      const env = service.spec.template.spec.containers[0].env;
+      assert.deepEqual(env.at(-1), {
+        name: "WEBHOOK_PATH_SECRET",
+        valueFrom: { secretKeyRef: { name: "team-path-secret", key: "path-secret" } },
+      });
+      // No value, so no digest: a rendering that knows no secret cannot roll the pods on its change.
+      assert.equal(
+        service.spec.template.metadata.annotations["simkube.io/webhook-path-secret-sha256"],
+        undefined,
+      );
+    }
+  });
+
+  it("--path-secret-from with a webhook configuration takes the value too, for the webhook paths", async () => {
+    const secret = "0123456789abcdef0123456789abcdef";
+    const args = ["--platform", "kind", "--sim-name", "s", "--path-secret-from", "team-path-secret"];
+    await assert.rejects(
+      runManifestsCommand(args, () => {}),
+      /give its value as pathSecret too/,
+    );
+    const docs = parseAllDocuments(await run([...args, "--path-secret", secret])).map((d) => d.toJSON());
+    assert.equal(docs.filter((d) => d.kind === "Secret").length, 0);
+    const config = docs.find((d) => d.kind === "MutatingWebhookConfiguration");
+    assert.equal(config.webhooks[0].clientConfig.service.path, `/${secret}`);
+    await assert.rejects(
+      runManifestsCommand(["--platform", "kind", "--path-secret-from", "Not_A_Name"], () => {}),
+      /pathSecretFrom "Not_A_Name" is not a Secret name/,
+    );
+  });
+
+  it("--path-secret-from reaches OpenFaaS's stack.yml secrets", () => {
+    const stack = buildStack(
+      options(["--target", "openfaas-stack", "--path-secret-from", "team-path-secret"]),
+    ) as { functions: Record<string, { secrets?: string[]; environment?: Record<string, string> }> };
+    const fn = stack.functions["simkube-fn-mutate-create"];
+    assert.deepEqual(fn?.secrets, ["team-path-secret"]);
+    assert.equal(fn?.environment?.WEBHOOK_PATH_SECRET_FILE, "/var/openfaas/secrets/path-secret");
+  });
 });

@@ -62,6 +62,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   clusterLocal: ["--cluster-local"],
   resources: ["--cpu-request", "--memory-request", "--cpu-limit", "--memory-limit"],
   pathSecret: ["--path-secret"],
+  pathSecretFrom: ["--path-secret-from"],
   extraRules: ["--owner-resource"],
   gateway: ["--gateway-url"],
   webhookGateway: ["--webhook-gateway-url"],
@@ -115,6 +116,9 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --webhook-url-mutate-create URL  --webhook-url-reschedule-delete URL
       --webhook-service-namespace NS  --webhook-service-name NAME  --webhook-service-port N
       --webhook-service-path PATH  --path-secret S (default: 32 random bytes per run)
+      --path-secret-from SECRET the functions read the path secret from this existing Secret (key
+                                path-secret) and no Secret is printed; with --sim-name the webhook paths
+                                still need its value: add --path-secret S
       --without-webhook         leave out the deployment's own webhook configuration (stock SimKube)
   Functions:
       --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)  --reschedule
@@ -245,6 +249,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
     ["webhookUrlBase", "webhook-url-base"],
     ["caInjectFrom", "ca-inject-from"],
     ["pathSecret", "path-secret"],
+    ["pathSecretFrom", "path-secret-from"],
     ["gateway", "gateway-url"],
     ["webhookGateway", "webhook-gateway-url"],
     ["openfaasLang", "openfaas-lang"],

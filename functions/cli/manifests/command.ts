@@ -51,7 +51,8 @@ export async function runManifests(command: ManifestsRequest, out: (text: string
     return 0;
   }
   // A fresh secret per rendering: re-rendering rotates it (Secret and webhook paths change together).
-  options.pathSecret ??= newPathSecret();
+  // Not with an existing Secret (--path-secret-from): that one is the secret, kept whatever is re-rendered.
+  if (options.pathSecretFrom === undefined) options.pathSecret ??= newPathSecret();
   out(renderDeployment(options));
   return 0;
 }

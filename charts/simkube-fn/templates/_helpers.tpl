@@ -1,0 +1,209 @@
+{{/*
+The same names, labels and derived values as the builders (knative/*.ts), so the chart renders the objects
+`simkube-fn manifests` does (test/e2e/helm-chart.test.ts compares them).
+*/}}
+
+{{/* Base of every name (--name): <release>-simkube-fn, or the release name when it contains simkube-fn. */}}
+{{- define "simkube-fn.fullname" -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- $full := "" -}}
+{{- if .Values.fullnameOverride -}}
+{{- $full = .Values.fullnameOverride -}}
+{{- else if contains $name .Release.Name -}}
+{{- $full = .Release.Name -}}
+{{- else -}}
+{{- $full = printf "%s-%s" .Release.Name $name -}}
+{{- end -}}
+{{- /* <full>-reschedule-delete-00001 (Knative's first revision) must be a DNS-1035 label. */ -}}
+{{- if or (gt (len $full) 39) (not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $full)) -}}
+{{- fail (printf "name %q gives %q, which must be a DNS-1035 label of at most 57 characters: use a shorter release name or fullnameOverride" $full (printf "%s-reschedule-delete" $full)) -}}
+{{- end -}}
+{{- $full -}}
+{{- end -}}
+
+{{/* Which functions are deployed: reschedule-delete only with reschedule. */}}
+{{- define "simkube-fn.functions" -}}
+{{- if .Values.reschedule -}}["mutate-create","reschedule-delete"]{{- else -}}["mutate-create"]{{- end -}}
+{{- end -}}
+
+{{- define "simkube-fn.knative" -}}
+{{- if has .Values.platform (list "kind" "k3s" "managed" "kubernetes") -}}true{{- end -}}
+{{- end -}}
+
+{{- define "simkube-fn.gatewayRoute" -}}
+{{- if has .Values.platform (list "kind" "k3s") -}}true{{- end -}}
+{{- end -}}
+
+{{/* commonLabels (knative/manifests.ts) as a dict; pass (dict "root" $ "component" fn). */}}
+{{- define "simkube-fn.labels" -}}
+{{- $labels := dict "app.kubernetes.io/name" "simkube-fn" "app.kubernetes.io/instance" (include "simkube-fn.fullname" .root) "app.kubernetes.io/part-of" "simkube" -}}
+{{- if .root.Values.simName -}}{{- $_ := set $labels "simkube.io/simulation" .root.Values.simName -}}{{- end -}}
+{{- if .component -}}{{- $_ := set $labels "app.kubernetes.io/component" .component -}}{{- end -}}
+{{- toYaml $labels -}}
+{{- end -}}
+
+{{/* The labels of an object's own metadata: the builders' and Helm's. */}}
+{{- define "simkube-fn.metaLabels" -}}
+{{- $labels := include "simkube-fn.labels" . | fromYaml -}}
+{{- $_ := set $labels "app.kubernetes.io/managed-by" .root.Release.Service -}}
+{{- $_ := set $labels "helm.sh/chart" (printf "%s-%s" .root.Chart.Name .root.Chart.Version) -}}
+{{- toYaml $labels -}}
+{{- end -}}
+
+{{- define "simkube-fn.image" -}}
+{{- default (printf "dev.local/simkube-fn:%s" .Chart.AppVersion) .Values.image -}}
+{{- end -}}
+
+{{/* The account a function runs as; OpenFaaS CE runs every function as the namespace's default one. */}}
+{{- define "simkube-fn.serviceAccount" -}}
+{{- if and (eq .root.Values.platform "openfaas") (eq .root.Values.openfaas.edition "ce") -}}default
+{{- else -}}{{ include "simkube-fn.fullname" .root }}-{{ .fn }}{{- end -}}
+{{- end -}}
+
+{{- define "simkube-fn.celString" -}}
+'{{ . | replace "\\" "\\\\" | replace "'" "\\'" }}'
+{{- end -}}
+
+{{/* The Secret the functions read the path secret from. */}}
+{{- define "simkube-fn.pathSecretName" -}}
+{{- default (printf "%s-webhook-path" (include "simkube-fn.fullname" .)) .Values.pathSecret.existingSecret -}}
+{{- end -}}
+
+{{/*
+The path secret, decided once per render and kept in .Values (every template sees the same one): the value
+given; else what the Secret already holds (lookup: an upgrade keeps it); else, for the chart's own Secret, 64
+random hex characters (lowercase, as service-mode paths require). Empty for an existing Secret that cannot be
+read (`helm template`).
+*/}}
+{{- define "simkube-fn.pathSecret" -}}
+{{- if not (hasKey .Values "__pathSecret") -}}
+{{- $value := .Values.pathSecret.value -}}
+{{- if not $value -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "simkube-fn.pathSecretName" .) -}}
+{{- if and $existing $existing.data (hasKey $existing.data "path-secret") -}}
+{{- $value = index $existing.data "path-secret" | b64dec -}}
+{{- else if not .Values.pathSecret.existingSecret -}}
+{{- $value = randAlphaNum 64 | sha256sum -}}
+{{- end -}}
+{{- end -}}
+{{- if and $value (not (regexMatch "^[A-Za-z0-9_-]{24,256}$" $value)) -}}
+{{- fail "pathSecret must be 24 to 256 characters of A-Z a-z 0-9 _ - (it is one URL path segment)" -}}
+{{- end -}}
+{{- if and $value (include "simkube-fn.serviceMode" .) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $value)) -}}
+{{- fail "pathSecret in service mode must be lowercase letters, digits and - (the API server takes only RFC 1123 path segments for a Service): e.g. openssl rand -hex 32" -}}
+{{- end -}}
+{{- $_ := set .Values "__pathSecret" $value -}}
+{{- end -}}
+{{- .Values.__pathSecret -}}
+{{- end -}}
+
+{{- define "simkube-fn.serviceMode" -}}
+{{- if has .Values.platform (list "kind" "k3s" "kubernetes") -}}true{{- end -}}
+{{- end -}}
+
+{{/* The webhook configuration is rendered only for one Simulation, unless turned off. */}}
+{{- define "simkube-fn.webhookConfiguration" -}}
+{{- if and .Values.simName .Values.webhook.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* A digest of the secret in the pod template: a new secret rolls new pods (env is read at start). */}}
+{{- define "simkube-fn.pathSecretAnnotation" -}}
+{{- $secret := include "simkube-fn.pathSecret" . -}}
+{{- if $secret -}}
+simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* One function's scaling knobs (knative/tuning.ts, knative/scale-bounds.ts), checked as the CLI checks them. */}}
+{{- define "simkube-fn.tuning" -}}
+{{- $v := .root.Values -}}
+{{- $t := index $v.functions .fn -}}
+{{- $min := int (ternary $t.minScale $v.minScale (not (kindIs "invalid" $t.minScale))) -}}
+{{- $max := int $t.maxScale -}}
+{{- if and (ne $max 0) (lt $max (max $min 1 | int)) -}}
+{{- fail (printf "functions.%s.maxScale %d is below its min-scale %d: the replicas kept warm must fit under the upper bound" .fn $max $min) -}}
+{{- end -}}
+{{- $default := ternary 1 2 (eq .fn "mutate-create") -}}
+{{- $activation := 1 -}}
+{{- if not (kindIs "invalid" $t.activationScale) -}}
+{{- $activation = int $t.activationScale -}}
+{{- if lt $activation $min -}}
+{{- fail (printf "functions.%s.activationScale %d is below its min-scale %d: Knative requires min-scale <= activation-scale <= max-scale" .fn $activation $min) -}}
+{{- end -}}
+{{- if and (ne $max 0) (gt $activation $max) -}}
+{{- fail (printf "functions.%s.activationScale %d is above its max-scale %d: Knative requires min-scale <= activation-scale <= max-scale" .fn $activation $max) -}}
+{{- end -}}
+{{- else -}}
+{{- $derived := ternary $default (min $default $max) (eq $max 0) | int -}}
+{{- $activation = ternary 1 $derived (or (lt $derived 2) (lt $derived $min)) | int -}}
+{{- end -}}
+{{- toYaml (dict "minScale" $min "maxScale" $max "activationScale" $activation "timeoutSeconds" (int $t.timeoutSeconds) "scaleDownDelay" $t.scaleDownDelay) -}}
+{{- end -}}
+
+{{/* Namespaces no webhook may ever see: the functions' own and the platform's. */}}
+{{- define "simkube-fn.excludedNamespaces" -}}
+{{- $platform := ternary (list "knative-serving" .Values.kourierNamespace) (list "openfaas") (eq (include "simkube-fn.knative" .) "true") -}}
+{{- toYaml (concat (list .Release.Namespace) $platform (list .Values.certManagerNamespace "kube-system") | uniq) -}}
+{{- end -}}
+
+{{- define "simkube-fn.caBundle" -}}
+{{- if .Values.caBundle -}}
+{{- if not (contains "-----BEGIN CERTIFICATE-----" .Values.caBundle) -}}
+{{- fail "caBundle holds no PEM certificate (-----BEGIN CERTIFICATE-----)" -}}
+{{- end -}}
+{{- printf "%s\n" (trim .Values.caBundle) | b64enc -}}
+{{- end -}}
+{{- end -}}
+
+{{/* cert-manager's CA injection: the value given, or on kind/k3s without a caBundle the CA the chart creates (or the issuer's). */}}
+{{- define "simkube-fn.caInjectFrom" -}}
+{{- if .Values.caInjectFrom -}}{{ .Values.caInjectFrom }}
+{{- else if and (include "simkube-fn.gatewayRoute" .) (not .Values.caBundle) -}}
+{{- if .Values.issuer -}}{{ .Release.Namespace }}/{{ include "simkube-fn.fullname" . }}-mutate-create-tls
+{{- else -}}{{ .Values.certManagerNamespace }}/{{ include "simkube-fn.fullname" . }}-ca{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* How the API server reaches one function (deployment-options.ts webhookClientConfig), path secret last. */}}
+{{- define "simkube-fn.clientConfig" -}}
+{{- $v := .root.Values -}}
+{{- $full := include "simkube-fn.fullname" .root -}}
+{{- $resource := printf "%s-%s" $full .fn -}}
+{{- $secret := include "simkube-fn.pathSecret" .root -}}
+{{- $path := ternary (printf "/%s" $secret) "/" (ne $secret "") -}}
+{{- $config := dict -}}
+{{- if has $v.platform (list "kind" "k3s") -}}
+{{- $_ := set $config "service" (dict "namespace" $v.kourierNamespace "name" $resource "port" 443 "path" $path) -}}
+{{- else if eq $v.platform "kubernetes" -}}
+{{- $_ := set $config "service" (dict "namespace" .root.Release.Namespace "name" $resource "port" 443 "path" $path) -}}
+{{- else if eq $v.platform "managed" -}}
+{{- $_ := set $config "url" (printf "https://%s.%s.%s%s" $resource .root.Release.Namespace (lower (trim $v.domain)) $path) -}}
+{{- else -}}
+{{- $suffix := ternary "" (printf ".%s" .root.Release.Namespace) (eq .root.Release.Namespace "openfaas-fn") -}}
+{{- $_ := set $config "url" (printf "%s/function/%s%s%s" (trimSuffix "/" $v.openfaas.webhookGatewayUrl) $resource $suffix (ternary (printf "/%s" $secret) "" (ne $secret ""))) -}}
+{{- end -}}
+{{- with include "simkube-fn.caBundle" .root -}}{{- $_ := set $config "caBundle" . -}}{{- end -}}
+{{- toYaml $config -}}
+{{- end -}}
+
+{{/* Checks the platform's own needs, as knative/platforms.ts does. */}}
+{{- define "simkube-fn.checkPlatform" -}}
+{{- if and (eq .Values.platform "kubernetes") (not .Values.caBundle) (not .Values.caInjectFrom) -}}
+{{- fail "platform kubernetes needs caBundle (the CA that signed each function's TLS Secret <name>-<function>-tls) or caInjectFrom NS/CERTIFICATE" -}}
+{{- end -}}
+{{- if and (eq .Values.platform "managed") (not .Values.domain) -}}
+{{- fail "platform managed needs domain: Knative's domain, so the webhooks call https://<service>.<namespace>.DOMAIN/" -}}
+{{- end -}}
+{{- if and (eq .Values.platform "managed") (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$" (lower (trim .Values.domain)))) -}}
+{{- fail (printf "domain %q is not a DNS name (e.g. fn.example.com)" .Values.domain) -}}
+{{- end -}}
+{{- if and (eq .Values.platform "openfaas") (not (hasPrefix "https://" .Values.openfaas.webhookGatewayUrl)) -}}
+{{- fail "platform openfaas needs openfaas.webhookGatewayUrl https://GATEWAY: the gateway behind your TLS ingress, as the API server reaches it" -}}
+{{- end -}}
+{{- if hasPrefix (printf "%s-" .Values.virtualNsPrefix) .Release.Namespace -}}
+{{- fail (printf "namespace %q starts with the virtual namespace prefix \"%s-\"" .Release.Namespace .Values.virtualNsPrefix) -}}
+{{- end -}}
+{{- if and .Values.pathSecret.existingSecret (include "simkube-fn.webhookConfiguration" .) (not (include "simkube-fn.pathSecret" .)) -}}
+{{- fail (printf "pathSecret.existingSecret %s: the webhook configuration's paths end in the secret itself, and it cannot be read (no such Secret, or no cluster: helm template); give it as pathSecret.value too" .Values.pathSecret.existingSecret) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds helm (helm.sh/helm/v4) from the Go module proxy, once into a cache, the way
+# controlplane/knative/cache-lib.sh builds its tools: one directory per key, serialised with flock, finished by
+# a stamp. The chart's tests (test/e2e/helm-chart.test.ts, test/cluster/helm.test.ts) lint, template and
+# install charts/simkube-fn with it.
+#
+# Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/helm/<version>-<key>/bin/helm
+#          <key> = first 16 hex of sha256(this script)
+# The last line on stdout is that binary's path; progress goes to stderr. Exit 127 without Go.
+# `go install module@version` builds with helm's own go.mod (it has no replace directives), every module
+# checked against the Go checksum database, so the version pins every dependency.
+set -euo pipefail
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "go not found: Go >= 1.26 must be on PATH to build helm (PATH=$PATH)" >&2
+  exit 127
+fi
+
+VERSION=v4.3.2
+key="$(sha256sum <"${BASH_SOURCE[0]}" | cut -c1-16)"
+root="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/helm/$VERSION-$key"
+bin="$root/bin/helm"
+stamp="$root/stamp"
+log() { echo "[scripts/build-helm.sh] $*" >&2; }
+
+if [ -f "$stamp" ]; then
+  echo "$bin"
+  exit 0
+fi
+mkdir -p "$root/bin"
+# One builder at a time (parallel test files may call this together).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$root/lock"
+  if ! flock -n 9; then
+    log "waiting for another build of helm $VERSION ($root/lock)"
+    flock 9
+  fi
+  if [ -f "$stamp" ]; then
+    echo "$bin"
+    exit 0
+  fi
+fi
+
+t0="$(date +%s)"
+log "building helm $VERSION"
+tmp="$root/.gobin"
+rm -rf "$tmp"; mkdir -p "$tmp"
+# The version helm reports is set at link time, as helm's own Makefile does.
+if ! GOTOOLCHAIN=local CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-buildvcs=false \
+  go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$VERSION" \
+  "helm.sh/helm/v4/cmd/helm@$VERSION" >&2; then
+  log "FAILED after $(( $(date +%s) - t0 ))s (nothing stamped; rerun after fixing)"
+  exit 1
+fi
+mv -f "$tmp/helm" "$bin"
+rm -rf "$tmp"
+echo "version=$VERSION key=$key go=$(go env GOVERSION) built=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$root/.stamp.tmp"
+mv -f "$root/.stamp.tmp" "$stamp"
+log "done in $(( $(date +%s) - t0 ))s"
+echo "$bin"

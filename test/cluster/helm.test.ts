@@ -1,0 +1,235 @@
+// charts/simkube-fn installed for real by helm (v4, built from the Go module) on the local cluster: two
+// releases side by side (one with its generated path secret, one reading an existing Secret), an upgrade
+// that keeps the secret, and uninstalls that leave nothing of theirs behind. Platform `kubernetes`: its
+// objects need no Knative CRDs, so the cluster is the plain one (no --knative); the API server still judges
+// every object (the policy's CEL, the webhooks, RBAC). That the chart renders what `manifests` renders is
+// test/e2e/helm-chart.test.ts. Skipped with one loud line without Go; fails under CI=true.
+
+import assert from "node:assert/strict";
+import { after } from "node:test";
+import { clientsFor, isNotFound } from "../support/cluster/kube.js";
+import { type ClusterSuite, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
+import { CHART, helmBinary, runHelm } from "../support/helm.js";
+
+const helm = helmBinary();
+const suite: ClusterSuite = "skip" in helm ? { skip: helm.skip } : await openClusterSuite({});
+const binary = "binary" in helm ? helm.binary : "";
+
+const SIM = "helm-sim";
+/** Virtual namespaces of these releases: none exists, so their webhooks never see a pod of the cluster's. */
+const PREFIX = "helmtest";
+const ALPHA = { release: "alpha", namespace: "helm-alpha", fullname: "alpha-simkube-fn" };
+const BETA = { release: "beta", namespace: "helm-beta", fullname: "beta-simkube-fn" };
+const BETA_SECRET = { name: "team-path-secret", value: "0123456789abcdef".repeat(3) };
+const installed = new Set<typeof ALPHA>();
+
+function cluster() {
+  if (!("cluster" in suite)) throw new Error("no cluster");
+  return suite.cluster;
+}
+
+function values(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    platform: "kubernetes",
+    simName: SIM,
+    reschedule: true,
+    virtualNsPrefix: PREFIX,
+    caBundle: cluster().caCertPem,
+    ...extra,
+  };
+}
+
+function helmRun(args: string[], vals?: Record<string, unknown>): string {
+  const run = runHelm(binary, [...args, "--kubeconfig", cluster().kubeconfig], vals);
+  assert.equal(run.status, 0, `helm ${args.join(" ")}: ${run.stderr}`);
+  return run.stdout;
+}
+
+async function pathSecretOf(namespace: string, name: string): Promise<string> {
+  const secret = await clientsFor(cluster().kubeconfig).core.readNamespacedSecret({ name, namespace });
+  return Buffer.from(secret.data?.["path-secret"] ?? "", "base64").toString();
+}
+
+/** The webhook paths and the Deployments' secret digests and LOG_LEVEL of one release. */
+async function releaseState(r: typeof ALPHA) {
+  const c = clientsFor(cluster().kubeconfig);
+  const config = await c.admission.readMutatingWebhookConfiguration({ name: r.fullname });
+  const paths = (config.webhooks ?? []).map((w) => w.clientConfig.service?.path);
+  const deployments = await Promise.all(
+    ["mutate-create", "reschedule-delete"].map((fn) =>
+      c.apps.readNamespacedDeployment({ name: `${r.fullname}-${fn}`, namespace: r.namespace }),
+    ),
+  );
+  const digests = deployments.map(
+    (d) => d.spec?.template.metadata?.annotations?.["simkube.io/webhook-path-secret-sha256"],
+  );
+  const logLevels = deployments.map(
+    (d) => d.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === "LOG_LEVEL")?.value,
+  );
+  return { paths, digests, logLevels };
+}
+
+/** Every cluster-wide object a release makes, by name; each read answers true (there) or false (404). */
+async function clusterObjects(r: typeof ALPHA): Promise<Record<string, boolean>> {
+  const kc = cluster().kubeconfig;
+  const c = clientsFor(kc);
+  const exists = async (read: () => Promise<unknown>) => {
+    try {
+      await read();
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  };
+  const { RbacAuthorizationV1Api, KubeConfig } = await import("@kubernetes/client-node");
+  const config = new KubeConfig();
+  config.loadFromFile(kc);
+  const rbac = config.makeApiClient(RbacAuthorizationV1Api);
+  const out: Record<string, boolean> = {};
+  for (const fn of ["mutate-create", "reschedule-delete"]) {
+    const name = `${r.fullname}-${fn}`;
+    out[`ClusterRole/${name}`] = await exists(() => rbac.readClusterRole({ name }));
+    out[`ClusterRoleBinding/${name}`] = await exists(() => rbac.readClusterRoleBinding({ name }));
+  }
+  const policy = `${r.fullname}-pod-creates`;
+  out[`ValidatingAdmissionPolicy/${policy}`] = await exists(() =>
+    c.admission.readValidatingAdmissionPolicy({ name: policy }),
+  );
+  out[`ValidatingAdmissionPolicyBinding/${policy}`] = await exists(() =>
+    c.admission.readValidatingAdmissionPolicyBinding({ name: policy }),
+  );
+  out[`MutatingWebhookConfiguration/${r.fullname}`] = await exists(() =>
+    c.admission.readMutatingWebhookConfiguration({ name: r.fullname }),
+  );
+  return out;
+}
+
+registerClusterCases("test/cluster/helm.test.ts", suite, [
+  {
+    name: "helm: two releases side by side, one generating its path secret, one reading an existing Secret",
+    timeoutMs: 180_000,
+    run: async () => {
+      helmRun(["install", ALPHA.release, CHART, "-n", ALPHA.namespace, "--create-namespace"], values());
+      installed.add(ALPHA);
+      const c = clientsFor(cluster().kubeconfig);
+      await c.core.createNamespace({ body: { metadata: { name: BETA.namespace } } });
+      await c.core.createNamespacedSecret({
+        namespace: BETA.namespace,
+        body: { metadata: { name: BETA_SECRET.name }, stringData: { "path-secret": BETA_SECRET.value } },
+      });
+      helmRun(
+        ["install", BETA.release, CHART, "-n", BETA.namespace],
+        values({ pathSecret: { existingSecret: BETA_SECRET.name } }),
+      );
+      installed.add(BETA);
+
+      const alphaSecret = await pathSecretOf(ALPHA.namespace, `${ALPHA.fullname}-webhook-path`);
+      assert.match(alphaSecret, /^[0-9a-f]{64}$/);
+      const alpha = await releaseState(ALPHA);
+      assert.deepEqual(alpha.paths, [`/${alphaSecret}`, `/${alphaSecret}`]);
+      // The existing Secret's value, read with lookup at install, is in beta's webhook paths.
+      const beta = await releaseState(BETA);
+      assert.deepEqual(beta.paths, [`/${BETA_SECRET.value}`, `/${BETA_SECRET.value}`]);
+      assert.notDeepEqual(alpha.digests, beta.digests);
+      // Beta made no Secret of its own.
+      await assert.rejects(
+        c.core.readNamespacedSecret({ name: `${BETA.fullname}-webhook-path`, namespace: BETA.namespace }),
+        (err: unknown) => isNotFound(err),
+      );
+      for (const r of [ALPHA, BETA]) {
+        const objects = await clusterObjects(r);
+        assert.deepEqual(
+          Object.values(objects).filter((v) => !v),
+          [],
+          JSON.stringify(objects),
+        );
+      }
+      // The same release name in another namespace would own alpha's cluster-wide objects: Helm refuses.
+      const clash = runHelm(
+        binary,
+        [
+          "install",
+          ALPHA.release,
+          CHART,
+          "-n",
+          "helm-other",
+          "--create-namespace",
+          "--kubeconfig",
+          cluster().kubeconfig,
+        ],
+        values(),
+      );
+      assert.notEqual(clash.status, 0, "a second release named alpha was installed over the first");
+      assert.match(clash.stderr, /alpha-simkube-fn.*invalid ownership metadata/);
+      assert.deepEqual((await releaseState(ALPHA)).paths, alpha.paths);
+      const list = helmRun(["list", "--all-namespaces", "-o", "json"]);
+      const names = (JSON.parse(list) as { name: string; status: string }[]).map(
+        (r) => `${r.name}:${r.status}`,
+      );
+      assert.deepEqual(names.sort(), ["alpha:deployed", "beta:deployed"]);
+    },
+  },
+  {
+    name: "helm: an upgrade that changes a value keeps the generated path secret (no rotation by re-render)",
+    timeoutMs: 120_000,
+    run: async () => {
+      const secretName = `${ALPHA.fullname}-webhook-path`;
+      const before = await pathSecretOf(ALPHA.namespace, secretName);
+      const stateBefore = await releaseState(ALPHA);
+      assert.deepEqual(stateBefore.logLevels, ["info", "info"]);
+      helmRun(["upgrade", ALPHA.release, CHART, "-n", ALPHA.namespace], values({ logLevel: "debug" }));
+      const after = await pathSecretOf(ALPHA.namespace, secretName);
+      assert.equal(after, before);
+      const stateAfter = await releaseState(ALPHA);
+      assert.deepEqual(stateAfter.logLevels, ["debug", "debug"]);
+      assert.deepEqual(stateAfter.paths, stateBefore.paths);
+      assert.deepEqual(stateAfter.digests, stateBefore.digests);
+      const history = JSON.parse(helmRun(["history", ALPHA.release, "-n", ALPHA.namespace, "-o", "json"]));
+      assert.equal((history as unknown[]).length, 2);
+    },
+  },
+  {
+    name: "helm: uninstalling one release leaves the other whole; uninstalling both leaves nothing of theirs",
+    timeoutMs: 120_000,
+    run: async () => {
+      helmRun(["uninstall", ALPHA.release, "-n", ALPHA.namespace, "--wait"]);
+      installed.delete(ALPHA);
+      const alphaGone = await clusterObjects(ALPHA);
+      assert.deepEqual(
+        Object.values(alphaGone).filter((v) => v),
+        [],
+        JSON.stringify(alphaGone),
+      );
+      const betaStill = await clusterObjects(BETA);
+      assert.deepEqual(
+        Object.values(betaStill).filter((v) => !v),
+        [],
+        JSON.stringify(betaStill),
+      );
+      helmRun(["uninstall", BETA.release, "-n", BETA.namespace, "--wait"]);
+      installed.delete(BETA);
+      const betaGone = await clusterObjects(BETA);
+      assert.deepEqual(
+        Object.values(betaGone).filter((v) => v),
+        [],
+        JSON.stringify(betaGone),
+      );
+      const c = clientsFor(cluster().kubeconfig);
+      await assert.rejects(
+        c.core.readNamespacedSecret({ name: `${ALPHA.fullname}-webhook-path`, namespace: ALPHA.namespace }),
+        (err: unknown) => isNotFound(err),
+      );
+      // The existing Secret was never the chart's: it stays.
+      assert.equal(await pathSecretOf(BETA.namespace, BETA_SECRET.name), BETA_SECRET.value);
+    },
+  },
+]);
+
+after(async () => {
+  if (!("cluster" in suite)) return;
+  // A failed case may leave a release: uninstall it before the cluster goes (best effort).
+  for (const r of installed)
+    runHelm(binary, ["uninstall", r.release, "-n", r.namespace, "--kubeconfig", suite.cluster.kubeconfig]);
+  await suite.cluster.stop();
+});

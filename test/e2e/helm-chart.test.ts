@@ -1,0 +1,455 @@
+// charts/simkube-fn against the builders: helm (built from helm.sh/helm/v4) lints the chart and templates it
+// for every platform and the settings that reach an object, and each rendering must equal `simkube-fn
+// manifests` for the same settings object by object (only Helm's own two labels removed). So the chart's
+// hand-written templates cannot drift from knative/*.ts unseen. What the CLI refuses, the chart refuses.
+// Needs Go for helm's first build: skipped loudly without it, failed under CI=true.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { parse } from "yaml";
+import {
+  byKey,
+  CHART,
+  helmBinary,
+  type KubeDoc,
+  parseDocs,
+  ROOT,
+  renderManifests,
+  runHelm,
+  withoutHelmLabels,
+} from "../support/helm.js";
+
+const helm = helmBinary();
+if ("skip" in helm)
+  process.stderr.write(`\n*** SKIPPED Helm chart tests (helm-chart.test.ts): ${helm.skip} ***\n\n`);
+const skip = "skip" in helm ? helm.skip : false;
+const binary = "binary" in helm ? helm.binary : "";
+
+const RELEASE = "rel";
+const NAMESPACE = "fns";
+const SECRET = "0123456789abcdef".repeat(4);
+const PEM =
+  "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZm9yLXRlc3RzLW9ubHk=\n-----END CERTIFICATE-----\n";
+const tmp = mkdtempSync(path.join(tmpdir(), "simkube-fn-chart-"));
+const CA_FILE = path.join(tmp, "ca.pem");
+writeFileSync(CA_FILE, PEM);
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+interface Case {
+  name: string;
+  values: Record<string, unknown>;
+  /** The manifests flags for the same settings (--name, --namespace, --path-secret are added). */
+  flags: string[];
+  release?: string;
+  namespace?: string;
+  /** Leave out --path-secret and pathSecret.value. */
+  noSecret?: boolean;
+}
+
+const SIM = { simName: "s1", reschedule: true };
+const SIM_FLAGS = ["--sim-name", "s1", "--reschedule"];
+
+const CASES: Case[] = [
+  { name: "kind, every simulation", values: { platform: "kind" }, flags: ["--platform", "kind"] },
+  {
+    name: "kind, one simulation, reschedule",
+    values: { platform: "kind", ...SIM },
+    flags: ["--platform", "kind", ...SIM_FLAGS],
+  },
+  {
+    name: "k3s with an issuer and other add-on namespaces",
+    values: {
+      platform: "k3s",
+      ...SIM,
+      issuer: "my-ca",
+      kourierNamespace: "ingress",
+      certManagerNamespace: "certs",
+    },
+    flags: [
+      "--platform",
+      "k3s",
+      ...SIM_FLAGS,
+      "--issuer",
+      "my-ca",
+      "--kourier-namespace",
+      "ingress",
+      "--cert-manager-namespace",
+      "certs",
+    ],
+  },
+  {
+    name: "kind with a caBundle, its own webhook left out",
+    values: { platform: "kind", ...SIM, caBundle: PEM, webhook: { enabled: false } },
+    flags: ["--platform", "kind", ...SIM_FLAGS, "--ca-bundle", CA_FILE, "--without-webhook"],
+  },
+  {
+    name: "managed, every function setting",
+    values: {
+      platform: "managed",
+      ...SIM,
+      domain: "fn.example.com",
+      clusterLocal: true,
+      image: "registry.example.com/team/simkube-fn:1.2.3",
+      resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { cpu: "1", memory: "512Mi" } },
+      logLevel: "debug",
+      logFormat: "gcp",
+      tracePath: "https://traces.example.com/t.sktrace",
+      allowTraceLocations: ["s3://bucket/", "https://traces.example.com/"],
+      driverUsers: ["system:serviceaccount:simkube:sk-ctrl-sa", "admin"],
+      virtualNsPrefix: "sim",
+      ownerResources: ["widgets.example.com", "gadgets.apps.example.com"],
+      caInjectFrom: "certs/public-ca",
+    },
+    flags: [
+      "--platform",
+      "managed",
+      ...SIM_FLAGS,
+      "--domain",
+      "fn.example.com",
+      "--cluster-local",
+      "true",
+      "--image",
+      "registry.example.com/team/simkube-fn:1.2.3",
+      "--cpu-request",
+      "250m",
+      "--memory-request",
+      "256Mi",
+      "--cpu-limit",
+      "1",
+      "--memory-limit",
+      "512Mi",
+      "--log-level",
+      "debug",
+      "--log-format",
+      "gcp",
+      "--trace-path",
+      "https://traces.example.com/t.sktrace",
+      "--allow-trace-location",
+      "s3://bucket/",
+      "--allow-trace-location",
+      "https://traces.example.com/",
+      "--driver-users",
+      "system:serviceaccount:simkube:sk-ctrl-sa,admin",
+      "--virtual-ns-prefix",
+      "sim",
+      "--owner-resource",
+      "widgets.example.com",
+      "--owner-resource",
+      "gadgets.apps.example.com",
+      "--ca-inject-from",
+      "certs/public-ca",
+    ],
+  },
+  {
+    name: "kind, replica and timeout knobs",
+    values: {
+      platform: "kind",
+      ...SIM,
+      minScale: 1,
+      functions: {
+        "mutate-create": {
+          minScale: 2,
+          maxScale: 5,
+          activationScale: 3,
+          timeoutSeconds: 10,
+          scaleDownDelay: "1h",
+        },
+        "reschedule-delete": { maxScale: 1, timeoutSeconds: 30, scaleDownDelay: "0s" },
+      },
+    },
+    flags: [
+      "--platform",
+      "kind",
+      ...SIM_FLAGS,
+      "--min-scale",
+      "1",
+      "--min-scale-mutate-create",
+      "2",
+      "--max-scale-mutate-create",
+      "5",
+      "--activation-scale-mutate-create",
+      "3",
+      "--timeout-mutate-create",
+      "10",
+      "--scale-down-delay-mutate-create",
+      "1h",
+      "--max-scale-reschedule-delete",
+      "1",
+      "--timeout-reschedule-delete",
+      "30",
+      "--scale-down-delay-reschedule-delete",
+      "0s",
+    ],
+  },
+  {
+    name: "kind, unbounded max-scale keeps the activation scale",
+    values: { platform: "kind", ...SIM, functions: { "reschedule-delete": { maxScale: 0 } } },
+    flags: ["--platform", "kind", ...SIM_FLAGS, "--max-scale-reschedule-delete", "0"],
+  },
+  {
+    name: "kubernetes (Deployments), memory sequence store, replicas",
+    values: { platform: "kubernetes", ...SIM, caBundle: PEM, sequenceStore: "memory", minScale: 2 },
+    flags: [
+      "--platform",
+      "kubernetes",
+      ...SIM_FLAGS,
+      "--ca-bundle",
+      CA_FILE,
+      "--sequence-store",
+      "memory",
+      "--min-scale",
+      "2",
+    ],
+  },
+  {
+    name: "kubernetes, every simulation",
+    values: { platform: "kubernetes", caBundle: PEM },
+    flags: ["--platform", "kubernetes", "--ca-bundle", CA_FILE],
+  },
+  {
+    name: "openfaas CE outside openfaas-fn",
+    values: { platform: "openfaas", ...SIM, openfaas: { webhookGatewayUrl: "https://gw.example.com/" } },
+    flags: ["--platform", "openfaas", ...SIM_FLAGS, "--webhook-gateway-url", "https://gw.example.com/"],
+  },
+  {
+    name: "openfaas Pro in openfaas-fn",
+    namespace: "openfaas-fn",
+    values: {
+      platform: "openfaas",
+      ...SIM,
+      openfaas: { webhookGatewayUrl: "https://gw.example.com", edition: "pro" },
+    },
+    flags: [
+      "--platform",
+      "openfaas",
+      ...SIM_FLAGS,
+      "--webhook-gateway-url",
+      "https://gw.example.com",
+      "--openfaas-edition",
+      "pro",
+    ],
+  },
+  {
+    name: "an existing Secret, no webhook configuration (its value not needed)",
+    noSecret: true,
+    values: {
+      platform: "kubernetes",
+      reschedule: true,
+      caBundle: PEM,
+      pathSecret: { existingSecret: "my-path-secret" },
+    },
+    flags: [
+      "--platform",
+      "kubernetes",
+      "--reschedule",
+      "--ca-bundle",
+      CA_FILE,
+      "--path-secret-from",
+      "my-path-secret",
+    ],
+  },
+  {
+    name: "an existing Secret with its value, for the webhook paths",
+    values: { platform: "kind", ...SIM, pathSecret: { existingSecret: "my-path-secret" } },
+    flags: ["--platform", "kind", ...SIM_FLAGS, "--path-secret-from", "my-path-secret"],
+  },
+  {
+    name: "a release named simkube-fn keeps the builders' default names",
+    release: "simkube-fn",
+    values: { platform: "kind", ...SIM },
+    flags: ["--platform", "kind", ...SIM_FLAGS],
+  },
+];
+
+function withSecret(c: Case): Record<string, unknown> {
+  if (c.noSecret) return c.values;
+  const pathSecret = { ...(c.values.pathSecret as object | undefined), value: SECRET };
+  return { ...c.values, pathSecret };
+}
+
+function helmTemplate(c: Pick<Case, "values" | "release" | "namespace">): {
+  docs: KubeDoc[];
+  stderr: string;
+  status: number | null;
+} {
+  const release = c.release ?? RELEASE;
+  const run = runHelm(
+    binary,
+    ["template", release, CHART, "--namespace", c.namespace ?? NAMESPACE],
+    c.values,
+  );
+  return { docs: run.status === 0 ? parseDocs(run.stdout) : [], stderr: run.stderr, status: run.status };
+}
+
+function fullname(release: string): string {
+  return release.includes("simkube-fn") ? release : `${release}-simkube-fn`;
+}
+
+describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
+  it("refuses a misspelt value instead of ignoring it (values.schema.json)", () => {
+    const rendered = helmTemplate({ values: { platfrom: "kind" } });
+    assert.notEqual(rendered.status, 0);
+    assert.match(rendered.stderr, /additional properties 'platfrom' not allowed/);
+  });
+
+  it("lints, strict", () => {
+    const run = runHelm(binary, ["lint", "--strict", CHART, "--namespace", NAMESPACE]);
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+  });
+
+  it("follows package.json's version: chart and default image", () => {
+    const chart = parse(readFileSync(path.join(CHART, "Chart.yaml"), "utf8")) as {
+      version: string;
+      appVersion: string;
+    };
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    assert.equal(chart.version, pkg.version);
+    assert.equal(chart.appVersion, pkg.version);
+  });
+
+  for (const c of CASES) {
+    it(`renders what manifests renders: ${c.name}`, async () => {
+      const release = c.release ?? RELEASE;
+      const flags = [...c.flags, "--name", fullname(release), "--namespace", c.namespace ?? NAMESPACE];
+      if (!c.noSecret) flags.push("--path-secret", SECRET);
+      const expected = byKey(await renderManifests(flags));
+      const rendered = helmTemplate({ ...c, values: withSecret(c) });
+      assert.equal(rendered.status, 0, rendered.stderr);
+      const actual = byKey(rendered.docs.map(withoutHelmLabels));
+      assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort());
+      for (const [key, object] of expected) assert.deepEqual(actual.get(key), object, key);
+      // Helm's labels are on every object the chart owns.
+      for (const doc of rendered.docs)
+        assert.equal(doc.metadata.labels?.["app.kubernetes.io/managed-by"], "Helm");
+    });
+  }
+
+  it("generates one path secret per render, the same in the Secret, every webhook path and the digest", () => {
+    const secrets = [0, 1].map(() => {
+      const { docs, stderr, status } = helmTemplate({
+        values: { platform: "kubernetes", ...SIM, caBundle: PEM },
+      });
+      assert.equal(status, 0, stderr);
+      const data = docs.find((d) => d.kind === "Secret")?.stringData as Record<string, string> | undefined;
+      const secret = data?.["path-secret"] ?? "";
+      assert.match(secret, /^[0-9a-f]{64}$/);
+      const config = docs.find((d) => d.kind === "MutatingWebhookConfiguration") as unknown as {
+        webhooks: { clientConfig: { service: { path: string } } }[];
+      };
+      assert.deepEqual(
+        config.webhooks.map((w) => w.clientConfig.service.path),
+        [`/${secret}`, `/${secret}`],
+      );
+      const digests = docs
+        .filter((d) => d.kind === "Deployment")
+        .map(
+          (d) =>
+            (d as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } })
+              .spec.template.metadata.annotations["simkube.io/webhook-path-secret-sha256"],
+        );
+      assert.equal(new Set(digests).size, 1);
+      return secret;
+    });
+    // No cluster here (helm template): nothing to read back, so each render makes its own.
+    assert.notEqual(secrets[0], secrets[1]);
+  });
+
+  it("scopes every cluster-wide name to the release", () => {
+    const names = (release: string) =>
+      helmTemplate({ release, values: { platform: "kind", ...SIM } })
+        .docs.filter((d) => d.metadata.namespace === undefined || d.metadata.namespace !== NAMESPACE)
+        .map((d) => `${d.kind}/${d.metadata.namespace ?? ""}/${d.metadata.name}`);
+    const a = names("alpha");
+    const b = names("beta");
+    assert.ok(a.length >= 8, a.join(" "));
+    assert.deepEqual(
+      a.filter((n) => b.includes(n)),
+      [],
+    );
+  });
+
+  const REFUSED: {
+    name: string;
+    values: Record<string, unknown>;
+    flags: string[];
+    release?: string;
+    chart: RegExp;
+  }[] = [
+    {
+      name: "kubernetes without a CA",
+      values: { platform: "kubernetes" },
+      flags: ["--platform", "kubernetes"],
+      chart: /needs caBundle/,
+    },
+    {
+      name: "managed without a domain",
+      values: { platform: "managed" },
+      flags: ["--platform", "managed"],
+      chart: /needs domain/,
+    },
+    {
+      name: "openfaas without an https gateway",
+      values: { platform: "openfaas", openfaas: { webhookGatewayUrl: "http://gw:8080" } },
+      flags: ["--platform", "openfaas", "--webhook-gateway-url", "http://gw:8080"],
+      chart: /webhookGatewayUrl https/,
+    },
+    {
+      name: "an activation scale above max-scale",
+      values: { platform: "kind", functions: { "mutate-create": { maxScale: 2, activationScale: 3 } } },
+      flags: [
+        "--platform",
+        "kind",
+        "--max-scale-mutate-create",
+        "2",
+        "--activation-scale-mutate-create",
+        "3",
+      ],
+      chart: /activationScale 3 is above its max-scale 2/,
+    },
+    {
+      name: "max-scale below min-scale",
+      values: { platform: "kind", minScale: 4, functions: { "mutate-create": { maxScale: 2 } } },
+      flags: ["--platform", "kind", "--min-scale", "4", "--max-scale-mutate-create", "2"],
+      chart: /maxScale 2 is below its min-scale 4/,
+    },
+    {
+      name: "a name too long for Knative's revisions",
+      release: "r".repeat(40),
+      values: { platform: "kind" },
+      flags: ["--platform", "kind"],
+      chart: /DNS-1035 label/,
+    },
+    {
+      name: "a webhook timeout above the API server's 30 s (values.schema.json)",
+      values: { platform: "kind", functions: { "mutate-create": { timeoutSeconds: 31 } } },
+      flags: ["--platform", "kind", "--timeout-mutate-create", "31"],
+      chart: /timeoutSeconds': maximum: got 31, want 30/,
+    },
+    {
+      name: "an unknown log level (values.schema.json)",
+      values: { platform: "kind", logLevel: "loud" },
+      flags: ["--platform", "kind", "--log-level", "loud"],
+      chart: /logLevel': value must be one of/,
+    },
+    {
+      name: "an existing Secret whose value the webhook needs but nobody gave",
+      values: { platform: "kind", simName: "s1", pathSecret: { existingSecret: "mine" } },
+      flags: ["--platform", "kind", "--sim-name", "s1", "--path-secret-from", "mine"],
+      chart: /give it as pathSecret.value/,
+    },
+  ];
+  for (const r of REFUSED) {
+    it(`refuses, like manifests: ${r.name}`, async () => {
+      const release = r.release ?? RELEASE;
+      const rendered = helmTemplate({ release, values: r.values });
+      assert.notEqual(rendered.status, 0);
+      assert.match(rendered.stderr, r.chart);
+      await assert.rejects(
+        renderManifests([...r.flags, "--name", fullname(release), "--namespace", NAMESPACE]),
+      );
+    });
+  }
+});
