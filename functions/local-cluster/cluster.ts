@@ -280,7 +280,9 @@ async function securityFor(
   insecureDev?: boolean,
 ) {
   if (insecureDev) return { security: "insecure-dev" as const };
-  const hostPorts = FUNCTION_NAMES.map((fn) => `127.0.0.1:${ports[fn]}`);
+  // The host processes by URL host:port; functions deployed as pods in the functions' namespace
+  // (`manifests --platform kubernetes --client-ca-secret`) by their Service's name, matched by the wildcard.
+  const hostPorts = [...FUNCTION_NAMES.map((fn) => `127.0.0.1:${ports[fn]}`), `*.${FUNCTIONS_NAMESPACE}.svc`];
   const client = { certFile: pki.webhookClientCertFile, keyFile: pki.webhookClientKeyFile };
   return {
     security: "production" as const,
