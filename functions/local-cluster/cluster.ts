@@ -95,6 +95,8 @@ export interface LocalClusterOptions {
 export interface WebhookClientCredentials {
   certFile: string;
   keyFile: string;
+  /** The CA that signed it and nothing else: what the functions verify it against (CLIENT_CA_FILE). */
+  caFile: string;
 }
 
 export interface LocalCluster {
@@ -283,7 +285,11 @@ async function securityFor(
   // The host processes by URL host:port; functions deployed as pods in the functions' namespace
   // (`manifests --platform kubernetes --client-ca-secret`) by their Service's name, matched by the wildcard.
   const hostPorts = [...FUNCTION_NAMES.map((fn) => `127.0.0.1:${ports[fn]}`), `*.${FUNCTIONS_NAMESPACE}.svc`];
-  const client = { certFile: pki.webhookClientCertFile, keyFile: pki.webhookClientKeyFile };
+  const client = {
+    certFile: pki.webhookClientCertFile,
+    keyFile: pki.webhookClientKeyFile,
+    caFile: pki.webhookClientCaFile,
+  };
   return {
     security: "production" as const,
     pathSecret: newPathSecret(),
