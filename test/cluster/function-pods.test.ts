@@ -1,7 +1,9 @@
 // The functions as a user's cluster runs them: the image built here (scripts/build-image.sh) imported into
 // the real node's containerd, deployed from `manifests --platform kubernetes` (Deployments and ClusterIP
 // Services, webhooks in service mode, TLS from the run's CA, the path secret, per-function ServiceAccounts,
-// RBAC and the pod-create policy as rendered), reached by the API server through the Services. Skipped with
+// RBAC and the pod-create policy as rendered, the client CA of --client-ca-secret), reached by the API server
+// through the Services; also the rendered memory limit under the burst it is sized for, and an OOM kill below
+// it (--memory-limit). Skipped with
 // one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
