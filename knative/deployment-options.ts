@@ -3,7 +3,7 @@
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
 import { randomBytes } from "node:crypto";
-import { isDns1123Label } from "../shared/dns-names.js";
+import { isDns1123Label, isDns1123Subdomain } from "../shared/dns-names.js";
 import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
 import { isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from "../shared/log.js";
@@ -133,6 +133,12 @@ export interface DeploymentOptions {
   caBundle?: string;
   /** cert-manager's CA injection: "<namespace>/<certificate>" (annotation cert-manager.io/inject-ca-from). */
   caInjectFrom?: string;
+  /**
+   * clusterPlatform "kubernetes" only: a Secret in the functions' namespace whose `ca.crt` is the CA that signed
+   * the API server's webhook client certificate. Mounted and named by CLIENT_CA_FILE, so a review without that
+   * certificate is refused (README "Who may call the functions").
+   */
+  clientCaSecret?: string;
   /** mutate-create's webhook timeout (1-30 s); tuning["mutate-create"].timeoutSeconds wins. Default: knative/tuning.ts. */
   mutateTimeoutSeconds?: number;
   /** reschedule-delete's webhook timeout (1-30 s); tuning["reschedule-delete"].timeoutSeconds wins. */
@@ -220,6 +226,7 @@ export interface ResolvedOptions {
   pathSecretFrom: string | undefined;
   caBundle: string | undefined;
   caInjectFrom: string | undefined;
+  clientCaSecret: string | undefined;
   maxScale: Record<DeployedFunction, number>;
   clusterLocal: boolean;
   resources: ResourceOptions;
@@ -499,7 +506,20 @@ function resolveAddonNamespaces(
   return { certManagerNamespace, kourierNamespace };
 }
 
-/** What the options give as is or with a default, with nothing to check. */
+/** Only a Deployment serving TLS itself sees the client certificate: Knative and OpenFaaS terminate TLS first. */
+function resolveClientCaSecret(options: DeploymentOptions): string | undefined {
+  const secret = options.clientCaSecret;
+  if (secret === undefined) return undefined;
+  if (options.clusterPlatform !== "kubernetes") {
+    fail(
+      "clientCaSecret needs clusterPlatform kubernetes: Knative and OpenFaaS terminate TLS before the function, so it never sees the API server's client certificate",
+    );
+  }
+  if (!isDns1123Subdomain(secret)) fail(`clientCaSecret "${secret}" is not a valid Secret name`);
+  return secret;
+}
+
+/** What the options give as is, with a default, or with a check of its own. */
 function passThrough(
   options: DeploymentOptions,
   webhookMode: ResolvedOptions["webhookMode"],
@@ -522,6 +542,7 @@ function passThrough(
     pathSecret: options.pathSecret,
     pathSecretFrom: resolvePathSecretFrom(options),
     caBundle: options.caBundle,
+    clientCaSecret: resolveClientCaSecret(options),
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
     resources: options.resources
       ? checkResources(options.resources)

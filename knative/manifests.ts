@@ -62,7 +62,7 @@ const WEBHOOK_DOMAIN = "simkube.io";
  * the same concurrency holds for reschedule-delete (which loads no trace). `target` is the autoscaler's soft goal:
  * reschedule-delete scales out earlier, because a teardown sends bursts and each review holds up a pod delete.
  */
-const CONCURRENCY: Record<DeployedFunction, { hard: number; target: number }> = {
+export const CONCURRENCY: Record<DeployedFunction, { hard: number; target: number }> = {
   "mutate-create": { hard: 32, target: 24 },
   "reschedule-delete": { hard: 32, target: 16 },
 };

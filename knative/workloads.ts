@@ -13,6 +13,9 @@ import { serviceAccountName } from "./rbac.js";
 /** The port the pods serve HTTPS on; the Service's 443 forwards to it. */
 export const TLS_CONTAINER_PORT = 8443;
 const TLS_DIR = "/etc/simkube-fn/tls";
+/** Where clientCaSecret is mounted; CLIENT_CA_FILE names its `ca.crt` (cert-manager's and kubeadm's key). */
+const CLIENT_CA_DIR = "/etc/simkube-fn/client-ca";
+export const CLIENT_CA_KEY = "ca.crt";
 
 /** The Secret holding each function's serving certificate and key (tls.crt, tls.key). */
 export function tlsSecretName(o: ResolvedOptions, fn: DeployedFunction): string {
@@ -34,12 +37,16 @@ function tlsContainer(o: ResolvedOptions, fn: DeployedFunction) {
       { name: "PORT", value: String(TLS_CONTAINER_PORT) },
       { name: "TLS_CERT_FILE", value: `${TLS_DIR}/tls.crt` },
       { name: "TLS_KEY_FILE", value: `${TLS_DIR}/tls.key` },
+      ...(o.clientCaSecret ? [{ name: "CLIENT_CA_FILE", value: `${CLIENT_CA_DIR}/${CLIENT_CA_KEY}` }] : []),
     ],
     readinessProbe: {
       httpGet: { path: "/healthz", port: "https", scheme: "HTTPS" as const },
       periodSeconds: 2,
     },
-    volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+    volumeMounts: [
+      { name: "tls", mountPath: TLS_DIR, readOnly: true },
+      ...(o.clientCaSecret ? [{ name: "client-ca", mountPath: CLIENT_CA_DIR, readOnly: true }] : []),
+    ],
   };
 }
 
@@ -62,7 +69,20 @@ export function buildDeployment(
         spec: {
           serviceAccountName: serviceAccountName(o, fn),
           containers: [tlsContainer(o, fn)],
-          volumes: [{ name: "tls", secret: { secretName: tlsSecretName(o, fn) } }],
+          volumes: [
+            { name: "tls", secret: { secretName: tlsSecretName(o, fn) } },
+            ...(o.clientCaSecret
+              ? [
+                  {
+                    name: "client-ca",
+                    secret: {
+                      secretName: o.clientCaSecret,
+                      items: [{ key: CLIENT_CA_KEY, path: CLIENT_CA_KEY }],
+                    },
+                  },
+                ]
+              : []),
+          ],
         },
       },
     },

@@ -10,3 +10,8 @@ export function isDns1123Label(name: string): boolean {
 
 export const DNS1123_LABEL_RULE =
   "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters";
+
+/** An RFC 1123 subdomain: most object names, Secrets included (dot-separated labels, at most 253 characters). */
+export function isDns1123Subdomain(name: string): boolean {
+  return name.length <= 253 && name.split(".").every((label) => DNS1123_LABEL.test(label));
+}

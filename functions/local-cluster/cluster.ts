@@ -95,6 +95,8 @@ export interface LocalClusterOptions {
 export interface WebhookClientCredentials {
   certFile: string;
   keyFile: string;
+  /** The CA that signed it and nothing else: what the functions verify it against (CLIENT_CA_FILE). */
+  caFile: string;
 }
 
 export interface LocalCluster {
@@ -280,8 +282,14 @@ async function securityFor(
   insecureDev?: boolean,
 ) {
   if (insecureDev) return { security: "insecure-dev" as const };
-  const hostPorts = FUNCTION_NAMES.map((fn) => `127.0.0.1:${ports[fn]}`);
-  const client = { certFile: pki.webhookClientCertFile, keyFile: pki.webhookClientKeyFile };
+  // The host processes by URL host:port; functions deployed as pods in the functions' namespace
+  // (`manifests --platform kubernetes --client-ca-secret`) by their Service's name, matched by the wildcard.
+  const hostPorts = [...FUNCTION_NAMES.map((fn) => `127.0.0.1:${ports[fn]}`), `*.${FUNCTIONS_NAMESPACE}.svc`];
+  const client = {
+    certFile: pki.webhookClientCertFile,
+    keyFile: pki.webhookClientKeyFile,
+    caFile: pki.webhookClientCaFile,
+  };
   return {
     security: "production" as const,
     pathSecret: newPathSecret(),

@@ -1,7 +1,9 @@
 // The functions as a user's cluster runs them: the image built here (scripts/build-image.sh) imported into
 // the real node's containerd, deployed from `manifests --platform kubernetes` (Deployments and ClusterIP
 // Services, webhooks in service mode, TLS from the run's CA, the path secret, per-function ServiceAccounts,
-// RBAC and the pod-create policy as rendered), reached by the API server through the Services. Skipped with
+// RBAC and the pod-create policy as rendered, the client CA of --client-ca-secret), reached by the API server
+// through the Services; also the rendered memory limit under the burst it is sized for, and an OOM kill below
+// it (--memory-limit). Skipped with
 // one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
@@ -10,14 +12,19 @@ import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
 import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
+import { collectionPath, objectPath } from "../../functions/local-cluster/cluster-objects.js";
 import { REAL_NODE_NAME } from "../../functions/local-cluster/real-node/real-node.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
+import { buildAllManifests, CONCURRENCY } from "../../knative/manifests.js";
 import { podCreatePolicyName } from "../../knative/pod-create-policy.js";
+import type { KubeObject } from "../../shared/kube-api.js";
+import { buildCreateReview } from "../support/builders.js";
 import {
   buildImage,
   type DeployedPods,
   deployFunctionPods,
   execInPod,
+  placeOnRealNode,
 } from "../support/cluster/function-pods.js";
 import {
   barePod,
@@ -28,6 +35,14 @@ import {
   runningBarePod,
   waitPodPhase,
 } from "../support/cluster/kube.js";
+import {
+  bigCreateReview,
+  containerMemory,
+  LOW_LIMIT_COMPONENT,
+  lowLimitCopy,
+  postToPod,
+  type ReviewAnswer,
+} from "../support/cluster/pod-memory.js";
 import {
   type ClusterCase,
   type ClusterSuite,
@@ -224,6 +239,156 @@ const sigtermDuringBurst: ClusterCase = {
   },
 };
 
+const MiB = 1024 * 1024;
+const mib = (bytes: number) => `${(bytes / MiB).toFixed(0)} MiB`;
+const pathSecret = () => resolveOptions(opened.pods?.options ?? {}).pathSecret;
+
+/** Bytes of a memory quantity as `manifests` renders them (Mi, Gi). */
+function quantityBytes(q: string): number {
+  const m = /^(\d+)(Mi|Gi)$/.exec(q);
+  if (!m) throw new Error(`unexpected memory quantity ${q}`);
+  return Number(m[1]) * (m[2] === "Gi" ? 1024 * MiB : MiB);
+}
+
+/** CONCURRENCY's in-flight bound of ~3 MiB CREATE reviews, posted to one pod at once as the API server would. */
+async function burst(podIp: string, prefix: string): Promise<{ answers: ReviewAnswer[]; ms: number }> {
+  const n = CONCURRENCY["mutate-create"].hard;
+  const bodies = Array.from({ length: n }, (_, i) => bigCreateReview(cluster(), NS, `${prefix}-${i}`));
+  const t0 = Date.now();
+  const answers = await Promise.all(
+    bodies.map((b) => postToPod(podIp, pathSecret(), b, cluster().webhookClient)),
+  );
+  return { answers, ms: Date.now() - t0 };
+}
+
+const clientCertificateTrust: ClusterCase = {
+  name: "client certificates: the pods refuse a review without the API server's, and admit the API server's calls",
+  run: async () => {
+    const c = cluster();
+    const core = admin();
+    const client = c.webhookClient;
+    assert.ok(client, "the cluster runs in production mode: the API server has a webhook client certificate");
+    for (const fn of ["mutate-create", "reschedule-delete"]) {
+      const d = await c.admin.request<{
+        spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+      }>("GET", `/apis/apps/v1/namespaces/${FUNCTIONS_NS}/deployments/simkube-fn-${fn}`);
+      const env = d.spec.template.spec.containers[0]?.env ?? [];
+      assert.ok(
+        env.some((e) => e.name === "CLIENT_CA_FILE"),
+        `${fn}'s rendered Deployment names CLIENT_CA_FILE`,
+      );
+    }
+    const [pod] = await functionPods(core, "mutate-create");
+    const ip = pod?.status?.podIP ?? "";
+    const direct = barePod(c, "direct-review");
+    direct.metadata = { ...direct.metadata, namespace: NS };
+    const review = JSON.stringify(buildCreateReview({ pod: direct as never }));
+    const without = await postToPod(ip, pathSecret(), review);
+    assert.equal(without.status, 403, JSON.stringify(without));
+    assert.match(without.message ?? "", /client certificate signed by the configured client CA is required/);
+    const withCert = await postToPod(ip, pathSecret(), review, client);
+    assert.equal(withCert.status, 200, JSON.stringify(withCert));
+    assert.equal(withCert.allowed, true, JSON.stringify(withCert));
+    const created = await core.createNamespacedPod({ namespace: NS, body: barePod(c, "through-api-server") });
+    assert.equal(
+      created.spec?.nodeSelector?.type,
+      "virtual",
+      "the API server's own call was admitted and mutated",
+    );
+  },
+};
+
+const burstAtRenderedLimit: ClusterCase = {
+  name: "memory: a mutate-create pod at the rendered limit answers containerConcurrency ~3 MiB reviews at once, no restart",
+  timeoutMs: 300_000,
+  run: async () => {
+    const c = cluster();
+    const core = admin();
+    const [pod] = await functionPods(core, "mutate-create");
+    assert.ok(pod?.metadata?.name && pod.status?.podIP);
+    const rendered = resolveOptions(opened.pods?.options ?? {}).resources.limits?.memory ?? "";
+    const before = await containerMemory(c, pod);
+    assert.equal(
+      before.limitBytes,
+      quantityBytes(rendered),
+      `the cgroup's limit is the rendered ${rendered}`,
+    );
+    const restarts = pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
+    const { answers, ms } = await burst(pod.status.podIP, "limit-burst");
+    const after = await containerMemory(c, pod);
+    const now = await core.readNamespacedPod({ name: pod.metadata.name, namespace: FUNCTIONS_NS });
+    const unanswered = answers.filter((a) => a.status !== 200);
+    assert.deepEqual(unanswered, [], "every review answered with an AdmissionReview");
+    assert.equal(now.status?.containerStatuses?.[0]?.restartCount ?? 0, restarts, "no restart");
+    assert.ok(after.maxUsageBytes < after.limitBytes);
+    const admitted = answers.filter((a) => a.allowed).length;
+    process.stderr.write(
+      `# function pods: ${answers.length} reviews of ~3 MiB at once at the ${rendered} limit: all answered in ${ms} ms (${admitted} admitted${admitted < answers.length ? `, first refusal: ${answers.find((a) => !a.allowed)?.message}` : ""}); cgroup usage ${mib(before.usageBytes)} before, peak (memory.max_usage_in_bytes) ${mib(after.maxUsageBytes)} of ${mib(after.limitBytes)}, failcnt ${after.failcnt}\n`,
+    );
+  },
+};
+
+/** What `manifests --memory-limit` renders for the OOM case: room to start and idle, not for the burst. */
+const LOW_LIMIT = "160Mi";
+
+const oomAtLowLimit: ClusterCase = {
+  name: `memory: a mutate-create pod rendered with --memory-limit ${LOW_LIMIT} is OOM-killed by the same burst`,
+  timeoutMs: 300_000,
+  run: async () => {
+    const c = cluster();
+    const core = admin();
+    const options = {
+      ...opened.pods?.options,
+      resources: { requests: { cpu: "100m", memory: LOW_LIMIT }, limits: { memory: LOW_LIMIT } },
+    };
+    const rendered = buildAllManifests(options).find(
+      (o) => o.kind === "Deployment" && o.metadata?.name === "simkube-fn-mutate-create",
+    );
+    assert.ok(rendered, "the rendered mutate-create Deployment");
+    const copy = lowLimitCopy(placeOnRealNode(rendered));
+    await c.admin.ensure(collectionPath(copy as KubeObject), copy);
+    try {
+      const pod = await eventually(
+        "the low-limit pod Ready",
+        async () => {
+          const list = await core.listNamespacedPod({
+            namespace: FUNCTIONS_NS,
+            labelSelector: `app.kubernetes.io/component=${LOW_LIMIT_COMPONENT}`,
+          });
+          return list.items.find((p) => p.status?.containerStatuses?.[0]?.ready);
+        },
+        120_000,
+      );
+      const name = pod.metadata?.name ?? "";
+      const memory = await containerMemory(c, pod);
+      assert.equal(memory.limitBytes, quantityBytes(LOW_LIMIT));
+      assert.equal(
+        pod.status?.containerStatuses?.[0]?.restartCount,
+        0,
+        "it started and idled within the limit",
+      );
+      const { answers, ms } = await burst(pod.status?.podIP ?? "", "oom-burst");
+      const killed = await eventually(
+        "the kubelet's report of the kill",
+        async () => {
+          const p = await core.readNamespacedPod({ name, namespace: FUNCTIONS_NS });
+          return p.status?.containerStatuses?.[0]?.lastState?.terminated ? p : undefined;
+        },
+        60_000,
+      );
+      const status = killed.status?.containerStatuses?.[0];
+      const terminated = status?.lastState?.terminated;
+      process.stderr.write(
+        `# function pods: at --memory-limit ${LOW_LIMIT} (idle usage ${mib(memory.usageBytes)}) the burst ended in ${ms} ms: ${answers.filter((a) => a.status === 200).length} answered, ${answers.filter((a) => a.status === 0).length} connections cut (${answers.find((a) => a.status === 0)?.message}); lastState.terminated: reason ${terminated?.reason}, exitCode ${terminated?.exitCode}, signal ${terminated?.signal ?? "-"}; restartCount ${status?.restartCount}\n`,
+      );
+      assert.equal(terminated?.reason, "OOMKilled", JSON.stringify(terminated));
+      assert.equal(terminated?.exitCode, 137);
+    } finally {
+      await c.admin.request("DELETE", objectPath(copy as KubeObject));
+    }
+  },
+};
+
 after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
@@ -235,5 +400,8 @@ registerClusterCases("function-pods.test.ts", opened.suite, [
   rbacRefusal,
   escapeByPolicy,
   escapeByKubelet,
+  clientCertificateTrust,
+  burstAtRenderedLimit,
+  oomAtLowLimit,
   sigtermDuringBurst,
 ]);

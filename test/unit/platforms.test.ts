@@ -543,6 +543,62 @@ describe("--platform kubernetes: a Deployment serving TLS and a ClusterIP Servic
     }
   });
 
+  it("without --client-ca-secret mounts no client CA; with it, the Secret's ca.crt is CLIENT_CA_FILE", () => {
+    type Env = { name: string; value?: string }[];
+    const envOf = (d: Doc) => {
+      const template = (d.spec as { template: { spec: { containers: { env: Env }[] } } }).template;
+      return new Map(template.spec.containers[0]?.env.map((e) => [e.name, e.value]));
+    };
+    assert.equal(envOf(only(docs, "Deployment", "simkube-fn-mutate-create")).has("CLIENT_CA_FILE"), false);
+    const withCa = render([
+      "--platform",
+      "kubernetes",
+      "--sim-name",
+      "s1",
+      "--ca-bundle",
+      "ca.pem",
+      "--reschedule",
+      "--client-ca-secret",
+      "apiserver-webhook-client-ca",
+    ]);
+    for (const doc of withCa) validateAgainstSchema(doc);
+    for (const fn of ["mutate-create", "reschedule-delete"]) {
+      const deployment = only(withCa, "Deployment", `simkube-fn-${fn}`);
+      // biome-ignore lint/suspicious/noExplicitAny: the pod template is read field by field
+      const spec = (deployment.spec as any).template.spec;
+      const file = envOf(deployment).get("CLIENT_CA_FILE") as string;
+      const mount = spec.containers[0].volumeMounts.find((m: { name: string }) => m.name === "client-ca");
+      assert.equal(file, `${mount.mountPath}/ca.crt`);
+      assert.equal(mount.readOnly, true);
+      const volume = spec.volumes.find((v: { name: string }) => v.name === "client-ca");
+      assert.deepEqual(volume.secret, {
+        secretName: "apiserver-webhook-client-ca",
+        items: [{ key: "ca.crt", path: "ca.crt" }],
+      });
+    }
+  });
+
+  it("refuses --client-ca-secret where TLS ends before the function, and a name no Secret can have", () => {
+    assert.throws(
+      () => render(["--platform", "kind", "--sim-name", "s1", "--client-ca-secret", "ca"]),
+      /clientCaSecret needs clusterPlatform kubernetes/,
+    );
+    assert.throws(
+      () =>
+        render([
+          "--platform",
+          "kubernetes",
+          "--ca-bundle",
+          "ca.pem",
+          "--sim-name",
+          "s1",
+          "--client-ca-secret",
+          "Bad_Name",
+        ]),
+      /clientCaSecret "Bad_Name" is not a valid Secret name/,
+    );
+  });
+
   it("needs the CA that signed the TLS Secrets, and refuses url mode", () => {
     assert.throws(() => render(["--platform", "kubernetes", "--sim-name", "s1"]), /--ca-bundle FILE/);
     assert.throws(

@@ -55,6 +55,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   ],
   caBundle: ["--ca-bundle"],
   caInjectFrom: ["--ca-inject-from"],
+  clientCaSecret: ["--client-ca-secret"],
   mutateTimeoutSeconds: ["--timeout-mutate-create"],
   rescheduleTimeoutSeconds: ["--timeout-reschedule-delete"],
   minScale: ["--min-scale"],
@@ -110,6 +111,8 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 repository (REPO-mutate-create:TAG), or {function} in IMAGE replaced.
       --platform kubernetes --ca-bundle FILE  no Knative: per function a Deployment serving TLS from the
                                 Secret NAME-FUNCTION-tls and a ClusterIP Service; webhooks in service mode
+        --client-ca-secret SECRET  require the API server's client certificate: SECRET's ca.crt (the CA
+                                that signed it) mounted as CLIENT_CA_FILE
       --ca-bundle FILE          PEM the API server trusts (needed for a private CA without cert-manager)
       --ca-inject-from NS/CERT  cert-manager's CA injection instead
       --target knative|openfaas|openfaas-stack  --webhook-mode url|service  --webhook-url-base URL
@@ -248,6 +251,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
     ["webhookMode", "webhook-mode"],
     ["webhookUrlBase", "webhook-url-base"],
     ["caInjectFrom", "ca-inject-from"],
+    ["clientCaSecret", "client-ca-secret"],
     ["pathSecret", "path-secret"],
     ["pathSecretFrom", "path-secret-from"],
     ["gateway", "gateway-url"],

@@ -25,7 +25,7 @@ import {
   resolveOptions,
 } from "../../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
-import { tlsSecretName } from "../../../knative/workloads.js";
+import { CLIENT_CA_KEY, tlsSecretName } from "../../../knative/workloads.js";
 import type { KubeObject } from "../../../shared/kube-api.js";
 
 const exec = promisify(execFile);
@@ -47,10 +47,25 @@ export function podDeploymentOptions(c: LocalCluster): DeploymentOptions {
     clusterPlatform: "kubernetes",
     caBundle: Buffer.from(c.caCertPem).toString("base64"),
     tuning: { "mutate-create": { minScale: 2 } },
+    // The API server presents its webhook client certificate to `*.simkube.svc`; the pods verify it.
+    ...(c.webhookClient ? { clientCaSecret: CLIENT_CA_SECRET } : {}),
   };
 }
 
-function placeOnRealNode(object: Manifest): Manifest {
+/** The Secret holding the CA of the API server's webhook client certificate (its `ca.crt`). */
+export const CLIENT_CA_SECRET = "apiserver-webhook-client-ca";
+
+async function createClientCaSecret(c: LocalCluster, options: DeploymentOptions): Promise<void> {
+  if (!c.webhookClient || !options.clientCaSecret) return;
+  await c.admin.ensure(`/api/v1/namespaces/${resolveOptions(options).namespace}/secrets`, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: options.clientCaSecret, namespace: resolveOptions(options).namespace },
+    data: { [CLIENT_CA_KEY]: (await readFile(c.webhookClient.caFile)).toString("base64") },
+  });
+}
+
+export function placeOnRealNode(object: Manifest): Manifest {
   if (object.kind !== "Deployment") return object;
   const d = structuredClone(object) as Manifest & {
     spec: { template: { spec: Record<string, unknown> } };
@@ -108,6 +123,7 @@ export async function deployFunctionPods(c: LocalCluster, archive: string): Prom
   await c.realNode.importImage(archive);
   const options = podDeploymentOptions(c);
   await createTlsSecrets(c, options);
+  await createClientCaSecret(c, options);
   const objects = buildAllManifests(options).map(placeOnRealNode);
   const webhooks = objects.filter((o) => o.kind === "MutatingWebhookConfiguration");
   const t0 = Date.now();
