@@ -46,7 +46,7 @@ function lifecycleHeavy(deployments: number): Uint8Array {
 }
 
 /** A trace just under `mib` MiB: its size grows linearly with the Deployments, so two small ones say how many. */
-function traceOf(mib: number): Uint8Array {
+export function lifecycleHeavyTraceOf(mib: number): Uint8Array {
   const small = lifecycleHeavy(100).byteLength;
   const perDeployment = (lifecycleHeavy(200).byteLength - small) / 100;
   const deployments = Math.floor(100 + (mib * MiB - small) / perDeployment) - 1;
@@ -118,7 +118,7 @@ export async function measureTraceBursts(sizes: number[]): Promise<void> {
   try {
     for (const mib of sizes) {
       const file = join(dir, `trace-${mib}.sktrace`);
-      await writeFile(file, traceOf(mib));
+      await writeFile(file, lifecycleHeavyTraceOf(mib));
       rows.push(await burstDuringLoad(dir, file, (await stat(file)).size / MiB));
       await rm(file);
     }

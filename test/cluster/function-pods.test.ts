@@ -2,8 +2,9 @@
 // the real node's containerd, deployed from `manifests --platform kubernetes` (Deployments and ClusterIP
 // Services, webhooks in service mode, TLS from the run's CA, the path secret, per-function ServiceAccounts,
 // RBAC and the pod-create policy as rendered, the client CA of --client-ca-secret), reached by the API server
-// through the Services; also the rendered memory limit under the burst it is sized for, and an OOM kill below
-// it (--memory-limit). Skipped with
+// through the Services; also the rendered memory limit under the burst it is sized for (alone, and while a
+// trace at the size cap reloads on a second deployment serving every Simulation), and an OOM kill below it
+// (--memory-limit). Skipped with
 // one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
@@ -18,6 +19,7 @@ import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests, CONCURRENCY } from "../../knative/manifests.js";
 import { podCreatePolicyName } from "../../knative/pod-create-policy.js";
 import type { KubeObject } from "../../shared/kube-api.js";
+import { lifecycleHeavyTraceOf } from "../bench/memory-trace.js";
 import { buildCreateReview } from "../support/builders.js";
 import {
   buildImage,
@@ -49,6 +51,16 @@ import {
   openClusterSuite,
   registerClusterCases,
 } from "../support/cluster/suite.js";
+import {
+  createTraceSimulation,
+  deleteTraceSimulation,
+  deployTraceLoadingFunctions,
+  serveTrace,
+  TRACE_INSTANCE,
+  TRACE_NAMESPACE,
+  type TraceDeployment,
+  traceDeploymentOptions,
+} from "../support/cluster/trace-load.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const NS = "virtual-pods";
@@ -90,7 +102,7 @@ const hostReviewsOf = (name: string) =>
 async function functionPods(core: CoreV1Api, fn: string): Promise<V1Pod[]> {
   const list = await core.listNamespacedPod({
     namespace: FUNCTIONS_NS,
-    labelSelector: `app.kubernetes.io/component=${fn}`,
+    labelSelector: `app.kubernetes.io/instance=${resolveOptions(opened.pods?.options ?? {}).name},app.kubernetes.io/component=${fn}`,
   });
   return list.items.filter((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp);
 }
@@ -389,6 +401,82 @@ const oomAtLowLimit: ClusterCase = {
   },
 };
 
+/** Just under the rendered TRACE_MAX_MIB (64): the largest trace the pods load. */
+const TRACE_MIB = 63;
+
+const burstDuringTraceLoad: ClusterCase = {
+  name: `memory: a mutate-create pod at the rendered limit answers containerConcurrency ~3 MiB reviews while a ${TRACE_MIB} MiB trace reloads, no restart`,
+  timeoutMs: 420_000,
+  run: async () => {
+    const c = cluster();
+    const core = admin();
+    const hostIp = c.realNode?.namespaces.addresses.hostIp;
+    assert.ok(hostIp, "the real node's veth");
+    const bytes = lifecycleHeavyTraceOf(TRACE_MIB);
+    const served = await serveTrace(bytes, hostIp);
+    let deployment: TraceDeployment | undefined;
+    try {
+      const root = await createTraceSimulation(c, served.url);
+      const options = traceDeploymentOptions(c, served.url);
+      deployment = await deployTraceLoadingFunctions(c, options);
+      const list = await core.listNamespacedPod({
+        namespace: FUNCTIONS_NS,
+        labelSelector: `app.kubernetes.io/instance=${TRACE_INSTANCE},app.kubernetes.io/component=mutate-create`,
+      });
+      const pod = list.items.find((p) => p.status?.containerStatuses?.[0]?.ready);
+      assert.ok(pod?.metadata?.name && pod.status?.podIP, "the second mutate-create pod Ready");
+      const ip = pod.status.podIP;
+      const rendered = resolveOptions(options).resources.limits?.memory ?? "";
+      const idle = await containerMemory(c, pod);
+      assert.equal(
+        idle.limitBytes,
+        quantityBytes(rendered),
+        `the cgroup's limit is the rendered ${rendered}`,
+      );
+
+      // The first Running pod needs its lifecycle: the trace is loaded once and kept.
+      const secret = resolveOptions(options).pathSecret;
+      const first = await postToPod(
+        ip,
+        secret,
+        bigCreateReview(c, TRACE_NAMESPACE, "trace-first", { root, running: true }),
+        c.webhookClient,
+      );
+      assert.deepEqual([first.status, first.allowed], [200, true], JSON.stringify(first));
+      assert.equal(served.loads(), 1, "one download for the first Running pod");
+      const loaded = await containerMemory(c, pod);
+
+      // Replaced in place: after the 1 s recheck the next review loads it again while the old copy is held,
+      // and the burst arrives at that moment.
+      served.replace();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const bodies = Array.from({ length: CONCURRENCY["mutate-create"].hard }, (_, i) =>
+        bigCreateReview(c, TRACE_NAMESPACE, `trace-burst-${i}`, { root, running: true }),
+      );
+      const t0 = Date.now();
+      const answers = await Promise.all(bodies.map((b) => postToPod(ip, pathSecret(), b, c.webhookClient)));
+      const ms = Date.now() - t0;
+      const after = await containerMemory(c, pod);
+      const now = await core.readNamespacedPod({ name: pod.metadata.name, namespace: FUNCTIONS_NS });
+      process.stderr.write(
+        `# function pods: a ${mib(bytes.byteLength)} trace (${served.loads()} downloads) at the ${rendered} limit: usage ${mib(idle.usageBytes)} idle, ${mib(loaded.usageBytes)} with the trace, peak after the first load ${mib(loaded.maxUsageBytes)}; ${answers.length} reviews of ~3 MiB during the reload answered in ${ms} ms (${answers.filter((a) => a.allowed).length} admitted), peak ${mib(after.maxUsageBytes)} of ${mib(after.limitBytes)}, failcnt ${after.failcnt}\n`,
+      );
+      assert.deepEqual(
+        answers.filter((a) => a.status !== 200 || !a.allowed),
+        [],
+        "every review admitted",
+      );
+      assert.equal(served.loads(), 2, "the replaced trace was downloaded again during the burst");
+      assert.equal(now.status?.containerStatuses?.[0]?.restartCount ?? 0, 0, "no restart");
+      assert.ok(after.maxUsageBytes < after.limitBytes);
+    } finally {
+      await deployment?.remove();
+      await deleteTraceSimulation(c);
+      await served.close();
+    }
+  },
+};
+
 after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
@@ -402,6 +490,7 @@ registerClusterCases("function-pods.test.ts", opened.suite, [
   escapeByKubelet,
   clientCertificateTrust,
   burstAtRenderedLimit,
+  burstDuringTraceLoad,
   oomAtLowLimit,
   sigtermDuringBurst,
 ]);

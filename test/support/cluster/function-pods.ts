@@ -75,7 +75,7 @@ export function placeOnRealNode(object: Manifest): Manifest {
   return d;
 }
 
-async function createTlsSecrets(c: LocalCluster, options: DeploymentOptions): Promise<void> {
+export async function createTlsSecrets(c: LocalCluster, options: DeploymentOptions): Promise<void> {
   const o = resolveOptions(options);
   for (const fn of o.functions) {
     const service = functionResourceName(o.name, fn);

@@ -14,12 +14,25 @@ import type { Manifest } from "../../../knative/manifests.js";
 import { TLS_CONTAINER_PORT } from "../../../knative/workloads.js";
 import type { AdmissionReview } from "../../../shared/admission.js";
 import { buildCreateReview } from "../builders.js";
-import { barePod } from "./kube.js";
+import { type BarePodOptions, barePod } from "./kube.js";
+
+export interface BigReviewOptions {
+  /** The SimulationRoot that owns the pod (default: the cluster's). */
+  root?: BarePodOptions["root"];
+  /** A Running pod needs its lifecycle, so its Simulation's trace. */
+  running?: boolean;
+}
 
 /** A CREATE review of a simulation pod in `namespace` filled with small env vars to just under the limit. */
-export function bigCreateReview(c: LocalCluster, namespace: string, name: string): string {
-  const pod = barePod(c, name);
+export function bigCreateReview(
+  c: LocalCluster,
+  namespace: string,
+  name: string,
+  options: BigReviewOptions = {},
+): string {
+  const pod = barePod(c, name, options.root ? { root: options.root } : {});
   pod.metadata = { ...pod.metadata, namespace };
+  if (options.running) pod.status = { phase: "Running" };
   const base = JSON.stringify(buildCreateReview({ pod: pod as never })).length;
   const room = MAX_BODY_BYTES - 4 * 1024 - base;
   const env: { name: string; value: string }[] = [];
