@@ -4,7 +4,7 @@
 // SimKube counts in driver memory, which works because one process sees every pod of a simulation.
 // A scale-to-zero function does not: its memory is lost on every cold start, and during a burst several
 // replicas would count on their own and hand out the same numbers. So the default store keeps the
-// counters in the cluster (shared/cluster-sequence-store.ts, one ConfigMap per simulation); the memory
+// counters in the cluster (shared/cluster-sequence-store.ts, sharded over ConfigMaps per simulation run); the memory
 // store below is for one local process and for tests. Limits and costs: docs/traces.md
 // ("Pod sequence numbers").
 
