@@ -4,8 +4,8 @@
 // SimKube counts in driver memory, which works because one process sees every pod of a simulation.
 // A scale-to-zero function does not: its memory is lost on every cold start, and during a burst several
 // replicas would count on their own and hand out the same numbers. So the default store keeps the
-// counters in the cluster (shared/cluster-sequence-store.ts, sharded over ConfigMaps per simulation run); the memory
-// store below is for one local process and for tests. Limits and costs: docs/traces.md
+// counters in the cluster (shared/cluster-sequence-store.ts, a few sharded ConfigMaps per simulation run);
+// the memory store below is for one local process and for tests. Limits and costs: docs/traces.md
 // ("Pod sequence numbers").
 
 /** The owner the cluster store puts on its object so that it is garbage-collected with the simulation. */
