@@ -202,6 +202,46 @@ async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
   assert.ok(clone, "the interruption was cloned, so the create path was exercised");
 }
 
+/** The resources a function reads, split by what it asks for: the whole object, or the metadata only. */
+function readShapes(calls: readonly AuthorizedCall[]): { whole: string[]; metadataOnly: string[] } {
+  const reads = calls.filter((c) => c.verb === "get");
+  const names = (metadataOnly: boolean) =>
+    [
+      ...new Set(
+        reads
+          .filter((c) => (c.metadataOnly === true) === metadataOnly)
+          .map((c) => `${c.group}/${c.resource}`),
+      ),
+    ].sort();
+  return { whole: names(false), metadataOnly: names(true) };
+}
+
+/**
+ * Only what a function copies or interprets beyond metadata is read whole: the Simulation (its spec), the
+ * sequence store's ConfigMaps (their data) and the interrupted pod (the clone is made from its spec).
+ * Owners, SimulationRoots and Namespaces are judged by uid, labels, ownerReferences and deletion only.
+ */
+const EXPECTED_READS: Record<FunctionName, { whole: string[]; metadataOnly: string[] }> = {
+  "mutate-create": {
+    whole: ["/configmaps", "simkube.io/simulations"],
+    metadataOnly: [
+      "apps/daemonsets",
+      "apps/deployments",
+      "apps/replicasets",
+      "apps/statefulsets",
+      "batch/cronjobs",
+      "batch/jobs",
+      "simkube.io/simulationroots",
+      // The top of an owner chain: followed like any owner (metadata), then read whole for its settings.
+      "simkube.io/simulations",
+    ],
+  },
+  "reschedule-delete": {
+    whole: ["/pods", "simkube.io/simulations"],
+    metadataOnly: ["/namespaces", "simkube.io/simulationroots"],
+  },
+};
+
 const DRIVERS: Record<FunctionName, (kube: RecordingKube) => Promise<void>> = {
   "mutate-create": driveMutateCreate,
   "reschedule-delete": driveRescheduleDelete,
@@ -218,6 +258,27 @@ describe("RBAC derived from the API calls each function makes", () => {
       assert.deepEqual(compare(needed, granted), { missing: [], unused: [] });
     });
   }
+
+  for (const fn of Object.keys(DRIVERS) as FunctionName[]) {
+    it(`${fn}: reads whole only what it needs whole, everything else metadata-only`, async () => {
+      const kube = createRecordingKube();
+      seedSimulation(kube);
+      await DRIVERS[fn](kube);
+      assert.deepEqual(readShapes(kube.calls), EXPECTED_READS[fn]);
+    });
+  }
+
+  it("mutate-create for every Simulation reads namespaces metadata-only", async () => {
+    const { simName: _sim, ...every } = OPTIONS;
+    const manifests = buildAllManifests(every);
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    kube.memory.seed(buildSimulation({ rescheduleInterruptedBarePods: true, spec: { driver: {} } }));
+    await driveMutateCreate(kube, manifests);
+    const shapes = readShapes(kube.calls);
+    assert.ok(shapes.metadataOnly.includes("/namespaces"));
+    assert.ok(!shapes.whole.includes("/namespaces"));
+  });
 
   it("the comparison can fail: a verb the code never uses, or a missing grant, is reported", async () => {
     const kube = createRecordingKube();

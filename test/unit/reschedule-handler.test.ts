@@ -40,7 +40,7 @@ function scoped(kube: MemoryKube): KubeApi {
     return rest;
   };
   return {
-    read: (ref) => kube.read(fix(ref)),
+    read: (ref, options) => kube.read(fix(ref), options),
     create: (obj) => kube.create(obj),
     replace: (obj) => kube.replace(obj),
   };
