@@ -257,6 +257,10 @@ export const KNOWN_RESOURCES: Record<string, Record<string, { name: string; name
     ConfigMap: { name: "configmaps", namespaced: true },
     Namespace: { name: "namespaces", namespaced: false },
   },
+  // reschedule-delete's per-namespace pod-read bindings (--pod-reads virtual-namespaces).
+  "rbac.authorization.k8s.io/v1": {
+    RoleBinding: { name: "rolebindings", namespaced: true },
+  },
   [SIMKUBE_API_VERSION]: {
     [SIMULATION_KIND]: { name: "simulations", namespaced: false },
     [SIMULATION_ROOT_KIND]: { name: "simulationroots", namespaced: false },

@@ -83,10 +83,15 @@ function grantedTo(fn: FunctionName, manifests: readonly Manifest[] = MANIFESTS)
     add(kindOf<ClusterRole>("ClusterRole").find((r) => r.metadata?.name === binding.roleRef.name)?.rules);
   }
   for (const binding of kindOf<RoleBinding>("RoleBinding").filter((b) => names(b.subjects))) {
-    const role = kindOf<Role>("Role").find(
-      (r) =>
-        r.metadata?.name === binding.roleRef.name && r.metadata?.namespace === binding.metadata?.namespace,
-    );
+    // A RoleBinding grants a Role's rules, or a ClusterRole's, in its own namespace only.
+    const role =
+      binding.roleRef.kind === "ClusterRole"
+        ? kindOf<ClusterRole>("ClusterRole").find((r) => r.metadata?.name === binding.roleRef.name)
+        : kindOf<Role>("Role").find(
+            (r) =>
+              r.metadata?.name === binding.roleRef.name &&
+              r.metadata?.namespace === binding.metadata?.namespace,
+          );
     add(role?.rules, binding.metadata?.namespace);
   }
   return granted;
@@ -173,10 +178,10 @@ function compare(needed: Set<Permission>, granted: Set<Permission>) {
   };
 }
 
-async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
+async function driveRescheduleDelete(kube: RecordingKube, manifests = MANIFESTS): Promise<void> {
   const { handle, settle } = await buildFunction(
     "reschedule-delete",
-    loadConfig(renderedEnv("reschedule-delete")),
+    loadConfig(renderedEnv("reschedule-delete", manifests)),
     kube,
     quiet,
   );
@@ -278,6 +283,45 @@ describe("RBAC derived from the API calls each function makes", () => {
     const shapes = readShapes(kube.calls);
     assert.ok(shapes.metadataOnly.includes("/namespaces"));
     assert.ok(!shapes.whole.includes("/namespaces"));
+  });
+
+  it("reschedule-delete with --pod-reads virtual-namespaces: no pod reads but those its own binding grants in the virtual namespace", async () => {
+    const manifests = buildAllManifests({ ...OPTIONS, podReads: "virtual-namespaces" });
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    await driveRescheduleDelete(kube, manifests);
+    const created = kube.memory.get({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      name: "simkube-fn-virtual-pod-reads",
+      namespace: VIRTUAL_NS,
+    });
+    assert.ok(created, "the function bound the pod-read role in the virtual namespace");
+    // Pod reads happen in the virtual namespace only; RBAC's escalation check asks `bind` on the role a binding names.
+    const calls = kube.calls.map((c) =>
+      c.resource === "pods" && c.verb === "get"
+        ? c
+        : { ...c, namespace: c.namespace === FUNCTIONS_NS ? FUNCTIONS_NS : undefined },
+    );
+    const needed = new Set(calls.map((c) => permission(c.group, c.resource, c.verb, c.namespace)));
+    needed.add(permission("rbac.authorization.k8s.io", "clusterroles", "bind"));
+    const granted = grantedTo("reschedule-delete", [...manifests, created as unknown as Manifest]);
+    assert.deepEqual(compare(needed, granted), { missing: [], unused: [] });
+    assert.ok(needed.has(`/pods get in ${VIRTUAL_NS}`));
+    assert.ok(
+      !grantedTo("reschedule-delete", manifests).has("/pods get cluster-wide"),
+      "no cluster-wide pod reads",
+    );
+    const bind = (
+      manifests.find(
+        (m) => m.kind === "ClusterRole" && m.metadata?.name === "simkube-fn-reschedule-delete",
+      ) as unknown as ClusterRole
+    ).rules?.find((r) => r.verbs.includes("bind"));
+    assert.deepEqual(
+      bind?.resourceNames,
+      ["simkube-fn-virtual-pod-reads"],
+      "bind is limited to the one role",
+    );
   });
 
   it("the comparison can fail: a verb the code never uses, or a missing grant, is reported", async () => {
