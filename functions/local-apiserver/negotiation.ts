@@ -1,4 +1,6 @@
-// The Accept header of a read, negotiated as kube-apiserver does (k8s.io/apiserver endpoints/handlers/
+// The Accept header of a read, negotiated as kube-apiserver does, in two steps. For built-in kinds, first the
+// route (go-restful's matchesAccept): some clause's bare media type must be one the route produces, or */*;
+// otherwise go-restful's 406, worded as it words it. Then the handler (k8s.io/apiserver endpoints/handlers/
 // negotiation): clauses in order of q (stable otherwise), the first one this server can answer wins. A clause
 // with `as=PartialObjectMetadata` or `as=PartialObjectMetadataList` (g=meta.k8s.io, v=v1 or v1beta1) asks
 // for the metadata-only transform; any other `as=` (Table included: this double renders no tables) is a
@@ -75,22 +77,41 @@ function answerOf(clause: Clause): ClauseAnswer {
   return null;
 }
 
-function notAcceptable(res: ResourceInfo): ApiError {
-  // What the real server lists: the serializers of the resource's scope (custom resources have no protobuf).
-  const types = res.custom
-    ? "application/json, application/yaml"
-    : "application/json, application/yaml, application/vnd.kubernetes.protobuf";
-  return failure(406, "NotAcceptable", `only the following media types are accepted: ${types}`);
+/** What a built-in kind's GET route produces (custom resources are served outside go-restful). */
+const ROUTE_PRODUCES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
+
+/** go-restful's Route.matchesAccept: exact bare media types, and the any-type wildcard (no application/ wildcard). */
+function routeMatches(header: string): boolean {
+  return header.split(",").some((clause) => {
+    const mediaType = (clause.split(";")[0] ?? "").trim();
+    return mediaType === "*/*" || ROUTE_PRODUCES.includes(mediaType);
+  });
+}
+
+/** go-restful's 406, as the API server's service-error handler wraps it (NewGenericServerResponse). */
+function routeNotAcceptable(): ApiError {
+  const message = `406: Not Acceptable\n\nAvailable representations: ${ROUTE_PRODUCES.join(", ")}`;
+  return failure(406, "NotAcceptable", message, {});
+}
+
+function notAcceptable(): ApiError {
+  // The serializers the real server lists, custom resources' included (measured on kube-apiserver v1.36).
+  return failure(
+    406,
+    "NotAcceptable",
+    `only the following media types are accepted: ${ROUTE_PRODUCES.join(", ")}`,
+  );
 }
 
 /** The transform the header asks for (undefined: none); throws 406 when no clause can be answered. */
 export function negotiate(header: string | undefined, res: ResourceInfo): Transform | undefined {
   if (!header) return undefined;
+  if (!res.custom && !routeMatches(header)) throw routeNotAcceptable();
   for (const clause of ordered(header)) {
     const answer = answerOf(clause);
     if (answer !== null) return answer;
   }
-  throw notAcceptable(res);
+  throw notAcceptable();
 }
 
 /**

@@ -46,6 +46,7 @@ export function metadataCases(w: MetadataWorld): MetadataCase[] {
     { name: "a pod, an unknown transform then JSON", path: pod, accept: `${as("Bogus")}, application/json` },
     { name: "a pod, the list transform", path: pod, accept: as("PartialObjectMetadataList") },
     { name: "a pod, text/plain", path: pod, accept: "text/plain" },
+    { name: "a pod, application/*", path: pod, accept: "application/*" },
     { name: "a missing pod, metadata only", path: `${pod}-missing`, accept: PARTIAL_METADATA_ACCEPT },
     { name: "pods, the list transform", path: pods, accept: as("PartialObjectMetadataList") },
     { name: "pods, the object transform", path: pods, accept: as("PartialObjectMetadata") },
