@@ -46,6 +46,7 @@ describe("metadata-only reads against the API double", () => {
       ["a pod, metadata only, v1beta1", "v1beta1"],
       ["a namespace, metadata only", "v1"],
       ["a SimulationRoot, metadata only", "v1"],
+      ["a pod, JSON at q=0.5 before the transform (q orders the clauses)", "v1"],
     ] as const) {
       const o = outcomes[name];
       assert.equal(o?.status, 200, name);

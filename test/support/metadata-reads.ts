@@ -44,6 +44,11 @@ export function metadataCases(w: MetadataWorld): MetadataCase[] {
     { name: "a pod, an unknown transform", path: pod, accept: as("Bogus") },
     { name: "a pod, an unknown meta version", path: pod, accept: as("PartialObjectMetadata", "v2") },
     { name: "a pod, an unknown transform then JSON", path: pod, accept: `${as("Bogus")}, application/json` },
+    {
+      name: "a pod, JSON at q=0.5 before the transform (q orders the clauses)",
+      path: pod,
+      accept: `application/json;q=0.5, ${as("PartialObjectMetadata")}`,
+    },
     { name: "a pod, the list transform", path: pod, accept: as("PartialObjectMetadataList") },
     { name: "a pod, text/plain", path: pod, accept: "text/plain" },
     { name: "a pod, application/*", path: pod, accept: "application/*" },
