@@ -113,6 +113,12 @@ export interface DeploymentOptions {
   driverUsers?: readonly string[];
   /** SEQUENCE_STORE. Default "cluster" (the only one that is right with more than one replica or a cold start). */
   sequenceStore?: "cluster" | "memory";
+  /**
+   * Where reschedule-delete may read pods. "cluster" (default): `get pods` cluster-wide. "virtual-namespaces":
+   * no `get pods` of its own; it binds `<name>-virtual-pod-reads` to itself in each virtual namespace it has
+   * checked, fenced by the `<name>-pod-read-bindings` policy (knative/pod-reads.ts).
+   */
+  podReads?: PodReads;
   /** Simulation spec.driver.virtualNsPrefix. Default "virtual". */
   virtualNsPrefix?: string;
   /** Simulation spec.rescheduleInterruptedBarePods: deploy and register reschedule-delete. Default false. */
@@ -215,6 +221,7 @@ export interface ResolvedOptions {
   logFormat: string | undefined;
   driverUsers: string[];
   sequenceStore: "cluster" | "memory";
+  podReads: PodReads;
   virtualNsPrefix: string;
   reschedule: boolean;
   functions: DeployedFunction[];
@@ -423,10 +430,13 @@ function resolveFunctions(
   return { name, reschedule, functions };
 }
 
-/** The functions' own settings: driver users, log level, sequence store. */
+export const POD_READS = ["cluster", "virtual-namespaces"] as const;
+export type PodReads = (typeof POD_READS)[number];
+
+/** The functions' own settings: driver users, log level, sequence store, where pods are read. */
 function resolveRuntime(
   options: DeploymentOptions,
-): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "logFormat" | "sequenceStore"> {
+): Pick<ResolvedOptions, "driverUsers" | "logLevel" | "logFormat" | "sequenceStore" | "podReads"> {
   const driverUsers = [...(options.driverUsers ?? DEFAULT_DRIVER_USERS)].map((u) => u.trim()).filter(Boolean);
   for (const user of driverUsers) {
     if (user.includes(",")) fail(`driver user "${user}" contains a comma (DRIVER_USERS is comma-separated)`);
@@ -440,7 +450,11 @@ function resolveRuntime(
   if (sequenceStore !== "cluster" && sequenceStore !== "memory") {
     fail(`sequenceStore must be "cluster" or "memory", got "${String(sequenceStore)}"`);
   }
-  return { driverUsers, logLevel, logFormat, sequenceStore };
+  const podReads = options.podReads ?? "cluster";
+  if (!POD_READS.includes(podReads)) {
+    fail(`podReads must be one of ${POD_READS.join(", ")}, got "${String(podReads)}"`);
+  }
+  return { driverUsers, logLevel, logFormat, sequenceStore, podReads };
 }
 
 /** How the API server reaches the functions: by URL, or through a Service. */

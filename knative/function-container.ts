@@ -11,6 +11,7 @@ import {
   pathSecretName,
   type ResolvedOptions,
 } from "./deployment-options.js";
+import { podReadEnvironment } from "./pod-reads.js";
 
 /** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
 export const CONTAINER_PORT = 8080;
@@ -35,7 +36,12 @@ export function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string,
 /** The one container: `serve <function>`, configured by environment, locked down. */
 export function functionContainer(o: ResolvedOptions, fn: DeployedFunction) {
   const env = [
-    ...Object.entries(functionEnvironment(o)).map(([envName, value]) => ({ name: envName, value })),
+    ...Object.entries({ ...functionEnvironment(o), ...podReadEnvironment(o, fn) }).map(
+      ([envName, value]) => ({
+        name: envName,
+        value,
+      }),
+    ),
     ...pathSecretEnv(o),
   ];
   return {

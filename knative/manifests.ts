@@ -26,6 +26,7 @@ import { CONTAINER_PORT, functionContainer, pathSecretRevisionAnnotation } from 
 import { buildGatewayRoutes } from "./gateway-route.js";
 import { buildStack } from "./openfaas-stack.js";
 import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
+import { buildPodReadObjects } from "./pod-reads.js";
 import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
 import { KNATIVE_DEFAULT_ACTIVATION_SCALE } from "./scale-bounds.js";
 import { buildDeployment, buildFunctionService, tlsSecretName } from "./workloads.js";
@@ -312,7 +313,12 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
   const o = resolveOptions(options);
   // The policy first: no function account may create a pod before the guard on those creates is in place.
-  const objects: object[] = [...buildPodCreatePolicy(o, commonLabels(o)), ...buildRbacFrom(o)];
+  const objects: object[] = [
+    ...buildPodCreatePolicy(o, commonLabels(o)),
+    // The fence on pod-read bindings before the RBAC that lets reschedule-delete create them.
+    ...buildPodReadObjects(o, commonLabels(o)),
+    ...buildRbacFrom(o),
+  ];
   const secret = buildPathSecret(o);
   if (secret) objects.push(secret);
   if (o.clusterPlatform === "kubernetes") {

@@ -26,6 +26,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./deployment-options.js";
+import { podReadEnvironment } from "./pod-reads.js";
 import { serviceAccountName } from "./rbac.js";
 
 export interface StackResources {
@@ -100,6 +101,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
   const timeout = `${timeoutFor(o, fn) + 1}s`;
   const environment: Record<string, string> = {
     ...functionEnvironment(o),
+    ...podReadEnvironment(o, fn),
     MAX_JSON_SIZE: String(MAX_REVIEW_BYTES),
     exec_timeout: timeout,
     read_timeout: timeout,

@@ -5,6 +5,8 @@
 //                     get/create/update: ConfigMaps in its own namespace (the cluster sequence store).
 //   reschedule-delete get: the Simulation, SimulationRoots, namespaces, pods; create: pods (the clones),
 //                     which the ValidatingAdmissionPolicy (pod-create-policy.ts) narrows further.
+//                     With podReads "virtual-namespaces", no get on pods: create rolebindings and bind the
+//                     one role that grants it, per virtual namespace (pod-reads.ts).
 // Pure builders.
 
 import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
@@ -49,6 +51,8 @@ export function serviceAccountUsername(o: ResolvedOptions, fn: DeployedFunction)
   return `system:serviceaccount:${o.namespace}:${serviceAccountName(o, fn)}`;
 }
 
+const RBAC_GROUP = "rbac.authorization.k8s.io";
+
 const SIMKUBE_READS: IPolicyRule = {
   apiGroups: ["simkube.io"],
   resources: ["simulations", "simulationroots"],
@@ -78,12 +82,31 @@ export function clusterRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPoli
       ...o.extraRules.map((rule) => ({ ...rule })),
     ];
   }
-  return [
+  const common: IPolicyRule[] = [
     { ...SIMKUBE_READS },
     // The teardown guard reads the namespace (terminating?); the live pod is read before cloning.
     { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
-    { apiGroups: [""], resources: ["pods"], verbs: ["get", "create"] },
   ];
+  if (o.podReads === "cluster") {
+    return [...common, { apiGroups: [""], resources: ["pods"], verbs: ["get", "create"] }];
+  }
+  return [
+    ...common,
+    { apiGroups: [""], resources: ["pods"], verbs: ["create"] },
+    // RBAC lets a binding name a role only when its creator holds the role's permissions or may `bind` it.
+    { apiGroups: [RBAC_GROUP], resources: ["rolebindings"], verbs: ["create"] },
+    {
+      apiGroups: [RBAC_GROUP],
+      resources: ["clusterroles"],
+      verbs: ["bind"],
+      resourceNames: [podReadRoleName(o)],
+    },
+  ];
+}
+
+/** The ClusterRole (get pods) reschedule-delete binds to itself per virtual namespace with podReads "virtual-namespaces". */
+export function podReadRoleName(o: ResolvedOptions): string {
+  return `${o.name}-virtual-pod-reads`;
 }
 
 /** Rules in the functions' own namespace: the cluster sequence store (mutate-create only). */
@@ -91,8 +114,6 @@ export function namespaceRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPo
   if (fn !== "mutate-create" || o.sequenceStore !== "cluster") return [];
   return [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }];
 }
-
-const RBAC_GROUP = "rbac.authorization.k8s.io";
 
 export function buildFunctionRbac(
   o: ResolvedOptions,

@@ -1,12 +1,13 @@
 // Short-lived reads of the few objects every review of a burst asks about (the SimulationRoot, the pod's
 // namespace): one API call per object per TTL however many reviews ask, concurrent asks sharing one call
 // (lru-cache's fetch() coalesces them). "Not found" is an answer too, and is cached like one.
+// Metadata only: what is judged from these objects is their uid, labels, ownerReferences and deletion.
 
 import { LRUCache } from "lru-cache";
 import { isNotFound, type KubeApi, type KubeObject, type ObjectRef } from "./kube-api.js";
 
 export interface CachedReads {
-  /** The object, or undefined when the API says it does not exist; other failures are thrown. */
+  /** The object's metadata (a PartialObjectMetadata), or undefined when it does not exist; other failures are thrown. */
   read(ref: ObjectRef): Promise<KubeObject | undefined>;
 }
 
@@ -30,7 +31,7 @@ export function createCachedReads(kube: KubeApi, options: CachedReadsOptions = {
     ttlResolution: 0,
     fetchMethod: async (_key, _stale, { context }) => {
       try {
-        return { object: await kube.read(context) };
+        return { object: await kube.read(context, { metadataOnly: true }) };
       } catch (err) {
         if (isNotFound(err)) return { object: undefined };
         throw err;

@@ -32,6 +32,12 @@ export interface FunctionConfig {
   storeNamespace: string;
   /** Reviews are accepted only at POST /<secret> (WEBHOOK_PATH_SECRET); unset: at POST /. */
   pathSecret?: string;
+  /**
+   * reschedule-delete with `--pod-reads virtual-namespaces` (POD_READ_ROLE, POD_READ_ACCOUNT): it binds this
+   * ClusterRole to this account in each virtual namespace before reading pods there. Unset: it reads pods
+   * through its ClusterRole, cluster-wide.
+   */
+  podReads?: { role: string; account: { namespace: string; name: string } };
   /** Serve https with this certificate and key (PEM file paths) instead of plain http. */
   tls?: TlsFiles;
 }
@@ -132,6 +138,8 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (simName) config.simName = simName;
   const tracePath = env.TRACE_PATH?.trim();
   if (tracePath) config.tracePath = tracePath;
+  const podReads = podReadsOf(env);
+  if (podReads) config.podReads = podReads;
   const pathSecret = pathSecretOf(env);
   if (pathSecret) config.pathSecret = pathSecret;
   const tls = tlsOf(env, flags);
@@ -239,6 +247,26 @@ export function checkPathSecret(secret: string, source: string): string {
     );
   }
   return secret;
+}
+
+const SERVICE_ACCOUNT_USER =
+  /^system:serviceaccount:([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/;
+
+/** Both or neither: one alone would leave reschedule-delete unable to read pods, or binding to nobody. */
+function podReadsOf(env: Env): FunctionConfig["podReads"] {
+  const role = guardSetting(env.POD_READ_ROLE, "POD_READ_ROLE");
+  const account = guardSetting(env.POD_READ_ACCOUNT, "POD_READ_ACCOUNT");
+  if (role === undefined && account === undefined) return undefined;
+  if (role === undefined || account === undefined) {
+    throw new ConfigError("POD_READ_ROLE and POD_READ_ACCOUNT are set together or not at all");
+  }
+  const match = SERVICE_ACCOUNT_USER.exec(account);
+  if (!match) {
+    throw new ConfigError(
+      `POD_READ_ACCOUNT must be system:serviceaccount:<namespace>:<name> (the function's own account), got "${account}"`,
+    );
+  }
+  return { role, account: { namespace: match[1] as string, name: match[3] as string } };
 }
 
 function pathSecretOf(env: Env): string | undefined {

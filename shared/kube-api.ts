@@ -29,9 +29,17 @@ export interface ObjectRef {
   namespace?: string;
 }
 
+export interface ReadOptions {
+  /**
+   * Only the metadata (a PartialObjectMetadata, shared/partial-metadata.ts): for reads that judge owners,
+   * labels, uids and deletion, never the spec. RBAC still authorizes it as `get`.
+   */
+  metadataOnly?: boolean;
+}
+
 export interface KubeApi {
   /** GET one object. Throws KubeError (404 NotFound, and UnknownKind for kinds the server does not serve). */
-  read<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T>;
+  read<T extends KubeObject = KubeObject>(ref: ObjectRef, options?: ReadOptions): Promise<T>;
   /** POST; throws KubeError 409 AlreadyExists, 403 Forbidden (e.g. terminating namespace). */
   create<T extends KubeObject = KubeObject>(object: T): Promise<T>;
   /** PUT with the object's resourceVersion as precondition; throws KubeError 409 Conflict when stale. */

@@ -35,8 +35,10 @@ import {
   KubeError,
   type KubeObject,
   type ObjectRef,
+  type ReadOptions,
   STATUS_REASON_BY_CODE,
 } from "./kube-api.js";
+import { asPartialObjectMetadata, PARTIAL_METADATA_ACCEPT } from "./partial-metadata.js";
 
 export interface KubeApiOptions {
   /** A kubeconfig file; otherwise KubeConfig.loadFromDefault() ($KUBECONFIG, ~/.kube/config, in-cluster). */
@@ -87,9 +89,13 @@ export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
     keepAlive: options.keepAlive ?? true,
   });
   return {
-    async read<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+    async read<T extends KubeObject = KubeObject>(ref: ObjectRef, options: ReadOptions = {}): Promise<T> {
       const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: metaOf(ref.name, ref.namespace) };
-      return (await call(() => client.send(HttpMethod.GET, spec, "read"))) as T;
+      if (!options.metadataOnly) return (await call(() => client.send(HttpMethod.GET, spec, "read"))) as T;
+      const answer = await call(() =>
+        client.send(HttpMethod.GET, spec, "read", undefined, PARTIAL_METADATA_ACCEPT),
+      );
+      return asPartialObjectMetadata(answer as KubeObject) as T;
     },
     async create<T extends KubeObject = KubeObject>(object: T): Promise<T> {
       return (await call(() => client.send(HttpMethod.POST, pathSpec(object), "create", object))) as T;
@@ -251,6 +257,10 @@ export const KNOWN_RESOURCES: Record<string, Record<string, { name: string; name
     ConfigMap: { name: "configmaps", namespaced: true },
     Namespace: { name: "namespaces", namespaced: false },
   },
+  // reschedule-delete's per-namespace pod-read bindings (--pod-reads virtual-namespaces).
+  "rbac.authorization.k8s.io/v1": {
+    RoleBinding: { name: "rolebindings", namespaced: true },
+  },
   [SIMKUBE_API_VERSION]: {
     [SIMULATION_KIND]: { name: "simulations", namespaced: false },
     [SIMULATION_ROOT_KIND]: { name: "simulationroots", namespaced: false },
@@ -319,10 +329,11 @@ class RawObjectApi extends KubernetesObjectApi {
     spec: { apiVersion: string; kind: string; metadata: Record<string, string> },
     action: "read" | "create" | "replace",
     body?: unknown,
+    accept = "application/json",
   ): Promise<unknown> {
     const path = await this.specUriPath(spec, action);
     const ctx = this.configuration.baseServer.makeRequestContext(path, method);
-    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Accept", accept);
     if (body !== undefined) {
       ctx.setHeaderParam("Content-Type", "application/json");
       ctx.setBody(JSON.stringify(body));

@@ -150,12 +150,11 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions): OwnerCa
     fetchMethod: async (_key, _stale, { context }) => {
       const { namespace, ref } = context;
       try {
-        const owner = await kube.read({
-          apiVersion: ref.apiVersion,
-          kind: ref.kind,
-          name: ref.name,
-          namespace,
-        });
+        // Only the owner's ownerReferences are followed: its spec (a pod template, env included) is never read.
+        const owner = await kube.read(
+          { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace },
+          { metadataOnly: true },
+        );
         return ownerReferencesOf(owner);
       } catch (err) {
         // lru-cache stores nothing for undefined: this is what keeps "not found" out of the cache.

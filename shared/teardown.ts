@@ -59,6 +59,7 @@ type Verdict = { over: false } | { over: true; reason: TeardownReason };
 
 const ALIVE: Verdict = { over: false };
 
+/** The phase is absent from a metadata-only read; the deletionTimestamp is set first and says the same. */
 export function isNamespaceTerminating(namespace: KubeObject): boolean {
   const phase = (namespace.status as { phase?: unknown } | undefined)?.phase;
   return phase === "Terminating" || Boolean(namespace.metadata?.deletionTimestamp);

@@ -122,6 +122,7 @@ async function handle(b: Backend, front: Front, req: http.IncomingMessage, res: 
   if (fault?.action === "hang") return;
   const body = Buffer.concat(chunks).toString("utf8");
   const ctx: Ctx = { method, query: url.searchParams, body, contentType: contentTypeOf(req), user };
+  if (typeof req.headers.accept === "string") ctx.accept = req.headers.accept;
   const reply = fault ? faultReply(fault) : await routed(b, url.pathname, ctx);
   record.status = reply.status;
   if (!res.destroyed) send(res, reply);

@@ -37,6 +37,8 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
   builtin("apps", "DaemonSet", "daemonsets", true, true, ["ds"]),
   builtin("batch", "Job", "jobs", true, true),
   builtin("batch", "CronJob", "cronjobs", true, true, ["cj"]),
+  // What reschedule-delete creates with --pod-reads virtual-namespaces (the double does not authorize).
+  builtin("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true, false),
   {
     group: "simkube.io",
     version: "v1",
@@ -62,7 +64,14 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
 ];
 
 /** Kinds whose metadata.generation tracks spec changes (pods, configmaps and namespaces have none). */
-export const NO_GENERATION = new Set(["pods", "configmaps", "namespaces", "nodes", "serviceaccounts"]);
+export const NO_GENERATION = new Set([
+  "pods",
+  "configmaps",
+  "namespaces",
+  "nodes",
+  "serviceaccounts",
+  "rolebindings",
+]);
 
 export function apiVersionOf(res: ResourceInfo): string {
   return res.group ? `${res.group}/${res.version}` : res.version;

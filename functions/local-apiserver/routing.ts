@@ -52,7 +52,7 @@ export async function route(b: Backend, segments: string[], ctx: Ctx): Promise<R
   const { name } = t;
   switch (ctx.method) {
     case "GET":
-      return name === undefined ? list(b, t, ctx) : get(b, t);
+      return name === undefined ? list(b, t, ctx) : get(b, t, ctx);
     case "POST":
       if (name !== undefined) throw methodNotAllowed();
       return create(b, t, ctx);

@@ -191,6 +191,7 @@ class RunningFakeApiServer implements FakeApiServer {
   ): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = { "content-type": opts.contentType ?? "application/json" };
     if (opts.user) headers["x-fake-user"] = opts.user;
+    if (opts.accept) headers.accept = opts.accept;
     if (opts.groups) headers["x-fake-groups"] = opts.groups.join(",");
     const init: RequestInit = { method, headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000) };
     if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);

@@ -111,6 +111,8 @@ export interface RawRequestOptions {
   user?: string;
   groups?: string[];
   contentType?: string;
+  /** The Accept header, e.g. a metadata-only read's (shared/partial-metadata.ts). */
+  accept?: string;
   timeoutMs?: number;
 }
 
@@ -177,6 +179,8 @@ export interface Ctx {
   query: URLSearchParams;
   body: string;
   contentType: string;
+  /** The Accept header, when sent: a read may ask for the metadata only (negotiation.ts). */
+  accept?: string;
   user: UserInfo;
 }
 

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { resolveOptions } from "../../knative/deployment-options.js";
+import { type PodReads, resolveOptions } from "../../knative/deployment-options.js";
 import {
   buildAllManifests,
   buildSimulationWebhookConfiguration,
@@ -15,12 +15,19 @@ import {
   type DeploymentOptions,
 } from "../../knative/manifests.js";
 import { podCreatePolicyName } from "../../knative/pod-create-policy.js";
+import {
+  podReadBindingPolicyName,
+  podReadEnvironment,
+  podReadSettingsOf,
+  readsPodsPerNamespace,
+} from "../../knative/pod-reads.js";
 import { loadConfig } from "../../shared/config.js";
 import { FUNCTION_NAMES, type FunctionName } from "../../shared/function-names.js";
 import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import type { LogLevel } from "../../shared/log.js";
 import { DEFAULT_VIRTUAL_NS_PREFIX } from "../../shared/simulation.js";
+import { podReadBinding } from "../reschedule-delete/pod-read-grants.js";
 import {
   buildNamespace,
   buildSimulation,
@@ -89,6 +96,8 @@ export interface LocalClusterOptions {
    * production setup, which the real-cluster suite runs with.
    */
   insecureDev?: boolean;
+  /** `manifests --pod-reads`: where reschedule-delete may read pods. Default "cluster". */
+  podReads?: PodReads;
 }
 
 /** The credentials kube-apiserver presents to the functions (production mode): a test can call them as it. */
@@ -268,6 +277,20 @@ async function applyAccounts(s: Setup, deployment: DeploymentOptions) {
     const policy = podCreatePolicyName(resolveOptions(deployment));
     await waitForPolicyEnforced(accounts["reschedule-delete"].client, `${s.prefix}-default`, policy);
   }
+  const resolved = resolveOptions(deployment);
+  if (s.security === "production" && readsPodsPerNamespace(resolved)) {
+    // A binding of the pod-read role in the functions' own namespace (not virtual): the fence refuses it.
+    const probe = podReadBinding(podReadSettingsOf(resolved), FUNCTIONS_NAMESPACE);
+    await waitForPolicyEnforced(
+      accounts["reschedule-delete"].client,
+      FUNCTIONS_NAMESPACE,
+      podReadBindingPolicyName(resolved),
+      {
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${FUNCTIONS_NAMESPACE}/rolebindings`,
+        body: probe,
+      },
+    );
+  }
   const driverKubeconfig = await driverAccount(s);
   const functionKubeconfigs = {} as Record<FunctionName, string>;
   for (const fn of FUNCTION_NAMES) functionKubeconfigs[fn] = accounts[fn].kubeconfig;
@@ -402,7 +425,7 @@ async function bringUp(
 
   const reviews: RecordedReview[] = [];
   const recorded = options.recordReviews ? reviews : undefined;
-  const functions = await serveFunctions(s, options, functionKubeconfigs, recorded);
+  const functions = await serveFunctions(s, options, deployment, functionKubeconfigs, recorded);
   served.push(...Object.values(functions));
   const webhooks = options.everySimulation
     ? buildSimulationWebhookConfiguration({ ...deployment, simName })
@@ -487,6 +510,7 @@ function deploymentOptions(s: Setup, o: LocalClusterOptions): DeploymentOptions 
     caBundle: Buffer.from(s.pki.caCertPem).toString("base64"),
     ...(o.tracePath ? { tracePath: o.tracePath } : {}),
     ...(s.pathSecret ? { pathSecret: s.pathSecret } : {}),
+    ...(o.podReads ? { podReads: o.podReads } : {}),
   };
 }
 
@@ -505,6 +529,7 @@ async function driverAccount(s: Setup): Promise<string> {
 async function serveFunctions(
   s: Setup,
   o: LocalClusterOptions,
+  deployment: DeploymentOptions,
   kubeconfigs: Record<FunctionName, string>,
   record: RecordedReview[] | undefined,
 ): Promise<Record<FunctionName, LocalFunction>> {
@@ -521,7 +546,8 @@ async function serveFunctions(
   for (const name of FUNCTION_NAMES) {
     functions[name] = await serveFunction({
       name,
-      config: loadConfig(env, { port: "0" }),
+      // As the rendered manifests set it: POD_READ_ROLE and POD_READ_ACCOUNT for reschedule-delete in narrow mode.
+      config: loadConfig({ ...env, ...podReadEnvironment(resolveOptions(deployment), name) }, { port: "0" }),
       kubeconfig: kubeconfigs[name],
       port: s.ports[name],
       logFile: path.join(s.dir, "logs", `${name}.log`),

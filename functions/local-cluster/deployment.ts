@@ -75,26 +75,36 @@ export async function applyFunctionObjects(
   return credentials;
 }
 
+/** A dry-run create the policy refuses: by default an unpinned pod in `namespace`. */
+export interface PolicyProbe {
+  path: string;
+  body: unknown;
+}
+
 /**
- * Until the API server enforces the policy: a dry-run create, as a function's account, of a pod the policy
- * refuses (unpinned, in a virtual namespace). Refused naming the policy: enforced. Accepted: not yet.
+ * Until the API server enforces the policy: a dry-run create, as a function's account, of an object the
+ * policy refuses (default: an unpinned pod in a virtual namespace). Refused naming the policy: enforced.
+ * Accepted: not yet.
  */
 export async function waitForPolicyEnforced(
   fn: RestClient,
   namespace: string,
   policyName: string,
+  probe: PolicyProbe = {
+    path: `/api/v1/namespaces/${namespace}/pods`,
+    body: {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "policy-probe" },
+      spec: { containers: [{ name: "c", image: "probe" }] },
+    },
+  },
 ): Promise<void> {
-  const unpinned = {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name: "policy-probe" },
-    spec: { containers: [{ name: "c", image: "probe" }] },
-  };
   await waitUntil(
     `ValidatingAdmissionPolicy ${policyName} enforced`,
     async () => {
       try {
-        await fn.request("POST", `/api/v1/namespaces/${namespace}/pods?dryRun=All`, unpinned);
+        await fn.request("POST", `${probe.path}?dryRun=All`, probe.body);
         return false;
       } catch (err) {
         if (err instanceof RestError && err.status === 403 && err.body.includes(policyName)) return true;

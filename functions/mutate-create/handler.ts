@@ -341,7 +341,8 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
 function multiSimulationDeps(kube: KubeApi, config: FunctionConfig): Partial<MutateCreateDeps> {
   const readNamespace = async (name: string): Promise<KubeObject | undefined> => {
     try {
-      return await kube.read({ apiVersion: "v1", kind: "Namespace", name });
+      // Its labels and owner say which Simulation it belongs to; nothing else is needed.
+      return await kube.read({ apiVersion: "v1", kind: "Namespace", name }, { metadataOnly: true });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -44,6 +44,7 @@ import { awaitDeletion, DEFAULT_DELETION_WAIT_MS, type DeletionWaitOptions } fro
 import { createPendingClones, type PendingClones } from "./pending-clones.js";
 import type { Candidate } from "./plan.js";
 import { triageDelete } from "./plan.js";
+import { createPodReadGrants, type PodReadSettings } from "./pod-read-grants.js";
 import {
   type AwaitingDeletion,
   type Confirmed,
@@ -88,6 +89,8 @@ export interface RescheduleDeleteDeps {
   deletionWait?: Pick<DeletionWaitOptions, "waitMs" | "firstDelayMs" | "maxDelayMs">;
   /** The clones waiting for their deletion. Default: a fresh registry of 256 (pass one to drain it on shutdown). */
   pending?: PendingClones;
+  /** `--pod-reads virtual-namespaces`: bind this role to this account in each virtual namespace first. */
+  podReads?: PodReadSettings;
   /** Milliseconds clock, sleep and randomness for the retries (tests inject them). */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -143,9 +146,20 @@ function buildState(deps: RescheduleDeleteDeps): HandlerState {
   const { kube, simName, simulation } = deps;
   const pending = deps.pending ?? createPendingClones();
   stats.countPendingWith(() => pending.size);
+  const podReads = deps.podReads
+    ? createPodReadGrants(kube, deps.podReads, { ...clock, ...(deps.sleep ? { sleep: deps.sleep } : {}) })
+    : undefined;
   return {
     deps,
-    world: { kube, ...(simName ? { simName } : {}), simulation, teardown, reads, stats },
+    world: {
+      kube,
+      ...(simName ? { simName } : {}),
+      simulation,
+      teardown,
+      reads,
+      stats,
+      ...(podReads ? { podReads } : {}),
+    },
     stats,
     answerWithinMs: deps.answerWithinMs ?? (deps.retry?.deadlineMs ?? DEFAULT_DEADLINE_MS) + 500,
     handled: new LRUCache<string, string>({ max: deps.memoSize ?? 10_000 }),
@@ -205,7 +219,10 @@ async function cloneWhenDeleted(
   const started = (s.deps.now ?? (() => performance.now()))();
   let decision: Decision;
   try {
-    const shown = await awaitDeletion(() => s.deps.kube.read<Pod>(ref), uid, {
+    const readPod = () => s.deps.kube.read<Pod>(ref);
+    const { podReads } = s.world;
+    const read = podReads ? () => podReads.read(namespace, readPod) : readPod;
+    const shown = await awaitDeletion(read, uid, {
       ...s.deps.deletionWait,
       ...(s.deps.sleep ? { sleep: s.deps.sleep } : {}),
       stop: () => s.handled.has(uid),
@@ -337,9 +354,14 @@ export async function buildRescheduleDeleteDeps(
   kube: KubeApi,
   log: Logger,
 ): Promise<RescheduleDeleteDeps & { stats: RescheduleStats; pending: PendingClones }> {
-  log.info({ simName: config.simName, driverUsers: config.driverUsers }, "reschedule-delete configured");
+  const podReads = config.podReads?.role;
+  log.info(
+    { simName: config.simName, driverUsers: config.driverUsers, podReads: podReads ?? "cluster" },
+    "reschedule-delete configured",
+  );
   return {
     kube,
+    ...(config.podReads ? { podReads: config.podReads } : {}),
     ...(config.simName ? { simName: config.simName } : {}),
     driverUsers: config.driverUsers,
     log,

@@ -35,6 +35,7 @@ import {
   virtualNamespaceRootOf,
 } from "./live-checks.js";
 import { buildClone, type Candidate, type SkipReason } from "./plan.js";
+import type { PodReadGrants } from "./pod-read-grants.js";
 import type { RescheduleStats } from "./stats.js";
 
 /** Why a review ended without a clone, beyond the triage's reasons. */
@@ -81,6 +82,8 @@ export interface RescheduleWorld {
   /** The cached reads the teardown guard also uses: the root and the namespace cost one call per burst. */
   reads: CachedReads;
   stats: RescheduleStats;
+  /** `--pod-reads virtual-namespaces`: pods are read only where a binding was made (pod-read-grants.ts). */
+  podReads?: PodReadGrants;
 }
 
 export function skip(reason: SkipReason | HandlerSkip): Decision {
@@ -146,8 +149,9 @@ export async function checkNamespace(w: RescheduleWorld, namespace: string, root
 /** The pod as it is now, or undefined when it is gone. */
 export async function readLivePod(w: RescheduleWorld, candidate: Candidate, call: StepCall) {
   const ref = { apiVersion: "v1", kind: "Pod", name: candidate.name, namespace: candidate.namespace };
+  const read = () => call("read-pod", () => w.kube.read<Pod>(ref));
   try {
-    return await call("read-pod", () => w.kube.read<Pod>(ref));
+    return await (w.podReads ? w.podReads.read(candidate.namespace, read) : read());
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -204,6 +208,9 @@ export async function confirmCandidate(
   if (torn) return skip(torn);
   const notVirtual = await checkNamespace(w, candidate.namespace, found.root, call);
   if (notVirtual) return skip(notVirtual);
+  // Only now, in a namespace checked to be this Simulation's virtual one, may pods be made readable.
+  const { podReads } = w;
+  if (podReads) await call("pod-read-binding", () => podReads.ensure(candidate.namespace));
   // During the final delete the pod still exists (admission runs before removal), so this read finds it.
   const live = await readLivePod(w, candidate, call);
   const unconfirmed = confirmLivePod(live, candidate);

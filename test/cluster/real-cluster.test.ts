@@ -19,6 +19,7 @@ import {
   FINISHING_POD,
   mutationCases,
 } from "../support/cluster/mutation-scenarios.js";
+import { podReadCases } from "../support/cluster/pod-read-scenarios.js";
 import { describeRow } from "../support/cluster/reviews.js";
 import { type ClusterCase, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { teardownCase } from "../support/cluster/teardown-scenario.js";
@@ -71,6 +72,8 @@ const knownResources: ClusterCase = {
 
 registerClusterCases("test/cluster/real-cluster.test.ts", suite, [
   knownResources,
+  // The default pod reads: what the narrow mode (production-security.test.ts) takes away.
+  ...podReadCases(ref, "cluster"),
   ...mutationCases(ref),
   ...deletionCases(ref),
   forgedReviewCase(ref),

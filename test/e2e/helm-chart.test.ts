@@ -185,6 +185,37 @@ const CASES: Case[] = [
     ],
   },
   {
+    name: "kubernetes, pod reads only in virtual namespaces",
+    values: { platform: "kubernetes", ...SIM, caBundle: PEM, podReads: "virtual-namespaces" },
+    flags: [
+      "--platform",
+      "kubernetes",
+      ...SIM_FLAGS,
+      "--ca-bundle",
+      CA_FILE,
+      "--pod-reads",
+      "virtual-namespaces",
+    ],
+  },
+  {
+    name: "openfaas CE, pod reads only in virtual namespaces (the shared default account)",
+    values: {
+      platform: "openfaas",
+      ...SIM,
+      podReads: "virtual-namespaces",
+      openfaas: { webhookGatewayUrl: "https://gw.example.com/" },
+    },
+    flags: [
+      "--platform",
+      "openfaas",
+      ...SIM_FLAGS,
+      "--webhook-gateway-url",
+      "https://gw.example.com/",
+      "--pod-reads",
+      "virtual-namespaces",
+    ],
+  },
+  {
     name: "kind, unbounded max-scale keeps the activation scale",
     values: { platform: "kind", ...SIM, functions: { "reschedule-delete": { maxScale: 0 } } },
     flags: ["--platform", "kind", ...SIM_FLAGS, "--max-scale-reschedule-delete", "0"],

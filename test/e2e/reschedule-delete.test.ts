@@ -116,7 +116,7 @@ async function startEnv(options: EnvOptions = {}): Promise<Env> {
   const created: KubeObject[] = [];
   // The real adapter, with the bodies of creates recorded on the way out.
   const kube: KubeApi = {
-    read: (ref) => realKube.read(ref),
+    read: (ref, options) => realKube.read(ref, options),
     create: (obj) => {
       created.push(structuredClone(obj));
       return realKube.create(obj);

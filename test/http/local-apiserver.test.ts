@@ -86,7 +86,7 @@ describe("fake API server: discovery and reads", () => {
     const groups = await call(server, "GET", "/apis");
     assert.deepEqual(
       groups.body.groups.map((g: Json) => g.name),
-      ["apps", "batch", "simkube.io"],
+      ["apps", "batch", "rbac.authorization.k8s.io", "simkube.io"],
     );
     assert.equal((await call(server, "GET", "/apis/nope.io/v1")).status, 404);
   });

@@ -4,6 +4,7 @@
 
 import { randomUUID } from "node:crypto";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef, refOf } from "../../shared/kube-api.js";
+import { asPartialObjectMetadata } from "../../shared/partial-metadata.js";
 
 export type KubeVerb = "read" | "create" | "replace";
 
@@ -12,6 +13,8 @@ export interface KubeCall {
   ref: ObjectRef;
   /** What the fake answered: an HTTP status (200/201 on success). */
   status: number;
+  /** A read of the metadata only (answered with a PartialObjectMetadata, as the API server does). */
+  metadataOnly?: true;
 }
 
 export interface Fault {
@@ -89,25 +92,33 @@ export function createMemoryKube(options: MemoryKubeOptions = {}): MemoryKube {
     }
   }
 
-  async function run<T>(verb: KubeVerb, ref: ObjectRef, apply: () => KubeObject, ok: number): Promise<T> {
+  async function run<T>(
+    verb: KubeVerb,
+    ref: ObjectRef,
+    apply: () => KubeObject,
+    ok: number,
+    metadataOnly = false,
+  ): Promise<T> {
+    const log = (status: number) =>
+      calls.push(metadataOnly ? { verb, ref, status, metadataOnly } : { verb, ref, status });
     await pause(verb);
     const fault = takeFault(verb, ref);
     if (fault?.hang) {
-      calls.push({ verb, ref, status: 0 });
+      log(0);
       return new Promise<T>(() => {});
     }
     if (fault && !fault.afterApply) {
-      calls.push({ verb, ref, status: fault.error.status });
+      log(fault.error.status);
       throw fault.error;
     }
     let result: KubeObject;
     try {
       result = apply();
     } catch (err) {
-      calls.push({ verb, ref, status: err instanceof KubeError ? err.status : 500 });
+      log(err instanceof KubeError ? err.status : 500);
       throw err;
     }
-    calls.push({ verb, ref, status: fault ? fault.error.status : ok });
+    log(fault ? fault.error.status : ok);
     await pause(verb);
     if (fault) throw fault.error;
     return structuredClone(result) as T;
@@ -134,16 +145,18 @@ export function createMemoryKube(options: MemoryKubeOptions = {}): MemoryKube {
       return verb === undefined ? calls.length : calls.filter((c) => c.verb === verb).length;
     },
 
-    read(ref) {
+    read(ref, options = {}) {
+      const metadataOnly = options.metadataOnly === true;
       return run(
         "read",
         ref,
         () => {
           const found = store.get(keyOf(ref));
           if (found === undefined) throw new KubeError(404, "NotFound", `${describe(ref)} not found`);
-          return found;
+          return metadataOnly ? asPartialObjectMetadata(found) : found;
         },
         200,
+        metadataOnly,
       );
     },
 

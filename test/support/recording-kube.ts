@@ -14,6 +14,8 @@ export interface AuthorizedCall {
   verb: "get" | "create" | "update";
   /** Absent for cluster-scoped resources. */
   namespace?: string;
+  /** A get of the metadata only (PartialObjectMetadata); RBAC authorizes it as get all the same. */
+  metadataOnly?: true;
 }
 
 const CLUSTER_SCOPED = new Set(["Namespace", "Node", "Simulation", "SimulationRoot"]);
@@ -40,18 +42,19 @@ export function createRecordingKube(): RecordingKube {
     const { namespace: _cluster, ...rest } = ref;
     return rest;
   };
-  const record = (ref: ObjectRef, verb: AuthorizedCall["verb"]) => {
+  const record = (ref: ObjectRef, verb: AuthorizedCall["verb"], metadataOnly = false) => {
     const call: AuthorizedCall = { group: groupOf(ref.apiVersion), resource: resourceOf(ref.kind), verb };
     const { namespace } = scoped(ref);
     if (namespace !== undefined) call.namespace = namespace;
+    if (metadataOnly) call.metadataOnly = true;
     calls.push(call);
   };
   return {
     memory,
     calls,
-    read(ref) {
-      record(ref, "get");
-      return memory.read(scoped(ref));
+    read(ref, options) {
+      record(ref, "get", options?.metadataOnly === true);
+      return memory.read(scoped(ref), options);
     },
     create(object) {
       record(refOf(object), "create");

@@ -51,13 +51,15 @@ describe("help texts name exactly the flags the parsers take", () => {
   it("cluster", () => {
     const named = flagsNamed(usage("cluster"));
     for (const flag of named) {
-      const args = flag === "--trace" || flag === "--sim-name" ? ["up", flag, "x"] : ["up", flag];
+      const takesValue = ["--trace", "--sim-name", "--pod-reads"].includes(flag);
+      const args = takesValue ? ["up", flag, flag === "--pod-reads" ? "cluster" : "x"] : ["up", flag];
       assert.equal(refusedAsUnknown(parseClusterArgs, args), false, `cluster ${flag}`);
     }
     assert.deepEqual([...named].sort(), [
       "--insecure-dev",
       "--json",
       "--knative",
+      "--pod-reads",
       "--real-node",
       "--reschedule",
       "--sim-name",

@@ -53,6 +53,24 @@ describe("loadConfig (shared/config.ts)", () => {
     });
   });
 
+  it("POD_READ_ROLE and POD_READ_ACCOUNT: together, the account as a ServiceAccount username", () => {
+    const env = {
+      ...BASE,
+      POD_READ_ROLE: " fn-virtual-pod-reads ",
+      POD_READ_ACCOUNT: "system:serviceaccount:simkube:fn-reschedule-delete",
+    };
+    assert.deepEqual(loadConfig(env).podReads, {
+      role: "fn-virtual-pod-reads",
+      account: { namespace: "simkube", name: "fn-reschedule-delete" },
+    });
+    assert.match(configError({ ...BASE, POD_READ_ROLE: "r" }), /POD_READ_ROLE and POD_READ_ACCOUNT/);
+    assert.match(
+      configError({ ...env, POD_READ_ACCOUNT: "fn-reschedule-delete" }),
+      /POD_READ_ACCOUNT must be/,
+    );
+    assert.match(configError({ ...env, POD_READ_ROLE: "  " }), /POD_READ_ROLE is set but empty/);
+  });
+
   it("port: the flag beats PORT, and PORT beats the default", () => {
     assert.equal(loadConfig({ ...BASE, PORT: "9090" }, { port: "7070" }).port, 7070);
     assert.equal(loadConfig({ ...BASE, PORT: "9090" }).port, 9090);

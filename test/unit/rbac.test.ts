@@ -83,10 +83,15 @@ function grantedTo(fn: FunctionName, manifests: readonly Manifest[] = MANIFESTS)
     add(kindOf<ClusterRole>("ClusterRole").find((r) => r.metadata?.name === binding.roleRef.name)?.rules);
   }
   for (const binding of kindOf<RoleBinding>("RoleBinding").filter((b) => names(b.subjects))) {
-    const role = kindOf<Role>("Role").find(
-      (r) =>
-        r.metadata?.name === binding.roleRef.name && r.metadata?.namespace === binding.metadata?.namespace,
-    );
+    // A RoleBinding grants a Role's rules, or a ClusterRole's, in its own namespace only.
+    const role =
+      binding.roleRef.kind === "ClusterRole"
+        ? kindOf<ClusterRole>("ClusterRole").find((r) => r.metadata?.name === binding.roleRef.name)
+        : kindOf<Role>("Role").find(
+            (r) =>
+              r.metadata?.name === binding.roleRef.name &&
+              r.metadata?.namespace === binding.metadata?.namespace,
+          );
     add(role?.rules, binding.metadata?.namespace);
   }
   return granted;
@@ -173,10 +178,10 @@ function compare(needed: Set<Permission>, granted: Set<Permission>) {
   };
 }
 
-async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
+async function driveRescheduleDelete(kube: RecordingKube, manifests = MANIFESTS): Promise<void> {
   const { handle, settle } = await buildFunction(
     "reschedule-delete",
-    loadConfig(renderedEnv("reschedule-delete")),
+    loadConfig(renderedEnv("reschedule-delete", manifests)),
     kube,
     quiet,
   );
@@ -202,6 +207,46 @@ async function driveRescheduleDelete(kube: RecordingKube): Promise<void> {
   assert.ok(clone, "the interruption was cloned, so the create path was exercised");
 }
 
+/** The resources a function reads, split by what it asks for: the whole object, or the metadata only. */
+function readShapes(calls: readonly AuthorizedCall[]): { whole: string[]; metadataOnly: string[] } {
+  const reads = calls.filter((c) => c.verb === "get");
+  const names = (metadataOnly: boolean) =>
+    [
+      ...new Set(
+        reads
+          .filter((c) => (c.metadataOnly === true) === metadataOnly)
+          .map((c) => `${c.group}/${c.resource}`),
+      ),
+    ].sort();
+  return { whole: names(false), metadataOnly: names(true) };
+}
+
+/**
+ * Only what a function copies or interprets beyond metadata is read whole: the Simulation (its spec), the
+ * sequence store's ConfigMaps (their data) and the interrupted pod (the clone is made from its spec).
+ * Owners, SimulationRoots and Namespaces are judged by uid, labels, ownerReferences and deletion only.
+ */
+const EXPECTED_READS: Record<FunctionName, { whole: string[]; metadataOnly: string[] }> = {
+  "mutate-create": {
+    whole: ["/configmaps", "simkube.io/simulations"],
+    metadataOnly: [
+      "apps/daemonsets",
+      "apps/deployments",
+      "apps/replicasets",
+      "apps/statefulsets",
+      "batch/cronjobs",
+      "batch/jobs",
+      "simkube.io/simulationroots",
+      // The top of an owner chain: followed like any owner (metadata), then read whole for its settings.
+      "simkube.io/simulations",
+    ],
+  },
+  "reschedule-delete": {
+    whole: ["/pods", "simkube.io/simulations"],
+    metadataOnly: ["/namespaces", "simkube.io/simulationroots"],
+  },
+};
+
 const DRIVERS: Record<FunctionName, (kube: RecordingKube) => Promise<void>> = {
   "mutate-create": driveMutateCreate,
   "reschedule-delete": driveRescheduleDelete,
@@ -218,6 +263,66 @@ describe("RBAC derived from the API calls each function makes", () => {
       assert.deepEqual(compare(needed, granted), { missing: [], unused: [] });
     });
   }
+
+  for (const fn of Object.keys(DRIVERS) as FunctionName[]) {
+    it(`${fn}: reads whole only what it needs whole, everything else metadata-only`, async () => {
+      const kube = createRecordingKube();
+      seedSimulation(kube);
+      await DRIVERS[fn](kube);
+      assert.deepEqual(readShapes(kube.calls), EXPECTED_READS[fn]);
+    });
+  }
+
+  it("mutate-create for every Simulation reads namespaces metadata-only", async () => {
+    const { simName: _sim, ...every } = OPTIONS;
+    const manifests = buildAllManifests(every);
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    kube.memory.seed(buildSimulation({ rescheduleInterruptedBarePods: true, spec: { driver: {} } }));
+    await driveMutateCreate(kube, manifests);
+    const shapes = readShapes(kube.calls);
+    assert.ok(shapes.metadataOnly.includes("/namespaces"));
+    assert.ok(!shapes.whole.includes("/namespaces"));
+  });
+
+  it("reschedule-delete with --pod-reads virtual-namespaces: no pod reads but those its own binding grants in the virtual namespace", async () => {
+    const manifests = buildAllManifests({ ...OPTIONS, podReads: "virtual-namespaces" });
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    await driveRescheduleDelete(kube, manifests);
+    const created = kube.memory.get({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      name: "simkube-fn-virtual-pod-reads",
+      namespace: VIRTUAL_NS,
+    });
+    assert.ok(created, "the function bound the pod-read role in the virtual namespace");
+    // Pod reads happen in the virtual namespace only; RBAC's escalation check asks `bind` on the role a binding names.
+    const calls = kube.calls.map((c) =>
+      c.resource === "pods" && c.verb === "get"
+        ? c
+        : { ...c, namespace: c.namespace === FUNCTIONS_NS ? FUNCTIONS_NS : undefined },
+    );
+    const needed = new Set(calls.map((c) => permission(c.group, c.resource, c.verb, c.namespace)));
+    needed.add(permission("rbac.authorization.k8s.io", "clusterroles", "bind"));
+    const granted = grantedTo("reschedule-delete", [...manifests, created as unknown as Manifest]);
+    assert.deepEqual(compare(needed, granted), { missing: [], unused: [] });
+    assert.ok(needed.has(`/pods get in ${VIRTUAL_NS}`));
+    assert.ok(
+      !grantedTo("reschedule-delete", manifests).has("/pods get cluster-wide"),
+      "no cluster-wide pod reads",
+    );
+    const bind = (
+      manifests.find(
+        (m) => m.kind === "ClusterRole" && m.metadata?.name === "simkube-fn-reschedule-delete",
+      ) as unknown as ClusterRole
+    ).rules?.find((r) => r.verbs.includes("bind"));
+    assert.deepEqual(
+      bind?.resourceNames,
+      ["simkube-fn-virtual-pod-reads"],
+      "bind is limited to the one role",
+    );
+  });
 
   it("the comparison can fail: a verb the code never uses, or a missing grant, is reported", async () => {
     const kube = createRecordingKube();

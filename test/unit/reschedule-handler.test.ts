@@ -40,7 +40,7 @@ function scoped(kube: MemoryKube): KubeApi {
     return rest;
   };
   return {
-    read: (ref) => kube.read(fix(ref)),
+    read: (ref, options) => kube.read(fix(ref), options),
     create: (obj) => kube.create(obj),
     replace: (obj) => kube.replace(obj),
   };
@@ -610,6 +610,92 @@ describe("reschedule-delete handler", () => {
     );
     assert.ok(w.mem.get(CLONE_REF));
     assert.deepEqual(w.stats.snapshot().interruptions, { DeletionByPodGC: 1 });
+  });
+});
+
+describe("reschedule-delete with --pod-reads virtual-namespaces", () => {
+  const POD_READS = {
+    role: "simkube-fn-virtual-pod-reads",
+    account: { namespace: "simkube", name: "simkube-fn-reschedule-delete" },
+  };
+  const bindingIn = (namespace: string) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    name: POD_READS.role,
+    namespace,
+  });
+
+  /**
+   * RBAC as the narrow mode sets it up: a pod read is 403 unless the pod-read binding exists in the pod's
+   * namespace, and for `lagReads` reads after it appears (the authorizer's cache catching up).
+   */
+  function withRbac(w: ReturnType<typeof world>, lagReads: number) {
+    let lag = lagReads;
+    const reads: string[] = [];
+    const read = w.kube.read.bind(w.kube);
+    w.kube.read = async (ref, options) => {
+      if (ref.kind === "Pod") {
+        const bound = w.mem.get(bindingIn(ref.namespace ?? "")) !== undefined;
+        reads.push(bound && lag <= 0 ? "allowed" : "forbidden");
+        if (!bound || lag-- > 0) throw new KubeError(403, "Forbidden", `pods "${ref.name}" is forbidden`);
+      }
+      return read(ref, options);
+    };
+    return reads;
+  }
+
+  it("binds the pod-read role to itself in the checked virtual namespace, then reads and clones", async () => {
+    const w = world({ deps: { podReads: POD_READS } });
+    const reads = withRbac(w, 3);
+    await w.deleted(deleteOf({}));
+    const binding = w.mem.get(bindingIn(TEST_NAMESPACE));
+    assert.deepEqual(
+      { roleRef: binding?.roleRef, subjects: binding?.subjects },
+      {
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: POD_READS.role },
+        subjects: [{ kind: "ServiceAccount", name: POD_READS.account.name, namespace: "simkube" }],
+      },
+    );
+    assert.ok(w.mem.get(CLONE_REF), "cloned after RBAC caught up");
+    assert.deepEqual(reads.slice(0, 4), ["forbidden", "forbidden", "forbidden", "allowed"]);
+    const order = w.mem.calls.map((c) => `${c.verb} ${c.ref.kind}`);
+    assert.ok(
+      order.indexOf("create RoleBinding") < order.indexOf("read Pod"),
+      "bound before the first pod read",
+    );
+  });
+
+  it("binds nothing and reads no pod outside the Simulation's virtual namespaces", async () => {
+    const w = world({
+      deps: { podReads: POD_READS },
+      namespace: buildNamespace({ name: "kube-system" }),
+      live: { name: "priv-debug", namespace: "kube-system", ownerReferences: [] },
+    });
+    withRbac(w, 0);
+    await w.deleted(deleteOf({ name: "priv-debug", namespace: "kube-system" }));
+    assert.equal(w.mem.calls.filter((c) => c.ref.kind === "RoleBinding" || c.ref.kind === "Pod").length, 0);
+    assert.deepEqual(w.stats.snapshot().decisions, { "namespace-not-virtual": 1 });
+  });
+
+  it("a 403 that outlasts the propagation window is an error, and no clone", async () => {
+    const w = world({ deps: { podReads: POD_READS } });
+    withRbac(w, 1_000);
+    await w.deleted(deleteOf({}));
+    assert.equal(w.mem.get(CLONE_REF), undefined);
+    assert.deepEqual(w.stats.snapshot().decisions, { error: 1 });
+  });
+
+  it("makes the binding once per namespace however many reviews, and takes an existing one", async () => {
+    const w = world({ deps: { podReads: POD_READS }, extra: [] });
+    withRbac(w, 0);
+    w.mem.seed({
+      ...bindingIn(TEST_NAMESPACE),
+      metadata: { name: POD_READS.role, namespace: TEST_NAMESPACE },
+    });
+    await w.deleted(deleteOf({}));
+    await w.deleted(deleteOf({ name: "second", uid: "uid-second" }));
+    assert.equal(w.mem.calls.filter((c) => c.verb === "create" && c.ref.kind === "RoleBinding").length, 1);
+    assert.ok(w.mem.get(CLONE_REF));
   });
 });
 

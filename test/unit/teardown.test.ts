@@ -130,7 +130,9 @@ describe("createTeardownGuard", () => {
     assert.equal(await guard.check(target), undefined);
     const ns = kube.get(NS_REF);
     assert.ok(ns);
-    await kube.replace({ ...ns, status: { phase: "Terminating" } });
+    // As the API server does on DELETE: the deletionTimestamp (all a metadata-only read sees), then the phase.
+    const metadata = { ...ns.metadata, deletionTimestamp: "2024-01-01T00:10:00Z" };
+    await kube.replace({ ...ns, metadata, status: { phase: "Terminating" } });
     clock.advance(1001);
     assert.equal(await guard.check(target), "namespace-terminating");
   });

@@ -1,5 +1,5 @@
 // `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-// [--knative] [--json]` (--knative: Knative Serving on the real node, built once by
+// [--knative] [--pod-reads cluster|virtual-namespaces] [--json]` (--knative: Knative Serving on the real node, built once by
 // controlplane/knative/build-serving.sh; implies --real-node):
 // a real local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
 // production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { POD_READS, type PodReads } from "../../../knative/deployment-options.js";
 import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/dns-names.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
 import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";
@@ -72,6 +73,7 @@ const CLUSTER_FLAGS = {
   knative: { type: "boolean" },
   json: { type: "boolean" },
   "insecure-dev": { type: "boolean" },
+  "pod-reads": { type: "string" },
 } as const;
 
 function parseFlags(args: string[]) {
@@ -92,14 +94,17 @@ export function parseClusterArgs(args: string[]) {
     throw new ClusterUsageError(
       `--sim-name "${simName}" is not a valid Simulation name: ${DNS1123_LABEL_RULE}`,
     );
+  const podReads = values["pod-reads"];
+  if (podReads !== undefined && !(POD_READS as readonly string[]).includes(podReads))
+    throw new ClusterUsageError(`--pod-reads must be one of ${POD_READS.join(", ")}, got "${podReads}"`);
   const tracePath = values.trace === undefined ? undefined : path.resolve(values.trace);
   if (tracePath !== undefined && !existsSync(tracePath))
     throw new ClusterUsageError(`--trace: no such file: ${tracePath}`);
-  return { values, tracePath };
+  return { values, tracePath, podReads: podReads as PodReads | undefined };
 }
 
 export async function runClusterCommand(args: string[], context: ClusterCommandContext): Promise<number> {
-  const { values, tracePath } = parseClusterArgs(args);
+  const { values, tracePath, podReads } = parseClusterArgs(args);
 
   const binaries = await resolveControlPlane({
     searchFrom: context.searchFrom,
@@ -114,6 +119,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     ...(knative ? { knative } : {}),
     ...(tracePath ? { tracePath } : {}),
     insecureDev: values["insecure-dev"] ?? false,
+    ...(podReads ? { podReads } : {}),
   });
   if (!values.json) process.stdout.write(humanSummary(cluster));
   process.stdout.write(`${JSON.stringify(readyLine(cluster))}\n`);

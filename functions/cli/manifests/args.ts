@@ -42,6 +42,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   logFormat: ["--log-format"],
   driverUsers: ["--driver-users"],
   sequenceStore: ["--sequence-store"],
+  podReads: ["--pod-reads"],
   virtualNsPrefix: ["--virtual-ns-prefix"],
   rescheduleInterruptedBarePods: ["--reschedule"],
   webhookMode: ["--webhook-mode"],
@@ -126,6 +127,9 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
   Functions:
       --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)  --reschedule
       --trace-path URL  --log-level LEVEL  --log-format json|gcp|pino  --driver-users U1,U2  --sequence-store cluster|memory
+      --pod-reads cluster|virtual-namespaces  where reschedule-delete may read pods: cluster-wide (default),
+                                or only in virtual namespaces, through a binding it makes per namespace
+                                after checking it (docs/safety.md#least-privilege)
       --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
       --allow-trace-location LOCATION (repeatable: TRACE_ALLOWED_LOCATIONS, where a Simulation's tracePath may point)
       --cpu-request Q  --memory-request Q  --cpu-limit Q  --memory-limit Q  --cluster-local true|false
@@ -247,6 +251,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
     ["logLevel", "log-level"],
     ["logFormat", "log-format"],
     ["sequenceStore", "sequence-store"],
+    ["podReads", "pod-reads"],
     ["virtualNsPrefix", "virtual-ns-prefix"],
     ["webhookMode", "webhook-mode"],
     ["webhookUrlBase", "webhook-url-base"],
