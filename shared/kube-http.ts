@@ -92,13 +92,8 @@ export function createLeanTransport(kc: KubeConfig, options: LeanTransportOption
   const base = new URL(cluster.server);
   const secure = base.protocol === "https:";
   const prefix = base.pathname.replace(/\/+$/, "");
-  if (!secure && !cluster.skipTLSVerify) {
-    throw new KubeError(
-      400,
-      "ClientError",
-      "HTTP protocol is not allowed when skipTLSVerify is not set or false",
-    );
-  }
+  // Refused per call, not here, as the library refuses it: a process may start without ever calling.
+  const plainRefused = !secure && !cluster.skipTLSVerify;
   const now = options.now ?? (() => performance.now());
   const agents = new AgentCache(secure);
   let cached: { at: number; credentials: Promise<Credentials> } | undefined;
@@ -115,6 +110,13 @@ export function createLeanTransport(kc: KubeConfig, options: LeanTransportOption
     return cached.credentials;
   };
   return async (method, path, body) => {
+    if (plainRefused) {
+      throw new KubeError(
+        400,
+        "ClientError",
+        "HTTP protocol is not allowed when skipTLSVerify is not set or false",
+      );
+    }
     const creds = await current();
     const target = { base, path: `${prefix}${path}`, secure, timeoutMs: options.timeoutMs };
     try {

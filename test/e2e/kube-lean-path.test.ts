@@ -54,6 +54,23 @@ describe("the lean path's credentials", () => {
   });
 });
 
+describe("a plain-http server without insecure-skip-tls-verify", () => {
+  test("is refused at the first call, not when the transport is made", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: "plain", server: "http://127.0.0.1:9", skipTLSVerify: false }],
+      users: [{ name: "u", token: "t" }],
+      contexts: [{ name: "plain", cluster: "plain", user: "u" }],
+      currentContext: "plain",
+    });
+    const request = createLeanTransport(kc, { timeoutMs: 1_000 });
+    await assert.rejects(
+      request("GET", "/api/v1/namespaces/default"),
+      (err: unknown) => err instanceof KubeError && err.status === 400 && /skipTLSVerify/.test(err.message),
+    );
+  });
+});
+
 describe("kubeErrorOfAnswer", () => {
   test("takes reason and message from a Status body", () => {
     const err = kubeErrorOfAnswer(
