@@ -136,7 +136,11 @@ class AgentCache {
   constructor(private readonly secure: boolean) {}
 
   for(tls: Record<string, unknown>): Agent {
-    if (this.current && sameTls(this.options, tls)) return this.current;
+    // The same reading of the credentials (the common case) needs no comparison of certificate bytes.
+    if (this.current && (tls === this.options || sameTls(this.options, tls))) {
+      this.options = tls;
+      return this.current;
+    }
     this.current?.destroy();
     this.options = tls;
     const settings = { ...tls, keepAlive: true, maxSockets: 64, scheduling: "lifo" as const };
