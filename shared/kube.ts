@@ -7,6 +7,10 @@
 // type, and send/receive raw JSON, discovery included (the library's caching per apiVersion, done as raw JSON
 // too; skipped for the few kinds we address ourselves, KNOWN_RESOURCES).
 //
+// The kinds in KNOWN_RESOURCES skip the library's request stack altogether (kube-http.ts): its per-call
+// authentication and node-fetch cost more CPU than the request itself. The library still reads the kubeconfig
+// and its credentials for them; any other kind, and any cluster behind a proxy-url, go through it as below.
+//
 // Two more things the library does not do, added here:
 // - a timeout per HTTP request (an AbortSignal): the admission webhook itself has ~10 s, a hung API call
 //   must fail as a KubeError(0, "ConnectionError") well before that;
@@ -36,8 +40,10 @@ import {
   type KubeObject,
   type ObjectRef,
   type ReadOptions,
+  refOf,
   STATUS_REASON_BY_CODE,
 } from "./kube-api.js";
+import { createLeanTransport, leanPathFits, sameTls } from "./kube-http.js";
 import { asPartialObjectMetadata, PARTIAL_METADATA_ACCEPT } from "./partial-metadata.js";
 
 export interface KubeApiOptions {
@@ -84,12 +90,24 @@ export function loadKubeConfig(path?: string): KubeConfig {
 
 export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
   const kc = loadKubeConfig(options.kubeconfigPath);
-  const client = RawObjectApi.fromKubeConfig(kc, {
+  const transport = {
     timeoutMs: options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS,
     keepAlive: options.keepAlive ?? true,
-  });
+  };
+  const client = RawObjectApi.fromKubeConfig(kc, transport);
+  // The kinds with known paths go the lean way (kube-http.ts), unless a proxy or keepAlive: false needs the library's agents.
+  const lean = transport.keepAlive && leanPathFits(kc) ? createLeanTransport(kc, transport) : undefined;
+  const defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || "default";
+  const leanPath = (ref: ObjectRef, withName: boolean) =>
+    lean ? knownResourcePath(ref, defaultNamespace, withName) : undefined;
   return {
     async read<T extends KubeObject = KubeObject>(ref: ObjectRef, options: ReadOptions = {}): Promise<T> {
+      const path = leanPath(ref, true);
+      if (lean && path) {
+        const accept = options.metadataOnly ? PARTIAL_METADATA_ACCEPT : undefined;
+        const answer = (await call(() => lean("GET", path, undefined, accept))) as KubeObject;
+        return (options.metadataOnly ? asPartialObjectMetadata(answer) : answer) as T;
+      }
       const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: metaOf(ref.name, ref.namespace) };
       if (!options.metadataOnly) return (await call(() => client.send(HttpMethod.GET, spec, "read"))) as T;
       const answer = await call(() =>
@@ -98,12 +116,36 @@ export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
       return asPartialObjectMetadata(answer as KubeObject) as T;
     },
     async create<T extends KubeObject = KubeObject>(object: T): Promise<T> {
+      const path = leanPath(refOf(object), false);
+      if (lean && path) return (await call(() => lean("POST", path, object))) as T;
       return (await call(() => client.send(HttpMethod.POST, pathSpec(object), "create", object))) as T;
     },
     async replace<T extends KubeObject = KubeObject>(object: T): Promise<T> {
+      const path = leanPath(refOf(object), true);
+      if (lean && path) return (await call(() => lean("PUT", path, object))) as T;
       return (await call(() => client.send(HttpMethod.PUT, pathSpec(object), "replace", object))) as T;
     },
   };
+}
+
+/**
+ * The path of a KNOWN_RESOURCES object (of its collection when !withName), built as the library's
+ * specUriPath builds it (namespaced kinds default to the context's namespace, the whole path lower-cased);
+ * undefined for any other kind, or a missing name, which the library path handles and reports.
+ */
+export function knownResourcePath(
+  ref: ObjectRef,
+  defaultNamespace: string,
+  withName: boolean,
+): string | undefined {
+  const apiVersion = ref.apiVersion || "v1";
+  const known = KNOWN_RESOURCES[apiVersion]?.[ref.kind];
+  if (!known || (withName && !ref.name)) return undefined;
+  const parts = [apiVersion.includes("/") ? "/apis" : "/api", apiVersion];
+  if (known.namespaced) parts.push("namespaces", encodeURIComponent(ref.namespace || defaultNamespace));
+  parts.push(known.name);
+  if (withName) parts.push(encodeURIComponent(ref.name));
+  return parts.join("/").toLowerCase();
 }
 
 async function call(fn: () => Promise<unknown>): Promise<unknown> {
@@ -355,9 +397,6 @@ class RawObjectApi extends KubernetesObjectApi {
   }
 }
 
-/** TLS settings that decide whether two per-request agents are interchangeable. */
-const TLS_KEYS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
-
 /**
  * One keep-alive agent standing in for the fresh agent the library makes per request. Rebuilt when the TLS
  * settings change (e.g. an exec plugin rotating client certificates); proxy agents pass through untouched.
@@ -380,8 +419,4 @@ class SharedAgent {
     this.current = isHttps ? new https.Agent(settings) : new http.Agent(settings);
     return this.current;
   }
-}
-
-function sameTls(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  return TLS_KEYS.every((k) => String(a[k] ?? "") === String(b[k] ?? ""));
 }

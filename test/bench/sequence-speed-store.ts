@@ -1,9 +1,13 @@
 // sequence-speed.ts, parts 2 and 3: the store's next() against the real API server, before and after.
-// - benchReplicas: 1, 2 and 4 replica processes (sequence-replica.ts) over the same 4 spec hashes of one
-//   simulation run, started together for the same seconds; aggregate next()/s, each replica's CPU.
+// - benchReplicas: 1, 2 and 4 replica processes (sequence-replica.ts) started together for the same seconds,
+//   over the same 4 spec hashes of one simulation run ("shared": every replica writes the same shards), then
+//   each over 4 hashes of its own in shards no other replica writes ("own"): aggregate next()/s, each
+//   replica's CPU. The two layouts separate the cost of replicas contending for a shard from the API
+//   server's own limit.
 // - benchHashes: one store in this process growing one run to 1,000, 10,000 and 100,000 distinct hashes.
 
 import { join } from "node:path";
+import { sequenceShardOf } from "../../shared/cluster-sequence-store.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
 import { REPO, startNode } from "./node-children.js";
@@ -45,8 +49,12 @@ function freshScope(world: StoreWorld, label: string): SequenceScope {
   };
 }
 
+/** "shared": all replicas call next() on the same hashes; "own": each on hashes in shards of its own. */
+export type HashLayout = "shared" | "own";
+
 export interface ReplicaRow {
   build: string;
+  hashes: HashLayout;
   replicas: number;
   callsPerSec: number;
   failures: number;
@@ -70,7 +78,31 @@ async function runReplica(job: ReplicaJob): Promise<ReplicaResult> {
   return JSON.parse(line) as ReplicaResult;
 }
 
-async function replicaRow(world: StoreWorld, build: Build, replicas: number): Promise<ReplicaRow> {
+/** `replicas` sets of HASHES.length hashes, no two of them (within or across sets) in the same shard. */
+export function hashesInOwnShards(replicas: number): string[][] {
+  const used = new Set<number>();
+  const sets: string[][] = [];
+  let i = 0;
+  for (let r = 0; r < replicas; r++) {
+    const set: string[] = [];
+    while (set.length < HASHES.length) {
+      const hash = distinctHash(i++);
+      const shard = sequenceShardOf(hash);
+      if (used.has(shard)) continue;
+      used.add(shard);
+      set.push(hash);
+    }
+    sets.push(set);
+  }
+  return sets;
+}
+
+async function replicaRow(
+  world: StoreWorld,
+  build: Build,
+  replicas: number,
+  layout: HashLayout,
+): Promise<ReplicaRow> {
   const job: ReplicaJob = {
     distRoot: build.distRoot,
     kubeconfig: world.kubeconfig,
@@ -81,10 +113,14 @@ async function replicaRow(world: StoreWorld, build: Build, replicas: number): Pr
     startAt: Date.now() + 3_000,
     durationMs: SECONDS * 1000,
   };
-  const results = await Promise.all(Array.from({ length: replicas }, () => runReplica(job)));
+  const own = hashesInOwnShards(replicas);
+  const results = await Promise.all(
+    own.map((hashes) => runReplica(layout === "own" ? { ...job, hashes } : job)),
+  );
   const calls = results.reduce((sum, r) => sum + r.calls, 0);
   return {
     build: build.label,
+    hashes: layout,
     replicas,
     callsPerSec: round((calls / Math.max(...results.map((r) => r.elapsedMs))) * 1000, 0),
     failures: results.reduce((sum, r) => sum + r.failures, 0),
@@ -104,12 +140,14 @@ async function replicaRow(world: StoreWorld, build: Build, replicas: number): Pr
 /** Rows alternate builds per replica count, so that both see the same moment of the machine. */
 export async function benchReplicas(world: StoreWorld, builds: Build[]): Promise<ReplicaRow[]> {
   const rows: ReplicaRow[] = [];
-  process.stdout.write(`replicas (${CONCURRENCY} next() in flight each, 4 hashes, ${SECONDS} s):\n`);
-  for (const replicas of REPLICA_COUNTS) {
-    for (const build of builds) {
-      const row = await replicaRow(world, build, replicas);
-      rows.push(row);
-      process.stdout.write(`  ${JSON.stringify(row)}\n`);
+  process.stdout.write(`replicas (${CONCURRENCY} next() in flight each, 4 hashes each, ${SECONDS} s):\n`);
+  for (const layout of ["shared", "own"] as const) {
+    for (const replicas of REPLICA_COUNTS) {
+      for (const build of builds) {
+        const row = await replicaRow(world, build, replicas, layout);
+        rows.push(row);
+        process.stdout.write(`  ${JSON.stringify(row)}\n`);
+      }
     }
   }
   return rows;
