@@ -29,6 +29,7 @@ const binary = "binary" in validator ? validator.binary : "";
 const PLATFORMS: Record<string, string[]> = {
   kind: ["--platform", "kind"],
   k3s: ["--platform", "k3s"],
+  "kind traefik": ["--platform", "kind", "--ingress", "traefik"],
   managed: ["--platform", "managed", "--domain", "fn.example.com"],
   "knative url": ["--target", "knative", "--webhook-url-base", "https://fn.example.com"],
   "knative service": ["--target", "knative", "--webhook-mode", "service"],
