@@ -74,8 +74,13 @@ export function traefikObjects(image: string): ManifestObject[] {
       rules: [
         { apiGroups: [knative], resources: ["ingresses"], verbs: ["get", "list", "watch"] },
         { apiGroups: [knative], resources: ["ingresses/status"], verbs: ["update"] },
-        // nodes: without it the CRD provider never starts, and says nothing about why.
-        { apiGroups: [""], resources: ["services", "secrets", "nodes"], verbs: ["get", "list", "watch"] },
+        // The CRD provider waits for its informers on all of these (nodes cluster-wide, configmaps too; its
+        // pkg/provider/kubernetes/crd/client.go) and never starts while one cannot list.
+        {
+          apiGroups: [""],
+          resources: ["services", "secrets", "configmaps", "nodes"],
+          verbs: ["get", "list", "watch"],
+        },
         { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
         { apiGroups: ["traefik.io"], resources: TRAEFIK_CRD_RESOURCES, verbs: ["get", "list", "watch"] },
       ],
