@@ -86,12 +86,12 @@ function deployed(): KnativeDeployment {
 
 const core = () => clientsFor(cluster().kubeconfig).core;
 const functionNs = () => resolveOptions(deployed().options).namespace;
-const podsOf = (fn: "mutate-create" | "reschedule-delete") =>
-  revisionPods(cluster(), functionNs(), serviceName(deployed().options, fn));
+const podsOf = (fn: "mutate-create" | "reschedule-delete", terminating = false) =>
+  revisionPods(cluster(), functionNs(), serviceName(deployed().options, fn), terminating);
 const hostReviewsOf = (name: string) => cluster().reviews.filter((r) => r.request.name === name);
 
 async function atZero(fn: "mutate-create" | "reschedule-delete", timeoutMs = 120_000): Promise<void> {
-  await eventually(`${fn} at zero`, async () => (await podsOf(fn)).length === 0, timeoutMs);
+  await eventually(`${fn} at zero`, async () => (await podsOf(fn, true)).length === 0, timeoutMs);
 }
 
 /** Creates a simulation pod and waits for it to run; the create's own duration (the review included). */
@@ -109,7 +109,12 @@ const readyThenZero: ClusterCase = {
   name: "both Knative Services become Ready through Traefik, then scale to zero after the stable window and grace",
   timeoutMs: 180_000,
   run: async (t: TestContext) => {
-    t.diagnostic(`both Services Ready ${deployed().readyMs} ms after the rendered objects were applied`);
+    const { readyMs, deployMs } = deployed();
+    const started = cluster().timings;
+    t.diagnostic(
+      `cluster up --knative: Knative ready ${started.knativeReady} ms into the start; image import to webhooks switched ${deployMs} ms`,
+    );
+    t.diagnostic(`both Services Ready ${readyMs} ms after the rendered objects were applied`);
     const t0 = Date.now();
     await atZero("mutate-create");
     await atZero("reschedule-delete");

@@ -82,11 +82,15 @@ export async function knativeServiceReady(
   return Boolean(s.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"));
 }
 
-/** Running, not terminating, pods of one function's Knative Service. */
+/**
+ * Pods of one function's Knative Service that have not ended; `terminating` ones too when asked (a pod that is
+ * draining may still answer, so "at zero" means none at all).
+ */
 export async function revisionPods(
   c: LocalCluster,
   namespace: string,
   service: string,
+  terminating = false,
 ): Promise<{ name: string; ip?: string }[]> {
   const list = await c.admin.request<{
     items: {
@@ -115,6 +119,8 @@ export interface KnativeDeployment {
   objects: Manifest[];
   /** Milliseconds from applying the rendered objects until both Knative Services were Ready. */
   readyMs: number;
+  /** Milliseconds from the image import until the webhooks pointed at Knative. */
+  deployMs: number;
 }
 
 export async function deployThroughKnative(
@@ -123,6 +129,7 @@ export async function deployThroughKnative(
   minScale = 0,
 ): Promise<KnativeDeployment> {
   if (!c.realNode || !c.knative) throw new Error("the functions through Knative need cluster up --knative");
+  const start = Date.now();
   await c.realNode.importImage(archive);
   await c.admin.request(
     "PATCH",
@@ -157,7 +164,7 @@ export async function deployThroughKnative(
   const readyMs = Date.now() - t0;
   for (const webhook of objects.filter((m) => m.kind === "MutatingWebhookConfiguration"))
     await replaceObject(c, webhook);
-  return { options, objects, readyMs };
+  return { options, objects, readyMs, deployMs: Date.now() - start };
 }
 
 export function serviceName(options: DeploymentOptions, fn: DeployedFunction): string {
