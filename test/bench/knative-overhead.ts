@@ -31,7 +31,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const SEQUENTIAL = Number(process.env.BENCH_KNATIVE_SEQUENTIAL ?? 300);
 const BURST = Number(process.env.BENCH_KNATIVE_BURST ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_KNATIVE_CONCURRENCY ?? 32);
-const ROUNDS = Number(process.env.BENCH_KNATIVE_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_KNATIVE_ROUNDS ?? 4);
 const QUEUE_PROXY_PORT = 8012;
 const ACTIVATOR_PORT = 8012;
 
@@ -149,8 +149,13 @@ async function serverlessServiceMode(c: LocalCluster, namespace: string, revisio
 }
 
 function summary(rows: Row[]) {
-  const median = (xs: number[]) =>
-    [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1
+      ? (sorted[mid] as number)
+      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  };
   const of = (p: Target["name"], mode: Row["mode"], key: "p50Ms" | "p99Ms" | "perSecond") =>
     median(rows.filter((r) => r.path === p && r.mode === mode).map((r) => r[key]));
   const out: Record<string, unknown> = {};
