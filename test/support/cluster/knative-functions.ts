@@ -99,9 +99,8 @@ export async function revisionPods(
     }[];
   }>("GET", `/api/v1/namespaces/${namespace}/pods?labelSelector=serving.knative.dev%2Fservice%3D${service}`);
   return list.items
-    .filter(
-      (p) => !p.metadata.deletionTimestamp && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed",
-    )
+    .filter((p) => terminating || !p.metadata.deletionTimestamp)
+    .filter((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed")
     .map((p) => ({ name: p.metadata.name, ...(p.status?.podIP ? { ip: p.status.podIP } : {}) }));
 }
 
