@@ -90,8 +90,12 @@ const podsOf = (fn: "mutate-create" | "reschedule-delete", terminating = false) 
   revisionPods(cluster(), functionNs(), serviceName(deployed().options, fn), terminating);
 const hostReviewsOf = (name: string) => cluster().reviews.filter((r) => r.request.name === name);
 
-async function atZero(fn: "mutate-create" | "reschedule-delete", timeoutMs = 120_000): Promise<void> {
-  await eventually(`${fn} at zero`, async () => (await podsOf(fn, true)).length === 0, timeoutMs);
+/**
+ * Knative has scaled `fn` to zero: no pod left that is not terminating. `drained`: none at all, a draining pod
+ * included (about 30 s more, its drain): the cold cycles wait for that, since a draining pod may still answer.
+ */
+async function atZero(fn: "mutate-create" | "reschedule-delete", drained = false): Promise<void> {
+  await eventually(`${fn} at zero`, async () => (await podsOf(fn, drained)).length === 0, 120_000);
 }
 
 /** Creates a simulation pod and waits for it to run; the create's own duration (the review included). */
@@ -181,7 +185,7 @@ const coldCycles: ClusterCase = {
   run: async (t: TestContext) => {
     const times: number[] = [];
     for (let i = 0; i < COLD_CYCLES; i++) {
-      await atZero("mutate-create");
+      await atZero("mutate-create", true);
       times.push(await createSimulationPod(`cold-${i}`));
     }
     const sorted = [...times].sort((a, b) => a - b);
