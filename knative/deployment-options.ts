@@ -13,8 +13,11 @@ import {
   applyClusterPlatform,
   DEFAULT_CERT_MANAGER_NAMESPACE,
   DEFAULT_KOURIER_NAMESPACE,
+  DEFAULT_TRAEFIK_NAMESPACE,
   defaultCaInjectFrom,
+  type Ingress,
   PlatformError,
+  parseTraefikInternalService,
 } from "./platforms.js";
 import { type BoundSources, checkMinMax, fitActivationScale } from "./scale-bounds.js";
 import { type FunctionTuning, type ResolvedTuning, resolveTuning, TuningError } from "./tuning.js";
@@ -75,6 +78,15 @@ export interface DeploymentOptions {
   clusterPlatform?: ClusterPlatform;
   /** kind/k3s: Kourier's namespace, where the per-function gateway Services go. Default "kourier-system". */
   kourierNamespace?: string;
+  /** kind/k3s: the ingress in front of Knative, Kourier (the default) or Traefik (knative/traefik-route.ts). */
+  ingress?: Ingress;
+  /** ingress traefik: Traefik's namespace, where the per-function Services, routes and certificates go. Default "traefik". */
+  traefikNamespace?: string;
+  /**
+   * ingress traefik: "NAME[:PORT]", the Service in Traefik's namespace in front of its entry point for Knative's
+   * cluster-local routes (its Knative provider's private entry point). Default "traefik-internal:80".
+   */
+  traefikInternalService?: string;
   /** kind/k3s: a ClusterIssuer of cert-manager to issue the functions' certificates; unset = the output creates a CA. */
   issuer?: string;
   /** kind/k3s: where the created CA's Certificate and Secret live (a ClusterIssuer reads it there). Default "cert-manager". */
@@ -206,6 +218,10 @@ export interface ResolvedOptions {
   platform: Platform;
   clusterPlatform: ClusterPlatform | undefined;
   kourierNamespace: string;
+  /** Meaningful on kind/k3s only; "kourier" elsewhere. */
+  ingress: Ingress;
+  traefikNamespace: string;
+  traefikInternalService: { name: string; port: number };
   issuer: string | undefined;
   certManagerNamespace: string;
   openfaasEdition: OpenfaasEdition;
@@ -505,19 +521,29 @@ function resolveScaling(
   return { openfaasEdition, tuning, maxScale };
 }
 
-/** Where cert-manager and Kourier run in the cluster. */
+type AddonOptions = "certManagerNamespace" | "kourierNamespace" | "ingress" | "traefikNamespace";
+
+/** Where cert-manager and the ingress (Kourier or Traefik) run in the cluster. */
 function resolveAddonNamespaces(
   options: DeploymentOptions,
-): Pick<ResolvedOptions, "certManagerNamespace" | "kourierNamespace"> {
+): Pick<ResolvedOptions, AddonOptions | "traefikInternalService"> {
   const certManagerNamespace = options.certManagerNamespace ?? DEFAULT_CERT_MANAGER_NAMESPACE;
   const kourierNamespace = options.kourierNamespace ?? DEFAULT_KOURIER_NAMESPACE;
+  const traefikNamespace = options.traefikNamespace ?? DEFAULT_TRAEFIK_NAMESPACE;
   for (const [what, value] of [
     ["certManagerNamespace", certManagerNamespace],
     ["kourierNamespace", kourierNamespace],
+    ["traefikNamespace", traefikNamespace],
   ] as const) {
     if (!isDns1123Label(value)) fail(`${what} "${value}" is not a valid namespace name`);
   }
-  return { certManagerNamespace, kourierNamespace };
+  return {
+    certManagerNamespace,
+    kourierNamespace,
+    ingress: options.ingress ?? "kourier",
+    traefikNamespace,
+    traefikInternalService: parseTraefikInternalService(options.traefikInternalService),
+  };
 }
 
 /** Only a Deployment serving TLS itself sees the client certificate: Knative and OpenFaaS terminate TLS first. */

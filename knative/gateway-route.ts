@@ -5,6 +5,7 @@
 // DomainMapping serves. Unless the user names an issuer, a CA of our own: a self-signed ClusterIssuer, a CA
 // Certificate in cert-manager's namespace (a ClusterIssuer reads its Secret there), and a CA ClusterIssuer.
 // The webhook configuration then carries cert-manager.io/inject-ca-from, so the API server trusts that CA.
+// With --ingress traefik the per-function route is Traefik's instead (knative/traefik-route.ts); the CA is the same.
 // Pure builders.
 
 import type { ICertificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate";
@@ -19,13 +20,15 @@ import {
   webhookClientConfig,
 } from "./deployment-options.js";
 import { KOURIER_GATEWAY_HTTPS_PORT, KOURIER_GATEWAY_SELECTOR, usesGatewayRoute } from "./platforms.js";
+import { buildTraefikRoute, type TraefikRouteObject } from "./traefik-route.js";
 
 export type GatewayRouteObject =
   | IService
   | IClusterDomainClaim
   | IDomainMapping
   | ICertificate
-  | IClusterIssuer;
+  | IClusterIssuer
+  | TraefikRouteObject;
 
 const ISSUER_GROUP = "cert-manager.io";
 
@@ -48,6 +51,16 @@ export function gatewayHost(o: ResolvedOptions, fn: DeployedFunction): string {
 
 export function certificateName(o: ResolvedOptions, fn: DeployedFunction): string {
   return `${functionResourceName(o.name, fn)}-tls`;
+}
+
+function traefikNames(o: ResolvedOptions, fn: DeployedFunction) {
+  const host = gatewayHost(o, fn);
+  return {
+    host,
+    service: host.split(".")[0] as string,
+    secretName: certificateName(o, fn),
+    issuer: issuerName(o),
+  };
 }
 
 function buildCa(o: ResolvedOptions, labels: Record<string, string>): GatewayRouteObject[] {
@@ -138,5 +151,9 @@ function buildFunctionRoute(
 export function buildGatewayRoutes(o: ResolvedOptions, labels: Record<string, string>): GatewayRouteObject[] {
   if (!usesGatewayRoute(o.clusterPlatform)) return [];
   const ca = o.issuer === undefined ? buildCa(o, labels) : [];
-  return [...ca, ...o.functions.flatMap((fn) => buildFunctionRoute(o, fn, labels))];
+  const route =
+    o.ingress === "traefik"
+      ? (fn: DeployedFunction) => buildTraefikRoute(o, fn, traefikNames(o, fn), labels)
+      : (fn: DeployedFunction) => buildFunctionRoute(o, fn, labels);
+  return [...ca, ...o.functions.flatMap(route)];
 }

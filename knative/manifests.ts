@@ -181,7 +181,8 @@ export function matchConditionsFor(
 
 /** Namespaces no webhook may ever see: the functions' own (a scale-from-zero would wait on itself) and the platform's. */
 export function excludedNamespaces(o: ResolvedOptions): string[] {
-  const platform = o.platform === "knative" ? ["knative-serving", o.kourierNamespace] : ["openfaas"];
+  const ingress = o.ingress === "traefik" ? o.traefikNamespace : o.kourierNamespace;
+  const platform = o.platform === "knative" ? ["knative-serving", ingress] : ["openfaas"];
   return [...new Set([o.namespace, ...platform, o.certManagerNamespace, "kube-system"])];
 }
 

@@ -20,6 +20,19 @@ export const DEFAULT_CERT_MANAGER_NAMESPACE = "cert-manager";
 export const KOURIER_GATEWAY_SELECTOR: Readonly<Record<string, string>> = { app: "3scale-kourier-gateway" };
 export const KOURIER_GATEWAY_HTTPS_PORT = 8443;
 
+/**
+ * The ingress in front of Knative on kind/k3s. Kourier: the DomainMapping route above. Traefik: its Knative
+ * provider cannot serve that route (it has no host rewrite and reaches only ClusterIP Services), so its own
+ * CRDs carry the request to Knative's cluster-local route instead (knative/traefik-route.ts).
+ */
+export const INGRESSES = ["kourier", "traefik"] as const;
+export type Ingress = (typeof INGRESSES)[number];
+export const DEFAULT_TRAEFIK_NAMESPACE = "traefik";
+export const DEFAULT_TRAEFIK_INTERNAL_SERVICE = { name: "traefik-internal", port: 80 } as const;
+/** The label Traefik's Helm chart (and k3s' bundled Traefik) put on its pods, and its TLS entry point. */
+export const TRAEFIK_SELECTOR: Readonly<Record<string, string>> = { "app.kubernetes.io/name": "traefik" };
+export const TRAEFIK_WEBSECURE = { entryPoint: "websecure", containerPort: "websecure" } as const;
+
 export class PlatformError extends Error {}
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -43,6 +56,12 @@ function requireMode(options: DeploymentOptions, mode: "url" | "service", why: s
   }
 }
 
+/** The namespace of the ingress the gateway Services go to. */
+function ingressNamespace(options: DeploymentOptions): string {
+  if (options.ingress === "traefik") return options.traefikNamespace ?? DEFAULT_TRAEFIK_NAMESPACE;
+  return options.kourierNamespace ?? DEFAULT_KOURIER_NAMESPACE;
+}
+
 function gatewayRoutePreset(options: DeploymentOptions): DeploymentOptions {
   requireTarget(options, ["knative"]);
   requireMode(options, "service", "the API server there cannot resolve a public name");
@@ -51,7 +70,7 @@ function gatewayRoutePreset(options: DeploymentOptions): DeploymentOptions {
     target: "knative",
     webhookMode: "service",
     webhookService: {
-      namespace: options.kourierNamespace ?? DEFAULT_KOURIER_NAMESPACE,
+      namespace: ingressNamespace(options),
       name: "{name}",
       port: 443,
       path: "/",
@@ -136,8 +155,34 @@ function kubernetesPreset(options: DeploymentOptions): DeploymentOptions {
   };
 }
 
+/** The ingress flags belong to kind/k3s, and the Traefik ones to --ingress traefik. */
+function checkIngressOptions(options: DeploymentOptions): void {
+  const traefikSet = options.traefikNamespace !== undefined || options.traefikInternalService !== undefined;
+  if ((options.ingress !== undefined || traefikSet) && !usesGatewayRoute(options.clusterPlatform)) {
+    throw new PlatformError("--ingress and --traefik-* apply to --platform kind or k3s");
+  }
+  if (options.ingress !== undefined && !(INGRESSES as readonly string[]).includes(options.ingress)) {
+    throw new PlatformError(`--ingress must be kourier or traefik, got "${String(options.ingress)}"`);
+  }
+  if (traefikSet && options.ingress !== "traefik") {
+    throw new PlatformError("--traefik-namespace and --traefik-internal-service need --ingress traefik");
+  }
+}
+
+/** --traefik-internal-service NAME[:PORT]; the port defaults to 80. */
+export function parseTraefikInternalService(value: string | undefined): { name: string; port: number } {
+  if (value === undefined) return { ...DEFAULT_TRAEFIK_INTERNAL_SERVICE };
+  const match = /^([a-z]([-a-z0-9]{0,61}[a-z0-9])?)(?::(\d{1,5}))?$/.exec(value);
+  const port = match?.[3] === undefined ? DEFAULT_TRAEFIK_INTERNAL_SERVICE.port : Number(match[3]);
+  if (!match || port < 1 || port > 65535) {
+    throw new PlatformError(`--traefik-internal-service takes NAME[:PORT] (a Service name), got "${value}"`);
+  }
+  return { name: match[1] as string, port };
+}
+
 /** The options with the platform's defaults laid under them; unchanged without a clusterPlatform. */
 export function applyClusterPlatform(options: DeploymentOptions): DeploymentOptions {
+  checkIngressOptions(options);
   switch (options.clusterPlatform) {
     case undefined:
       return options;
@@ -167,6 +212,8 @@ export function defaultCaInjectFrom(
   resolved: { namespace: string; name: string; certManagerNamespace: string },
 ): string | undefined {
   if (!usesGatewayRoute(options.clusterPlatform) || options.caBundle !== undefined) return undefined;
-  if (options.issuer !== undefined) return `${resolved.namespace}/${resolved.name}-mutate-create-tls`;
+  // With Traefik, the functions' Certificates live beside the routes that serve them, in Traefik's namespace.
+  const certificates = options.ingress === "traefik" ? ingressNamespace(options) : resolved.namespace;
+  if (options.issuer !== undefined) return `${certificates}/${resolved.name}-mutate-create-tls`;
   return `${resolved.certManagerNamespace}/${resolved.name}-ca`;
 }

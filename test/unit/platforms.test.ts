@@ -607,3 +607,100 @@ describe("--platform kubernetes: a Deployment serving TLS and a ClusterIP Servic
     );
   });
 });
+
+describe("--ingress traefik: per function a Service, Certificate, Middleware and IngressRoute in Traefik's namespace", () => {
+  /** traefik.io kinds have no published model here; the cluster test applies them to Traefik's own CRDs. */
+  const isTraefik = (d: Doc) => d.apiVersion === "traefik.io/v1alpha1";
+
+  it("the webhook's Service is Traefik's websecure; the route rewrites Host to the ksvc's cluster-local name", () => {
+    const docs = render(["--platform", "kind", "--ingress", "traefik", "--sim-name", "s1", "--reschedule"]);
+    for (const doc of docs.filter((d) => !isTraefik(d))) validateAgainstSchema(doc);
+    assert.equal(docs.filter((d) => d.kind === "DomainMapping" || d.kind === "ClusterDomainClaim").length, 0);
+    const config = only(docs, "MutatingWebhookConfiguration");
+    assert.equal(config.webhooks?.length, 2);
+    for (const wh of config.webhooks ?? []) {
+      const { name, namespace, port } = wh.clientConfig.service;
+      assert.equal(namespace, "traefik");
+      assert.equal(port, 443);
+      const host = `${name}.traefik.svc`;
+      const service = only(
+        docs.filter((d) => d.apiVersion === "v1"),
+        "Service",
+        name,
+      );
+      assert.equal(service.metadata.namespace, "traefik");
+      assert.deepEqual(service.spec?.selector, { "app.kubernetes.io/name": "traefik" });
+      assert.deepEqual(service.spec?.ports, [
+        { name: "https", port: 443, targetPort: "websecure", protocol: "TCP" },
+      ]);
+      const route = only(docs, "IngressRoute", name);
+      assert.equal(route.metadata.namespace, "traefik");
+      // biome-ignore lint/suspicious/noExplicitAny: the IngressRoute is read field by field
+      const spec = route.spec as any;
+      assert.deepEqual(spec.entryPoints, ["websecure"]);
+      assert.equal(spec.routes[0].match, `Host(\`${host}\`)`);
+      assert.deepEqual(spec.routes[0].services, [{ name: "traefik-internal", port: 80 }]);
+      const middleware = only(docs, "Middleware", spec.routes[0].middlewares[0].name);
+      assert.equal(middleware.metadata.namespace, "traefik");
+      const ksvc = docs.find((d) => d.apiVersion === "serving.knative.dev/v1" && d.metadata.name === name);
+      assert.ok(ksvc, "the gateway Service is named after a rendered Knative Service");
+      assert.deepEqual(middleware.spec, {
+        headers: { customRequestHeaders: { Host: `${name}.simkube-fn.svc` } },
+      });
+      const cert = only(docs, "Certificate", spec.tls.secretName);
+      assert.equal(cert.metadata.namespace, "traefik", "an IngressRoute's TLS Secret is in its namespace");
+      assert.deepEqual(cert.spec?.dnsNames, [host]);
+    }
+    assertScoped(config, "simkube-fn", ["knative-serving", "traefik", "cert-manager", "kube-system"]);
+    assert.equal(
+      config.metadata.annotations?.["cert-manager.io/inject-ca-from"],
+      "cert-manager/simkube-fn-ca",
+    );
+  });
+
+  it("--traefik-namespace and --traefik-internal-service move the route; an issuer injects from Traefik's namespace", () => {
+    const docs = render([
+      ...["--platform", "k3s", "--ingress", "traefik", "--sim-name", "s1", "--issuer", "corp-ca"],
+      ...["--traefik-namespace", "kube-system", "--traefik-internal-service", "private:8081"],
+    ]);
+    const route = only(docs, "IngressRoute");
+    assert.equal(route.metadata.namespace, "kube-system");
+    // biome-ignore lint/suspicious/noExplicitAny: the IngressRoute is read field by field
+    assert.deepEqual((route.spec as any).routes[0].services, [{ name: "private", port: 8081 }]);
+    assert.equal(
+      only(docs, "MutatingWebhookConfiguration").metadata.annotations?.["cert-manager.io/inject-ca-from"],
+      "kube-system/simkube-fn-mutate-create-tls",
+    );
+  });
+
+  it("refuses the Traefik flags without --ingress traefik, off kind/k3s, and a malformed service", () => {
+    assert.throws(() => render(["--platform", "kind", "--traefik-namespace", "t"]), /need --ingress traefik/);
+    assert.throws(
+      () => render(["--platform", "managed", "--domain", "fn.example.com", "--ingress", "traefik"]),
+      /apply to --platform kind or k3s/,
+    );
+    assert.throws(() => render(["--platform", "kind", "--ingress", "envoy"]), /kourier or traefik/);
+    assert.throws(
+      () => render(["--platform", "kind", "--ingress", "traefik", "--traefik-internal-service", "a:99999"]),
+      /NAME\[:PORT\]/,
+    );
+    assert.throws(
+      () => render(["--platform", "kind", "--ingress", "kourier", "--traefik-namespace", "t"]),
+      DeploymentOptionsError,
+    );
+  });
+
+  it("--ingress kourier is today's output, byte for byte", () => {
+    const plain = render(["--platform", "kind", "--sim-name", "s1", "--reschedule"]);
+    const kourier = render([
+      "--platform",
+      "kind",
+      "--ingress",
+      "kourier",
+      "--sim-name",
+      "s1",
+      "--reschedule",
+    ]);
+    assert.deepEqual(kourier, plain);
+  });
+});

@@ -34,6 +34,11 @@ The same names, labels and derived values as the builders (knative/*.ts), so the
 {{- if has .Values.platform (list "kind" "k3s") -}}true{{- end -}}
 {{- end -}}
 
+{{/* Where the per-function gateway Services go: Kourier's namespace, or Traefik's (ingress traefik). */}}
+{{- define "simkube-fn.ingressNamespace" -}}
+{{- ternary .Values.traefikNamespace .Values.kourierNamespace (eq .Values.ingress "traefik") -}}
+{{- end -}}
+
 {{/* commonLabels (knative/manifests.ts) as a dict; pass (dict "root" $ "component" fn). */}}
 {{- define "simkube-fn.labels" -}}
 {{- $labels := dict "app.kubernetes.io/name" "simkube-fn" "app.kubernetes.io/instance" (include "simkube-fn.fullname" .root) "app.kubernetes.io/part-of" "simkube" -}}
@@ -142,7 +147,7 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 
 {{/* Namespaces no webhook may ever see: the functions' own and the platform's. */}}
 {{- define "simkube-fn.excludedNamespaces" -}}
-{{- $platform := ternary (list "knative-serving" .Values.kourierNamespace) (list "openfaas") (eq (include "simkube-fn.knative" .) "true") -}}
+{{- $platform := ternary (list "knative-serving" (include "simkube-fn.ingressNamespace" .)) (list "openfaas") (eq (include "simkube-fn.knative" .) "true") -}}
 {{- toYaml (concat (list .Release.Namespace) $platform (list .Values.certManagerNamespace "kube-system") | uniq) -}}
 {{- end -}}
 
@@ -159,7 +164,7 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 {{- define "simkube-fn.caInjectFrom" -}}
 {{- if .Values.caInjectFrom -}}{{ .Values.caInjectFrom }}
 {{- else if and (include "simkube-fn.gatewayRoute" .) (not .Values.caBundle) -}}
-{{- if .Values.issuer -}}{{ .Release.Namespace }}/{{ include "simkube-fn.fullname" . }}-mutate-create-tls
+{{- if .Values.issuer -}}{{ ternary .Values.traefikNamespace .Release.Namespace (eq .Values.ingress "traefik") }}/{{ include "simkube-fn.fullname" . }}-mutate-create-tls
 {{- else -}}{{ .Values.certManagerNamespace }}/{{ include "simkube-fn.fullname" . }}-ca{{- end -}}
 {{- end -}}
 {{- end -}}
@@ -173,7 +178,7 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 {{- $path := ternary (printf "/%s" $secret) "/" (ne $secret "") -}}
 {{- $config := dict -}}
 {{- if has $v.platform (list "kind" "k3s") -}}
-{{- $_ := set $config "service" (dict "namespace" $v.kourierNamespace "name" $resource "port" 443 "path" $path) -}}
+{{- $_ := set $config "service" (dict "namespace" (include "simkube-fn.ingressNamespace" .root) "name" $resource "port" 443 "path" $path) -}}
 {{- else if eq $v.platform "kubernetes" -}}
 {{- $_ := set $config "service" (dict "namespace" .root.Release.Namespace "name" $resource "port" 443 "path" $path) -}}
 {{- else if eq $v.platform "managed" -}}
@@ -188,6 +193,9 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 
 {{/* Checks the platform's own needs, as knative/platforms.ts does. */}}
 {{- define "simkube-fn.checkPlatform" -}}
+{{- if and (eq .Values.ingress "traefik") (not (include "simkube-fn.gatewayRoute" .)) -}}
+{{- fail "ingress traefik applies to platform kind or k3s" -}}
+{{- end -}}
 {{- if and (eq .Values.platform "kubernetes") (not .Values.caBundle) (not .Values.caInjectFrom) -}}
 {{- fail "platform kubernetes needs caBundle (the CA that signed each function's TLS Secret <name>-<function>-tls) or caInjectFrom NS/CERTIFICATE" -}}
 {{- end -}}

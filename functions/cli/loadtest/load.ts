@@ -90,6 +90,10 @@ export interface LoadOptions {
   check?: AnswerCheckOptions;
   /** Skip TLS certificate checks (self-signed certificates on test clusters). */
   insecure?: boolean;
+  /** https: the CA to trust and the name to send as SNI, when the target is an address (an ingress's pod). */
+  tls?: { ca?: string; servername?: string };
+  /** Extra request headers, e.g. the Host an ingress routes by. */
+  headers?: Record<string, string>;
   /** Called after each answered or failed request. */
   onProgress?: (done: number, total: number) => void;
   /** How many error details to keep; default 10. */
@@ -162,7 +166,7 @@ function startRun(options: LoadOptions, concurrency: number): LoadRun {
   const tls = isTls(options.target);
   const agentOptions = { keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency };
   const agent = tls
-    ? new https.Agent({ ...agentOptions, rejectUnauthorized: !options.insecure })
+    ? new https.Agent({ ...agentOptions, ...options.tls, rejectUnauthorized: !options.insecure })
     : new http.Agent(agentOptions);
   return {
     options,
@@ -213,7 +217,11 @@ function postReview(run: LoadRun, request: LoadRequest): Promise<Attempt> {
       {
         method: "POST",
         agent: run.agent,
-        headers: { "content-type": "application/json", "content-length": request.body.length },
+        headers: {
+          ...run.options.headers,
+          "content-type": "application/json",
+          "content-length": request.body.length,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -21,6 +21,9 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   target: ["--target"],
   clusterPlatform: ["--platform"],
   kourierNamespace: ["--kourier-namespace"],
+  ingress: ["--ingress"],
+  traefikNamespace: ["--traefik-namespace"],
+  traefikInternalService: ["--traefik-internal-service"],
   issuer: ["--issuer"],
   certManagerNamespace: ["--cert-manager-namespace"],
   domain: ["--domain"],
@@ -103,6 +106,10 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 cert-manager Certificate for its DNS name; webhooks in service mode
         --kourier-namespace NS (kourier-system)  --issuer CLUSTERISSUER (default: the output creates a CA)
         --cert-manager-namespace NS (cert-manager)
+        --ingress kourier|traefik (kourier)  traefik: per function a Service, Certificate, host-rewrite
+                                Middleware and IngressRoute (websecure) in Traefik's namespace, leading to
+                                Knative's cluster-local route; --traefik-namespace NS (traefik)
+                                --traefik-internal-service NAME[:PORT] (traefik-internal:80)
       --platform managed --domain DOMAIN     url mode: https://<service>.<namespace>.DOMAIN/
       --platform openfaas --webhook-gateway-url URL  url mode through the gateway as the API server calls it
                                 (https, your TLS ingress); --gateway-url URL is faas-cli's (stack.yml; an
@@ -240,6 +247,9 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
     ["target", "target"],
     ["clusterPlatform", "platform"],
     ["kourierNamespace", "kourier-namespace"],
+    ["ingress", "ingress"],
+    ["traefikNamespace", "traefik-namespace"],
+    ["traefikInternalService", "traefik-internal-service"],
     ["issuer", "issuer"],
     ["certManagerNamespace", "cert-manager-namespace"],
     ["domain", "domain"],

@@ -3,6 +3,7 @@
 // reference resolved to a dev.local image name; the names are read back from that YAML here.
 // build-node-tools.sh builds its ingress (Traefik) and the cluster DNS (CoreDNS) the same way.
 
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -30,6 +31,28 @@ export interface KnativeServingBuild {
   /** serving-crds.yaml and serving-core.yaml, images resolved. */
   crdsFile: string;
   coreFile: string;
+  /** Traefik's own CRDs (IngressRoute, Middleware, ...), from the Traefik module build-node-tools.sh built. */
+  traefikCrdsFile: string;
+}
+
+const TRAEFIK_MODULE = "github.com/traefik/traefik/v3";
+/** Where Traefik's module keeps the CRD definitions its docs publish. */
+const TRAEFIK_CRDS = "docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml";
+
+/**
+ * Traefik's CRD file, from the module build-node-tools.sh already downloaded: `go mod download -json` in
+ * controlplane/knative/traefik names its directory in the module cache at the version that go.mod pins.
+ */
+export function traefikCrdsFile(knativeDir: string): string {
+  const run = spawnSync("go", ["mod", "download", "-json", TRAEFIK_MODULE], {
+    cwd: path.join(knativeDir, "traefik"),
+    encoding: "utf8",
+  });
+  const dir = run.status === 0 ? (JSON.parse(run.stdout) as { Dir?: string }).Dir : undefined;
+  const file = dir && path.join(dir, TRAEFIK_CRDS);
+  if (!file || !existsSync(file))
+    throw new MissingControlPlaneError(`Traefik's CRDs not found in its module (${run.stderr.trim()})`);
+  return file;
 }
 
 /**
@@ -76,6 +99,7 @@ export async function resolveKnativeServing(
     toolsBinDir,
     crdsFile: path.join(root, "serving-crds.yaml"),
     coreFile: path.join(root, "serving-core.yaml"),
+    traefikCrdsFile: traefikCrdsFile(path.dirname(script)),
   };
   const missing = SERVING_PROGRAMS.filter((p) => !existsSync(path.join(binDir, p)));
   if (missing.length > 0) throw new MissingControlPlaneError(`${binDir} lacks ${missing.join(", ")}`);

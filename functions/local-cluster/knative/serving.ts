@@ -77,7 +77,8 @@ export async function installKnativeServing(
   const images = await importServingImages(node, build, work);
   await createManifestStream(admin, servingObjects(await readFile(build.coreFile, "utf8")));
   await importImage(node, path.join(tools, "traefik"), TRAEFIK_IMAGE, work);
-  await createManifestStream(admin, traefikObjects(TRAEFIK_IMAGE));
+  const traefikCrds = parseManifestStream(await readFile(build.traefikCrdsFile, "utf8"));
+  await createManifestStream(admin, [...traefikCrds, ...traefikObjects(TRAEFIK_IMAGE)]);
   await selectTraefikIngress(admin);
   await rm(work, { recursive: true, force: true });
   await waitForDeployments(admin, EVERY_DEPLOYMENT);

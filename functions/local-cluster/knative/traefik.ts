@@ -1,6 +1,7 @@
-// Knative's ingress on the real node: Traefik v3.6.12 (controlplane/knative/build-traefik.sh) with its
+// Knative's ingress on the real node: Traefik v3.6.12 (controlplane/knative/build-node-tools.sh) with its
 // experimental Knative provider, which reconciles KIngresses of class traefik.ingress.networking.knative.dev
-// into its own routers and marks them Ready. Traefik runs as a pod on the real node, so the revision
+// into its own routers and marks them Ready. Its CRD provider runs too, on a TLS entry point (websecure), for
+// the routes `manifests --ingress traefik` renders (IngressRoute, Middleware; knative/traefik-route.ts). Traefik runs as a pod on the real node, so the revision
 // Services' ClusterIPs it forwards to are reachable there (kube-proxy's rules live in the node's namespace).
 // The objects (namespace, account, RBAC, Deployment, Services) are ours; config-network is patched to the class.
 
@@ -12,17 +13,33 @@ import { KNATIVE_NAMESPACE } from "./serving-build.js";
 export const TRAEFIK_NAMESPACE = "traefik";
 export const TRAEFIK_INGRESS_CLASS = "traefik.ingress.networking.knative.dev";
 /** Entry points: external routes (Knative's ExternalIP visibility) and cluster-local ones. */
-export const TRAEFIK_PORTS = { web: 8080, internal: 8081, ping: 8082 } as const;
+export const TRAEFIK_PORTS = { web: 8080, internal: 8081, ping: 8082, websecure: 8443 } as const;
 /** The Services Traefik reports as the KIngresses' load balancers. */
 export const TRAEFIK_SERVICES = { public: "traefik", private: "traefik-internal" } as const;
 
 const labels = { "app.kubernetes.io/name": "traefik" };
+
+/** What Traefik's CRD provider watches (its kubernetes-crd-rbac.yml). */
+const TRAEFIK_CRD_RESOURCES = [
+  "middlewares",
+  "middlewaretcps",
+  "ingressroutes",
+  "traefikservices",
+  "ingressroutetcps",
+  "ingressrouteudps",
+  "tlsoptions",
+  "tlsstores",
+  "serverstransports",
+  "serverstransporttcps",
+];
 
 function traefikArgs(): string[] {
   const ns = TRAEFIK_NAMESPACE;
   return [
     "--experimental.knative=true",
     "--providers.knative=true",
+    "--providers.kubernetescrd=true",
+    `--entrypoints.websecure.address=:${TRAEFIK_PORTS.websecure}`,
     `--entrypoints.web.address=:${TRAEFIK_PORTS.web}`,
     `--entrypoints.internal.address=:${TRAEFIK_PORTS.internal}`,
     `--entrypoints.traefik.address=:${TRAEFIK_PORTS.ping}`,
@@ -57,7 +74,15 @@ export function traefikObjects(image: string): ManifestObject[] {
       rules: [
         { apiGroups: [knative], resources: ["ingresses"], verbs: ["get", "list", "watch"] },
         { apiGroups: [knative], resources: ["ingresses/status"], verbs: ["update"] },
-        { apiGroups: [""], resources: ["services", "secrets"], verbs: ["get", "list", "watch"] },
+        // The CRD provider waits for its informers on all of these (nodes cluster-wide, configmaps too; its
+        // pkg/provider/kubernetes/crd/client.go) and never starts while one cannot list.
+        {
+          apiGroups: [""],
+          resources: ["services", "secrets", "configmaps", "nodes"],
+          verbs: ["get", "list", "watch"],
+        },
+        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+        { apiGroups: ["traefik.io"], resources: TRAEFIK_CRD_RESOURCES, verbs: ["get", "list", "watch"] },
       ],
       image,
       labels,

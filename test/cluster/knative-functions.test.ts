@@ -1,0 +1,230 @@
+// The functions served by Knative on `cluster up --knative` (test/support/cluster/knative-functions.ts says
+// how they are deployed: `manifests --platform kind --ingress traefik` applied as rendered, the default image,
+// the test standing in for cert-manager's CA issuer). The API server reaches them through Traefik's websecure
+// entry point, the host-rewrite route, Traefik's Knative provider and, from zero, the activator:
+// - both Knative Services Ready, and both at zero after the (shortened) stable window and grace;
+// - from zero, a simulation pod CREATE admitted and mutated, through the deployment's webhook and through
+//   sk-<sim>-mutatepods (`manifests webhook --sim-name`, the stock-SimKube adoption path);
+// - an eviction of a running bare pod: exactly one clone;
+// - opt-in: SIMKUBE_FN_KNATIVE_FN_COLD_CYCLES=N cold CREATEs from zero (p50/p99 against timeoutSeconds);
+//   SIMKUBE_FN_KNATIVE_FN_BURST=N a teardown of N KWOK pods with and without the DELETE webhook, order
+//   alternated (with, without, without, with), reschedule-delete's replicas over time.
+// Skipped with one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
+
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, type TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+import { percentile } from "../../functions/cli/loadtest/load.js";
+import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
+import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
+import { buildImage } from "../support/cluster/function-pods.js";
+import {
+  deployThroughKnative,
+  type KnativeDeployment,
+  replaceObject,
+  revisionPods,
+  serviceName,
+} from "../support/cluster/knative-functions.js";
+import {
+  barePod,
+  clientsFor,
+  clonesOf,
+  createVirtualNamespace,
+  eventually,
+  runningBarePod,
+  waitPodPhase,
+} from "../support/cluster/kube.js";
+import { assertMutated } from "../support/cluster/mutation-scenarios.js";
+import {
+  type ClusterCase,
+  type ClusterSuite,
+  openClusterSuite,
+  registerClusterCases,
+} from "../support/cluster/suite.js";
+import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const NS = "virtual-knative";
+const COLD_CYCLES = Number(process.env.SIMKUBE_FN_KNATIVE_FN_COLD_CYCLES ?? "0");
+const BURST = Number(process.env.SIMKUBE_FN_KNATIVE_FN_BURST ?? "0");
+
+async function openSuite(): Promise<{ suite: ClusterSuite; deployed?: KnativeDeployment }> {
+  let archive: string;
+  try {
+    archive = await buildImage(repoRoot);
+  } catch (err) {
+    const message = `scripts/build-image.sh failed: ${(err as { stderr?: string }).stderr?.trim().split("\n").at(-1) ?? err}`;
+    return { suite: process.env.CI === "true" ? { error: new Error(message) } : { skip: message } };
+  }
+  const suite = await openClusterSuite({
+    realNode: true,
+    reschedule: true,
+    recordReviews: true,
+    withKnative: true,
+  });
+  if (!("cluster" in suite)) return { suite };
+  try {
+    return { suite, deployed: await deployThroughKnative(suite.cluster, archive) };
+  } catch (err) {
+    await suite.cluster.stop();
+    return { suite: { error: err as Error } };
+  }
+}
+
+const opened = await openSuite();
+
+function cluster(): LocalCluster {
+  if (!("cluster" in opened.suite)) throw new Error("no cluster");
+  return opened.suite.cluster;
+}
+function deployed(): KnativeDeployment {
+  if (!opened.deployed) throw new Error("not deployed");
+  return opened.deployed;
+}
+
+const core = () => clientsFor(cluster().kubeconfig).core;
+const functionNs = () => resolveOptions(deployed().options).namespace;
+const podsOf = (fn: "mutate-create" | "reschedule-delete", terminating = false) =>
+  revisionPods(cluster(), functionNs(), serviceName(deployed().options, fn), terminating);
+const hostReviewsOf = (name: string) => cluster().reviews.filter((r) => r.request.name === name);
+
+/**
+ * Knative has scaled `fn` to zero: no pod left that is not terminating. `drained`: none at all, a draining pod
+ * included (about 30 s more, its drain): the cold cycles wait for that, since a draining pod may still answer.
+ */
+async function atZero(fn: "mutate-create" | "reschedule-delete", drained = false): Promise<void> {
+  await eventually(`${fn} at zero`, async () => (await podsOf(fn, drained)).length === 0, 120_000);
+}
+
+/** Creates a simulation pod and waits for it to run; the create's own duration (the review included). */
+async function createSimulationPod(name: string): Promise<number> {
+  const c = cluster();
+  const t0 = Date.now();
+  await core().createNamespacedPod({ namespace: NS, body: barePod(c, name) });
+  const ms = Date.now() - t0;
+  assertMutated(await waitPodPhase(core(), NS, name, "Running"), c.simName);
+  assert.equal(hostReviewsOf(name).length, 0, "no review reached the host processes");
+  return ms;
+}
+
+const readyThenZero: ClusterCase = {
+  name: "both Knative Services become Ready through Traefik, then scale to zero after the stable window and grace",
+  timeoutMs: 180_000,
+  run: async (t: TestContext) => {
+    const { readyMs, deployMs } = deployed();
+    const started = cluster().timings;
+    t.diagnostic(
+      `cluster up --knative: Knative ready ${started.knativeReady} ms into the start; image import to webhooks switched ${deployMs} ms`,
+    );
+    t.diagnostic(`both Services Ready ${readyMs} ms after the rendered objects were applied`);
+    const t0 = Date.now();
+    await atZero("mutate-create");
+    await atZero("reschedule-delete");
+    t.diagnostic(`both at zero ${Date.now() - t0} ms after that`);
+    await createVirtualNamespace(cluster(), core(), NS);
+  },
+};
+
+const createFromZero: ClusterCase = {
+  name: "from zero: a simulation pod CREATE is admitted and mutated through Traefik and the activator",
+  timeoutMs: 180_000,
+  run: async (t: TestContext) => {
+    await atZero("mutate-create");
+    const ms = await createSimulationPod("from-zero");
+    assert.ok((await podsOf("mutate-create")).length >= 1, "Knative started mutate-create for it");
+    t.diagnostic(`CREATE from zero answered in ${ms} ms`);
+  },
+};
+
+const adoptedWebhook: ClusterCase = {
+  name: "from zero through sk-<sim>-mutatepods (manifests webhook --sim-name), the webhook stock SimKube adopts",
+  timeoutMs: 180_000,
+  run: async (t: TestContext) => {
+    const c = cluster();
+    const own = deployed().objects.find((m) => m.kind === "MutatingWebhookConfiguration");
+    assert.ok(own?.metadata?.name);
+    await c.admin.request(
+      "DELETE",
+      `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${own.metadata.name}`,
+    );
+    const adopted = buildSimulationWebhookConfiguration(deployed().options);
+    assert.equal(adopted.metadata?.name, simulationWebhookName(c.simName));
+    await replaceObject(c, adopted as never);
+    await atZero("mutate-create");
+    const ms = await createSimulationPod("adopted");
+    t.diagnostic(`CREATE from zero through ${adopted.metadata?.name} answered in ${ms} ms`);
+  },
+};
+
+const evictionClone: ClusterCase = {
+  name: "an eviction of a running bare pod through Knative: exactly one clone",
+  timeoutMs: 120_000,
+  run: async (t: TestContext) => {
+    const c = cluster();
+    const pod = await runningBarePod(c, core(), NS, "evicted");
+    await atZero("reschedule-delete");
+    const t0 = Date.now();
+    await core().createNamespacedPodEviction({
+      name: "evicted",
+      namespace: NS,
+      body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "evicted", namespace: NS } },
+    });
+    await eventually("a clone", async () => (await clonesOf(core(), NS, "evicted")).length > 0, 60_000);
+    t.diagnostic(`clone seen ${Date.now() - t0} ms after the eviction`);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    assert.equal((await clonesOf(core(), NS, "evicted")).length, 1, "exactly one clone");
+    assert.ok(pod.metadata?.uid);
+  },
+};
+
+const coldCycles: ClusterCase = {
+  name: `${COLD_CYCLES} cold CREATEs from zero (SIMKUBE_FN_KNATIVE_FN_COLD_CYCLES), against the webhook's timeoutSeconds`,
+  timeoutMs: 60_000 + COLD_CYCLES * 90_000,
+  run: async (t: TestContext) => {
+    const times: number[] = [];
+    for (let i = 0; i < COLD_CYCLES; i++) {
+      await atZero("mutate-create", true);
+      times.push(await createSimulationPod(`cold-${i}`));
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    const timeout = resolveOptions(deployed().options).tuning["mutate-create"].timeoutSeconds;
+    t.diagnostic(
+      `cold CREATEs (ms): ${times.join(", ")}; p50 ${percentile(sorted, 50)}, p99 ${percentile(sorted, 99)}; timeoutSeconds ${timeout}`,
+    );
+    assert.ok(percentile(sorted, 99) < timeout * 1000);
+  },
+};
+
+const burst: ClusterCase = {
+  name: `teardown of ${BURST} KWOK pods with and without the DELETE webhook, order alternated (SIMKUBE_FN_KNATIVE_FN_BURST)`,
+  timeoutMs: 600_000 + BURST * 1_500,
+  run: async (t: TestContext) => {
+    const rounds = await runTeardownBurst(cluster(), {
+      pods: BURST,
+      order: [true, false, false, true],
+      replicas: () => podsOf("reschedule-delete").then((p) => p.length),
+      log: (line) => t.diagnostic(line),
+    });
+    for (const r of rounds) {
+      assert.equal(r.webhookErrors, 0, "no webhook error in the API server's log");
+      assert.equal(r.clonesSeen, 0, "no clone");
+    }
+    await atZero("reschedule-delete");
+    t.diagnostic("reschedule-delete back at zero");
+  },
+};
+
+after(async () => {
+  if ("cluster" in opened.suite) await opened.suite.cluster.stop();
+});
+
+registerClusterCases("knative-functions.test.ts", opened.suite, [
+  readyThenZero,
+  createFromZero,
+  adoptedWebhook,
+  evictionClone,
+  ...(COLD_CYCLES > 0 ? [coldCycles] : []),
+  ...(BURST > 0 ? [burst] : []),
+]);
