@@ -238,45 +238,47 @@ function webhookService(values: Values): DeploymentOptions["webhookService"] {
   return Object.keys(service).length > 0 ? service : undefined;
 }
 
+/** The options given verbatim by one string flag each. */
+const STRING_FLAGS: readonly [keyof DeploymentOptions, string][] = [
+  ["target", "target"],
+  ["clusterPlatform", "platform"],
+  ["kourierNamespace", "kourier-namespace"],
+  ["ingress", "ingress"],
+  ["traefikNamespace", "traefik-namespace"],
+  ["traefikInternalService", "traefik-internal-service"],
+  ["issuer", "issuer"],
+  ["certManagerNamespace", "cert-manager-namespace"],
+  ["domain", "domain"],
+  ["openfaasEdition", "openfaas-edition"],
+  ["namespace", "namespace"],
+  ["name", "name"],
+  ["image", "image"],
+  ["tracePath", "trace-path"],
+  ["logLevel", "log-level"],
+  ["logFormat", "log-format"],
+  ["sequenceStore", "sequence-store"],
+  ["podReads", "pod-reads"],
+  ["virtualNsPrefix", "virtual-ns-prefix"],
+  ["webhookMode", "webhook-mode"],
+  ["webhookUrlBase", "webhook-url-base"],
+  ["caInjectFrom", "ca-inject-from"],
+  ["clientCaSecret", "client-ca-secret"],
+  ["pathSecret", "path-secret"],
+  ["pathSecretFrom", "path-secret-from"],
+  ["gateway", "gateway-url"],
+  ["webhookGateway", "webhook-gateway-url"],
+  ["openfaasLang", "openfaas-lang"],
+  ["openfaasHandlerDir", "openfaas-handler-dir"],
+  ["scaleToZeroDuration", "scale-to-zero-duration"],
+];
+
 /** Flags to options; values are checked by resolveOptions, which names the option in its error. */
 export function toDeploymentOptions(values: Values): DeploymentOptions {
   const options: DeploymentOptions = { rescheduleInterruptedBarePods: values.reschedule === true };
   const simName = str(values, "sim-name");
   if (simName !== undefined) options.simName = simName;
-  const strings: [keyof DeploymentOptions, string][] = [
-    ["target", "target"],
-    ["clusterPlatform", "platform"],
-    ["kourierNamespace", "kourier-namespace"],
-    ["ingress", "ingress"],
-    ["traefikNamespace", "traefik-namespace"],
-    ["traefikInternalService", "traefik-internal-service"],
-    ["issuer", "issuer"],
-    ["certManagerNamespace", "cert-manager-namespace"],
-    ["domain", "domain"],
-    ["openfaasEdition", "openfaas-edition"],
-    ["namespace", "namespace"],
-    ["name", "name"],
-    ["image", "image"],
-    ["tracePath", "trace-path"],
-    ["logLevel", "log-level"],
-    ["logFormat", "log-format"],
-    ["sequenceStore", "sequence-store"],
-    ["podReads", "pod-reads"],
-    ["virtualNsPrefix", "virtual-ns-prefix"],
-    ["webhookMode", "webhook-mode"],
-    ["webhookUrlBase", "webhook-url-base"],
-    ["caInjectFrom", "ca-inject-from"],
-    ["clientCaSecret", "client-ca-secret"],
-    ["pathSecret", "path-secret"],
-    ["pathSecretFrom", "path-secret-from"],
-    ["gateway", "gateway-url"],
-    ["webhookGateway", "webhook-gateway-url"],
-    ["openfaasLang", "openfaas-lang"],
-    ["openfaasHandlerDir", "openfaas-handler-dir"],
-    ["scaleToZeroDuration", "scale-to-zero-duration"],
-  ];
   const loose = options as unknown as Record<string, unknown>;
-  for (const [option, flag] of strings) set(loose, option, str(values, flag));
+  for (const [option, flag] of STRING_FLAGS) set(loose, option, str(values, flag));
   set(options, "driverUsers", str(values, "driver-users")?.split(","));
   set(options, "traceAllowedLocations", values["allow-trace-location"] as string[] | undefined);
   set(options, "minScale", whole(values, "min-scale"));
