@@ -14,6 +14,7 @@
 import type { IValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 import type { IValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
 import { VIRTUAL_LABEL_KEY, VIRTUAL_NODE_SELECTOR_KEY, VIRTUAL_NODE_SELECTOR_VALUE } from "../shared/keys.js";
+import { buildDenyingPolicy } from "./denying-policy.js";
 import type { ResolvedOptions } from "./deployment-options.js";
 import { serviceAccountUsername } from "./rbac.js";
 
@@ -128,29 +129,11 @@ export function buildPodCreatePolicy(
   o: ResolvedOptions,
   labels: Record<string, string>,
 ): [IValidatingAdmissionPolicy, IValidatingAdmissionPolicyBinding] {
-  const name = podCreatePolicyName(o);
-  return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name, labels },
-      spec: {
-        // Fail: a policy that cannot be evaluated must not let the create through.
-        failurePolicy: "Fail",
-        matchConstraints: {
-          resourceRules: [
-            { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
-          ],
-        },
-        matchConditions: podCreateMatchConditions(o),
-        validations: podCreateValidations(),
-      },
+  return buildDenyingPolicy(podCreatePolicyName(o), labels, {
+    matchConstraints: {
+      resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }],
     },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name, labels },
-      spec: { policyName: name, validationActions: ["Deny"] },
-    },
-  ];
+    matchConditions: podCreateMatchConditions(o),
+    validations: podCreateValidations(),
+  });
 }

@@ -14,6 +14,7 @@ import type { IValidatingAdmissionPolicy } from "kubernetes-models/admissionregi
 import type { IValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
 import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { VIRTUAL_LABEL_KEY } from "../shared/keys.js";
+import { buildDenyingPolicy } from "./denying-policy.js";
 import type { DeployedFunction, ResolvedOptions } from "./deployment-options.js";
 import { celString } from "./pod-create-policy.js";
 import { podReadRoleName, serviceAccountName, serviceAccountUsername } from "./rbac.js";
@@ -89,38 +90,23 @@ function bindingPolicy(
   o: ResolvedOptions,
   labels: Record<string, string>,
 ): [IValidatingAdmissionPolicy, IValidatingAdmissionPolicyBinding] {
-  const name = podReadBindingPolicyName(o);
   const user = celString(serviceAccountUsername(o, "reschedule-delete"));
-  return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name, labels },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: ["rbac.authorization.k8s.io"],
-              apiVersions: ["v1"],
-              operations: ["CREATE", "UPDATE"],
-              resources: ["rolebindings"],
-            },
-          ],
+  return buildDenyingPolicy(podReadBindingPolicyName(o), labels, {
+    matchConstraints: {
+      resourceRules: [
+        {
+          apiGroups: ["rbac.authorization.k8s.io"],
+          apiVersions: ["v1"],
+          operations: ["CREATE", "UPDATE"],
+          resources: ["rolebindings"],
         },
-        matchConditions: [
-          { name: "reschedule-delete-account", expression: `request.userInfo.username == ${user}` },
-        ],
-        validations: podReadBindingValidations(o),
-      },
+      ],
     },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name, labels },
-      spec: { policyName: name, validationActions: ["Deny"] },
-    },
-  ];
+    matchConditions: [
+      { name: "reschedule-delete-account", expression: `request.userInfo.username == ${user}` },
+    ],
+    validations: podReadBindingValidations(o),
+  });
 }
 
 /** The role and its fence, in narrow mode; nothing otherwise. */
