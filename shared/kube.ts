@@ -102,18 +102,16 @@ export function createKubeApi(options: KubeApiOptions = {}): KubeApi {
     lean ? knownResourcePath(ref, defaultNamespace, withName) : undefined;
   return {
     async read<T extends KubeObject = KubeObject>(ref: ObjectRef, options: ReadOptions = {}): Promise<T> {
+      const accept = options.metadataOnly ? PARTIAL_METADATA_ACCEPT : undefined;
       const path = leanPath(ref, true);
-      if (lean && path) {
-        const accept = options.metadataOnly ? PARTIAL_METADATA_ACCEPT : undefined;
-        const answer = (await call(() => lean("GET", path, undefined, accept))) as KubeObject;
-        return (options.metadataOnly ? asPartialObjectMetadata(answer) : answer) as T;
-      }
       const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: metaOf(ref.name, ref.namespace) };
-      if (!options.metadataOnly) return (await call(() => client.send(HttpMethod.GET, spec, "read"))) as T;
-      const answer = await call(() =>
-        client.send(HttpMethod.GET, spec, "read", undefined, PARTIAL_METADATA_ACCEPT),
-      );
-      return asPartialObjectMetadata(answer as KubeObject) as T;
+      const answer = (await call(() =>
+        lean && path
+          ? lean("GET", path, undefined, accept)
+          : client.send(HttpMethod.GET, spec, "read", undefined, accept),
+      )) as KubeObject;
+      // Reduced either way: a server without the transform answers with the whole object.
+      return (options.metadataOnly ? asPartialObjectMetadata(answer) : answer) as T;
     },
     async create<T extends KubeObject = KubeObject>(object: T): Promise<T> {
       const path = leanPath(refOf(object), false);
