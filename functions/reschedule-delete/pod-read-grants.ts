@@ -2,7 +2,7 @@
 // checked, never cluster-wide. Its ClusterRole has no `get pods`; it may create RoleBindings and `bind` one
 // ClusterRole, `<name>-virtual-pod-reads` (get pods). Before its first pod read in a namespace (which the
 // steps have already found to be this Simulation's virtual namespace), it binds that role to its own
-// ServiceAccount there. The pod-read-bindings policy (knative/pod-read-binding-policy.ts) refuses any other
+// ServiceAccount there. The pod-read-bindings policy (knative/pod-reads.ts) refuses any other
 // binding: another namespace, another role, another subject.
 //
 // RBAC takes a moment to see a new binding (the authorizer reads bindings from an informer cache), so a 403
