@@ -116,3 +116,39 @@ export function refOf(object: KubeObject): ObjectRef {
 export function describeRef(ref: ObjectRef): string {
   return `${ref.apiVersion}/${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ""}${ref.name}`;
 }
+
+/**
+ * An HTTP answer outside 2xx as KubeError: the reason and message of its metav1.Status body (raw JSON text, or
+ * already parsed), the reason derived from the code as client-go does when the body has none (HTML from a
+ * proxy, or nothing), "Unknown" when the code has none either.
+ */
+export function kubeErrorOfStatus(code: number, body: unknown): KubeError {
+  const status = parseStatusBody(body);
+  return new KubeError(
+    code,
+    status.reason || STATUS_REASON_BY_CODE[code] || "Unknown",
+    status.message ?? `HTTP ${code}${bodySnippet(body)}`,
+  );
+}
+
+function parseStatusBody(body: unknown): { reason?: string; message?: string } {
+  let value = body;
+  if (typeof body === "string") {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return {};
+    }
+  }
+  if (typeof value !== "object" || value === null) return {};
+  const { reason, message } = value as { reason?: unknown; message?: unknown };
+  const out: { reason?: string; message?: string } = {};
+  if (typeof reason === "string" && reason) out.reason = reason;
+  if (typeof message === "string" && message) out.message = message;
+  return out;
+}
+
+function bodySnippet(body: unknown): string {
+  if (typeof body !== "string" || body.trim() === "") return "";
+  return `: ${body.trim().slice(0, 200)}`;
+}

@@ -15,7 +15,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
-import { KubeError, STATUS_REASON_BY_CODE } from "./kube-api.js";
+import { KubeError, kubeErrorOfStatus } from "./kube-api.js";
 
 /** How long one reading of the kubeconfig's credentials is used before it is read again. */
 export const AUTH_REFRESH_MS = 10_000;
@@ -221,31 +221,6 @@ function readAnswer(
       }
       return;
     }
-    reject(kubeErrorOfAnswer(status, text));
+    reject(kubeErrorOfStatus(status, text));
   });
-}
-
-/**
- * A non-2xx answer as KubeError: the reason and message of its metav1.Status body, the reason derived from
- * the code as client-go does when the body has none (HTML from a proxy, or nothing).
- */
-export function kubeErrorOfAnswer(status: number, text: string): KubeError {
-  let reason: string | undefined;
-  let message: string | undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value !== null && typeof value === "object") {
-      const s = value as { reason?: unknown; message?: unknown };
-      if (typeof s.reason === "string" && s.reason) reason = s.reason;
-      if (typeof s.message === "string" && s.message) message = s.message;
-    }
-  } catch {
-    // Not JSON: the code says what it was.
-  }
-  const snippet = text.trim() === "" ? "" : `: ${text.trim().slice(0, 200)}`;
-  return new KubeError(
-    status,
-    reason || STATUS_REASON_BY_CODE[status] || "Unknown",
-    message ?? `HTTP ${status}${snippet}`,
-  );
 }

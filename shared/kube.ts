@@ -38,10 +38,10 @@ import {
   type KubeApi,
   KubeError,
   type KubeObject,
+  kubeErrorOfStatus,
   type ObjectRef,
   type ReadOptions,
   refOf,
-  STATUS_REASON_BY_CODE,
 } from "./kube-api.js";
 import { createLeanTransport, leanPathFits, sameTls } from "./kube-http.js";
 import { asPartialObjectMetadata, PARTIAL_METADATA_ACCEPT } from "./partial-metadata.js";
@@ -204,12 +204,11 @@ const NETWORK_CODES = new Set([
 export function kubeErrorFrom(err: unknown): KubeError {
   if (err instanceof KubeError) return err;
   if (isApiException(err)) {
-    const status = parseStatusBody(err.body);
-    const message = status.message ?? `HTTP ${err.code}${bodySnippet(err.body)}`;
+    const answer = kubeErrorOfStatus(err.code, err.body);
     if (err.code === 404 && isDiscoveryFailure(err)) {
-      return new KubeError(404, "UnknownKind", `the server does not serve this kind: ${message}`);
+      return new KubeError(404, "UnknownKind", `the server does not serve this kind: ${answer.message}`);
     }
-    return new KubeError(err.code, status.reason || STATUS_REASON_BY_CODE[err.code] || "Unknown", message);
+    return answer;
   }
   if (err instanceof Error) {
     if (err.message.includes("Unrecognized API version and kind")) {
@@ -235,28 +234,6 @@ function isApiException(err: unknown): err is { code: number; body: unknown; mes
 /** KubernetesObjectApi.resource() rewrites the message of errors from the discovery GET. */
 function isDiscoveryFailure(err: { message: string }): boolean {
   return err.message.startsWith("Failed to fetch resource metadata for");
-}
-
-function parseStatusBody(body: unknown): { reason?: string; message?: string } {
-  let value = body;
-  if (typeof body === "string") {
-    try {
-      value = JSON.parse(body);
-    } catch {
-      return {};
-    }
-  }
-  if (typeof value !== "object" || value === null) return {};
-  const { reason, message } = value as { reason?: unknown; message?: unknown };
-  const out: { reason?: string; message?: string } = {};
-  if (typeof reason === "string" && reason) out.reason = reason;
-  if (typeof message === "string" && message) out.message = message;
-  return out;
-}
-
-function bodySnippet(body: unknown): string {
-  if (typeof body !== "string" || body.trim() === "") return "";
-  return `: ${body.trim().slice(0, 200)}`;
 }
 
 // The library rejects with node-fetch's FetchError and AbortError, whose prototypes carry those names: checking

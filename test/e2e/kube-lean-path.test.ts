@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { KubeError } from "../../shared/kube-api.js";
-import { AUTH_REFRESH_MS, createLeanTransport, kubeErrorOfAnswer } from "../../shared/kube-http.js";
+import { KubeError, kubeErrorOfStatus } from "../../shared/kube-api.js";
+import { AUTH_REFRESH_MS, createLeanTransport } from "../../shared/kube-http.js";
 
 function withToken(kc: KubeConfig, server: string, token: string): void {
   kc.loadFromOptions({
@@ -71,9 +71,9 @@ describe("a plain-http server without insecure-skip-tls-verify", () => {
   });
 });
 
-describe("kubeErrorOfAnswer", () => {
+describe("kubeErrorOfStatus", () => {
   test("takes reason and message from a Status body", () => {
-    const err = kubeErrorOfAnswer(
+    const err = kubeErrorOfStatus(
       409,
       JSON.stringify({ kind: "Status", reason: "Conflict", message: "the object has been modified" }),
     );
@@ -84,12 +84,12 @@ describe("kubeErrorOfAnswer", () => {
   });
 
   test("derives the reason from the code for a body that is not a Status (a proxy's HTML, nothing)", () => {
-    const html = kubeErrorOfAnswer(502, "<html>bad gateway</html>");
+    const html = kubeErrorOfStatus(502, "<html>bad gateway</html>");
     assert.deepEqual(
       [html.status, html.reason, html.message],
       [502, "Unknown", "HTTP 502: <html>bad gateway</html>"],
     );
-    const empty = kubeErrorOfAnswer(503, "");
+    const empty = kubeErrorOfStatus(503, "");
     assert.deepEqual([empty.reason, empty.message], ["ServiceUnavailable", "HTTP 503"]);
   });
 });
