@@ -348,9 +348,21 @@ function planWrite(
   checkShardSize(counter, data);
   const annotations = annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), left);
   const object: ConfigMap = base
-    ? { ...base, data, metadata: { ...base.metadata, annotations } }
+    ? { ...base, data, metadata: { ...metadataForWrite(base.metadata), annotations } }
     : buildSequenceConfigMap(counter.ref, counter.scope, data, annotations);
   return { id, baseRv: base?.metadata?.resourceVersion ?? "", batch, numbers, orphans, object };
+}
+
+/**
+ * The metadata a PUT sends back: the base copy's, without managedFields. An update that omits managedFields
+ * keeps the stored ones (kubernetes.io "Server-Side Apply", managed fields), and the API server then neither
+ * decodes nor compares them: measured against the real API server on the 2-core machine with a 5-counter
+ * shard, 10-20% less API-server CPU and 20-35% less client CPU per PUT (docs/performance.md).
+ */
+export function metadataForWrite(meta: ConfigMap["metadata"]): ConfigMap["metadata"] {
+  if (meta?.managedFields === undefined) return meta;
+  const { managedFields: _stored, ...rest } = meta;
+  return rest;
 }
 
 /** Keeps the copy the API server answered, and who else has been writing it. */

@@ -108,6 +108,36 @@ const conflicts: ClusterCase = {
   },
 };
 
+const managedFieldsKept: ClusterCase = {
+  name: "PUTs leave managedFields out: the API server keeps the stored entries and counts on",
+  run: async () => {
+    const scope = freshScope();
+    const { kubeconfig: file } = await throughProxy();
+    const kube = createKubeApi({ kubeconfigPath: file, timeoutMs: 2_000 });
+    const sent: KubeObject[] = [];
+    const recording = {
+      ...kube,
+      replace<T extends KubeObject>(object: T): Promise<T> {
+        sent.push(object);
+        return kube.replace(object);
+      },
+    };
+    const s = createClusterSequenceStore(recording, { namespace: FUNCTIONS_NAMESPACE });
+    const got = [];
+    for (let i = 0; i < 4; i++) got.push(await s.next(HASH, scope));
+    assert.deepEqual(got, [0, 1, 2, 3]);
+    assert.equal(sent.length, 3, "one POST, then three PUTs");
+    for (const object of sent) assert.equal(object.metadata?.managedFields, undefined);
+    const stored = await shard(scope, HASH);
+    assert.equal(stored.data?.[HASH], "4");
+    const managers = (stored.metadata?.managedFields ?? []).map((m) => JSON.stringify(m.fieldsV1 ?? {}));
+    assert.ok(
+      managers.some((fields) => fields.includes(`"f:${HASH}"`)),
+      `a managedFields entry still owns data.${HASH}: ${managers.join(" | ")}`,
+    );
+  },
+};
+
 const pastDeadline: ClusterCase = {
   name: "an answer held past the caller's deadline: the caller is denied, its landed number is freed and handed out next",
   run: async () => {
@@ -189,6 +219,7 @@ const repeatedReview: ClusterCase = {
 registerClusterCases("test/cluster/sequence-faults.test.ts", suite, [
   lostAnswer,
   conflicts,
+  managedFieldsKept,
   pastDeadline,
   replicasUnderFaults,
   repeatedReview,

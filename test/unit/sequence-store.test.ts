@@ -5,6 +5,7 @@ import {
   CONFIGMAP_DATA_LIMIT_BYTES,
   configMapDataSize,
   createClusterSequenceStore,
+  metadataForWrite,
   reserve,
   SEQUENCE_CONFIGMAP_PREFIX,
   SEQUENCE_SHARD_COUNT,
@@ -724,5 +725,28 @@ describe("cluster sequence store: sharding", () => {
     assert.equal(kube.countCalls("replace"), 0, "no write was attempted");
     assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["453"], "9");
     assert.equal(await store.next("7", SCOPE), 0);
+  });
+});
+
+describe("metadataForWrite", () => {
+  test("drops managedFields and keeps everything else, including the resourceVersion precondition", () => {
+    const meta = {
+      name: "sk-fn-seq-x-00",
+      resourceVersion: "17",
+      annotations: { a: "1" },
+      managedFields: [{ manager: "simkube-fn", operation: "Update" }],
+    };
+    assert.deepEqual(metadataForWrite(meta), {
+      name: "sk-fn-seq-x-00",
+      resourceVersion: "17",
+      annotations: { a: "1" },
+    });
+    assert.equal(meta.managedFields.length, 1, "the cached copy is left as it was");
+  });
+
+  test("metadata without managedFields is passed through as it is", () => {
+    const meta = { name: "n", resourceVersion: "3" };
+    assert.equal(metadataForWrite(meta), meta);
+    assert.equal(metadataForWrite(undefined), undefined);
   });
 });
