@@ -14,7 +14,10 @@ import { createWrkWorkspace, runWrk, UID_MARK, type WrkWorkspace } from "./wrk.j
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) > 0 ? Number(process.env.BENCH_ROUNDS) : 3;
 const SECONDS = Number(process.env.BENCH_SECONDS) > 0 ? Number(process.env.BENCH_SECONDS) : 5;
-const CONNECTIONS = 64;
+// 64 by default. BENCH_CONNECTIONS=256 measures capacity: with 64 reviews in flight over the bench's 5 spec
+// hashes, a shard's write carries at most ~13 reviews, so the cluster store is bound by the API server's
+// writes per second before it is bound by its own CPU (docs/performance.md).
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) > 0 ? Number(process.env.BENCH_CONNECTIONS) : 64;
 const REVIEWS = 5_000;
 const SERVER_PIN = pinTo(1);
 const LOAD_PIN = pinTo(0);

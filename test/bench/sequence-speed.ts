@@ -14,7 +14,7 @@
 // "Before" is the merge-base of HEAD and main (BENCH_SEQUENCE_BASE=<commit> for another), built in a
 // temporary copy (base-build.ts); BENCH_SEQUENCE_BASE=none leaves it out. Ratios are printed beside the
 // figures; every figure comes from this run.
-// Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_SEQUENCE_PARTS=create,replicas,hashes (any subset).
+// Knobs: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (64, the CREATE part), BENCH_SEQUENCE_PARTS=create,replicas,hashes (any subset).
 // Needs wrk and the control-plane binaries (Go to build them); results also in dist/sequence-speed.json.
 
 import { writeFileSync } from "node:fs";
