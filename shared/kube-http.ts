@@ -39,7 +39,7 @@ export const TLS_KEYS = [
   "servername",
 ] as const;
 
-export function sameTls(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+function sameTls(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   return TLS_KEYS.every((k) => String(a[k] ?? "") === String(b[k] ?? ""));
 }
 
@@ -95,7 +95,7 @@ export function createLeanTransport(kc: KubeConfig, options: LeanTransportOption
   // Refused per call, not here, as the library refuses it: a process may start without ever calling.
   const plainRefused = !secure && !cluster.skipTLSVerify;
   const now = options.now ?? (() => performance.now());
-  const agents = new AgentCache(secure);
+  const agent = new KeepAliveAgent();
   let cached: { at: number; credentials: Promise<Credentials> } | undefined;
   const current = (): Promise<Credentials> => {
     const t = now();
@@ -120,7 +120,7 @@ export function createLeanTransport(kc: KubeConfig, options: LeanTransportOption
     const creds = await current();
     const target = { base, path: `${prefix}${path}`, secure, timeoutMs: options.timeoutMs };
     try {
-      return await send(target, agents.for(creds.tls), creds.headers, method, body, accept);
+      return await send(target, agent.for(creds.tls, secure), creds.headers, method, body, accept);
     } catch (err) {
       // Credentials the server no longer takes (a rotated token): read them again for the next call.
       if (err instanceof KubeError && err.status === 401) cached = undefined;
@@ -129,22 +129,27 @@ export function createLeanTransport(kc: KubeConfig, options: LeanTransportOption
   };
 }
 
-/** One keep-alive agent, rebuilt when the TLS settings change (e.g. a rotated client certificate). */
-class AgentCache {
+/**
+ * One keep-alive agent, rebuilt when the TLS settings or the protocol change (e.g. a rotated client
+ * certificate). Both transports keep one: the lean path here, and kube.ts in place of the fresh agent
+ * client-node makes per request.
+ */
+export class KeepAliveAgent {
   private current: Agent | undefined;
   private options: Record<string, unknown> = {};
-  constructor(private readonly secure: boolean) {}
 
-  for(tls: Record<string, unknown>): Agent {
+  /** `options`: the agent's settings, of which TLS_KEYS decide whether the current agent still fits. */
+  for(options: Record<string, unknown>, secure: boolean): Agent {
     // The same reading of the credentials (the common case) needs no comparison of certificate bytes.
-    if (this.current && (tls === this.options || sameTls(this.options, tls))) {
-      this.options = tls;
+    const fits = options === this.options || sameTls(this.options, options);
+    if (this.current && fits && this.current instanceof https.Agent === secure) {
+      this.options = options;
       return this.current;
     }
     this.current?.destroy();
-    this.options = tls;
-    const settings = { ...tls, keepAlive: true, maxSockets: 64, scheduling: "lifo" as const };
-    this.current = this.secure ? new https.Agent(settings) : new http.Agent(settings);
+    this.options = options;
+    const settings = { ...options, keepAlive: true, maxSockets: 64, scheduling: "lifo" as const };
+    this.current = secure ? new https.Agent(settings) : new http.Agent(settings);
     return this.current;
   }
 }

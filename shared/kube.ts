@@ -43,7 +43,7 @@ import {
   type ReadOptions,
   refOf,
 } from "./kube-api.js";
-import { createLeanTransport, leanPathFits, sameTls } from "./kube-http.js";
+import { createLeanTransport, KeepAliveAgent, leanPathFits } from "./kube-http.js";
 import { asPartialObjectMetadata, PARTIAL_METADATA_ACCEPT } from "./partial-metadata.js";
 
 export interface KubeApiOptions {
@@ -288,7 +288,7 @@ class RawObjectApi extends KubernetesObjectApi {
   static fromKubeConfig(kc: KubeConfig, transport: TransportOptions): RawObjectApi {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new KubeError(400, "ClientError", "kubeconfig has no current cluster");
-    const shared = new SharedAgent();
+    const shared = new KeepAliveAgent();
     const configuration = createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
       authMethods: { default: kc },
@@ -297,7 +297,7 @@ class RawObjectApi extends KubernetesObjectApi {
           // Runs after auth has put its per-request agent on the context.
           pre: async (ctx: RequestContext) => {
             const fresh = ctx.getAgent();
-            if (transport.keepAlive && fresh) ctx.setAgent(shared.for(fresh));
+            if (transport.keepAlive && fresh) ctx.setAgent(sharedInsteadOf(fresh, shared));
             ctx.setSignal(AbortSignal.timeout(transport.timeoutMs));
             return ctx;
           },
@@ -373,25 +373,12 @@ class RawObjectApi extends KubernetesObjectApi {
 }
 
 /**
- * One keep-alive agent standing in for the fresh agent the library makes per request. Rebuilt when the TLS
- * settings change (e.g. an exec plugin rotating client certificates); proxy agents pass through untouched.
+ * The keep-alive agent standing in for the fresh agent the library made for this request (KeepAliveAgent);
+ * proxy agents pass through untouched.
  */
-class SharedAgent {
-  private current: Agent | undefined;
-  private options: Record<string, unknown> = {};
-
-  for(fresh: Agent): Agent {
-    const isHttps = fresh instanceof https.Agent && fresh.constructor === https.Agent;
-    const isHttp = !isHttps && fresh instanceof http.Agent && fresh.constructor === http.Agent;
-    if (!isHttps && !isHttp) return fresh;
-    const options = (fresh as Agent & { options: Record<string, unknown> }).options;
-    if (this.current && sameTls(this.options, options) && this.current instanceof https.Agent === isHttps) {
-      return this.current;
-    }
-    this.current?.destroy();
-    this.options = options;
-    const settings = { ...options, keepAlive: true, maxSockets: 64, scheduling: "lifo" as const };
-    this.current = isHttps ? new https.Agent(settings) : new http.Agent(settings);
-    return this.current;
-  }
+function sharedInsteadOf(fresh: Agent, shared: KeepAliveAgent): Agent {
+  const isHttps = fresh instanceof https.Agent && fresh.constructor === https.Agent;
+  const isHttp = !isHttps && fresh instanceof http.Agent && fresh.constructor === http.Agent;
+  if (!isHttps && !isHttp) return fresh;
+  return shared.for((fresh as Agent & { options: Record<string, unknown> }).options, isHttps);
 }
