@@ -44,7 +44,7 @@ import { awaitDeletion, DEFAULT_DELETION_WAIT_MS, type DeletionWaitOptions } fro
 import { createPendingClones, type PendingClones } from "./pending-clones.js";
 import type { Candidate } from "./plan.js";
 import { triageDelete } from "./plan.js";
-import { createPodReadGrants, type PodReadSettings } from "./pod-read-grants.js";
+import { createPodReadGrants, type PodReadSettings, podReadIn } from "./pod-read-grants.js";
 import {
   type AwaitingDeletion,
   type Confirmed,
@@ -219,9 +219,7 @@ async function cloneWhenDeleted(
   const started = (s.deps.now ?? (() => performance.now()))();
   let decision: Decision;
   try {
-    const readPod = () => s.deps.kube.read<Pod>(ref);
-    const { podReads } = s.world;
-    const read = podReads ? () => podReads.read(namespace, readPod) : readPod;
+    const read = podReadIn(s.world.podReads, namespace, () => s.deps.kube.read<Pod>(ref));
     const shown = await awaitDeletion(read, uid, {
       ...s.deps.deletionWait,
       ...(s.deps.sleep ? { sleep: s.deps.sleep } : {}),

@@ -105,3 +105,12 @@ export function createPodReadGrants(
     },
   };
 }
+
+/** A pod read in `namespace`: through the grants' retry with `--pod-reads virtual-namespaces`, else as is. */
+export function podReadIn<T>(
+  grants: PodReadGrants | undefined,
+  namespace: string,
+  read: () => Promise<T>,
+): () => Promise<T> {
+  return grants ? () => grants.read(namespace, read) : read;
+}

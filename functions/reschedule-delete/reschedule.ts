@@ -35,7 +35,7 @@ import {
   virtualNamespaceRootOf,
 } from "./live-checks.js";
 import { buildClone, type Candidate, type SkipReason } from "./plan.js";
-import type { PodReadGrants } from "./pod-read-grants.js";
+import { type PodReadGrants, podReadIn } from "./pod-read-grants.js";
 import type { RescheduleStats } from "./stats.js";
 
 /** Why a review ended without a clone, beyond the triage's reasons. */
@@ -149,9 +149,11 @@ export async function checkNamespace(w: RescheduleWorld, namespace: string, root
 /** The pod as it is now, or undefined when it is gone. */
 export async function readLivePod(w: RescheduleWorld, candidate: Candidate, call: StepCall) {
   const ref = { apiVersion: "v1", kind: "Pod", name: candidate.name, namespace: candidate.namespace };
-  const read = () => call("read-pod", () => w.kube.read<Pod>(ref));
+  const read = podReadIn(w.podReads, candidate.namespace, () =>
+    call("read-pod", () => w.kube.read<Pod>(ref)),
+  );
   try {
-    return await (w.podReads ? w.podReads.read(candidate.namespace, read) : read());
+    return await read();
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
