@@ -41,12 +41,32 @@ import {
 } from "./kube-api.js";
 import { backoffDelay } from "./retry.js";
 import {
+  type ForeignLease,
+  HOLDER_VALID_MS,
+  isLeaseWanted,
+  LEASE_IDLE_MS,
+  LEASE_MS,
+  LEASE_RENEW_MS,
+  leaseMarker,
+  leaseOf,
+  nextReserve,
+  observeForeignLease,
+  type Pool,
+  poolsStillHeld,
+  RESERVE_MIN,
+  returnReserves,
+  withLease,
+  withLeaseWanted,
+  withoutLease,
+} from "./sequence-lease.js";
+import {
   annotationsForWrite,
   freeNumbersOf,
   landedWriteId,
   mergeFree,
   otherActiveWriters,
   reserve,
+  storedCount,
 } from "./sequence-shard.js";
 import {
   checkSequenceHash,
@@ -110,6 +130,11 @@ export interface ClusterSequenceStoreOptions {
   wallClock?: () => number;
   /** This process's name in the shards' write records. Default: 12 random hex digits. */
   writerId?: string;
+  /**
+   * Whether a replica alone on a hot shard may lease it and reserve numbers ahead (sequence-lease.ts).
+   * Default true. Off, every batch of numbers is one write, as before the lease existed.
+   */
+  lease?: boolean;
 }
 
 type ConfigMap = V1ConfigMap & KubeObject;
@@ -123,10 +148,22 @@ interface Pending {
   reject(err: SequenceStoreError): void;
 }
 
+/**
+ * What a write does: "numbers" gives its batch numbers from the counters; "lease" takes or renews the lease
+ * and grows the pools of `grow`; "release" gives the pools' rest back, lets go, then numbers its batch like
+ * "numbers"; "ask" asks another replica's lease to be let go (sequence-lease.ts).
+ */
+type WriteKind = "numbers" | "lease" | "release" | "ask";
+
 /** One write of a batch's numbers (and of the bookkeeping annotations) to a shard. */
 interface ShardWrite {
+  kind: WriteKind;
   /** This process's id of the write, recorded in the object (WRITES_ANNOTATION) by the write itself. */
   id: number;
+  /** When it was planned (this process's clock): a lease write's lease runs from here. */
+  plannedAt: number;
+  /** Lease writes: each hash's pool after the write ([from, limit) and the reserve it was grown by). */
+  grow: Map<string, { from: number; limit: number; reserve: number }>;
   /** The resourceVersion the write was based on; "" for a create. */
   baseRv: string;
   batch: Pending[];
@@ -158,11 +195,36 @@ interface Counter {
   writeMs: number;
   /** Other replicas that wrote the shard lately, as of the last copy of it we saw (otherActiveWriters). */
   contenders: number;
+  /** Our lease on the shard; undefined when we do not hold one. */
+  lease: HeldLease | undefined;
+  /** Another replica's lease, as we last saw it; undefined when the shard had none. */
+  foreign: ForeignLease | undefined;
+  /** A lease write due when no caller waits: renew it, or let go. */
+  chore: "renew" | "release" | undefined;
+  /** When our last write to the shard landed (this process's clock). */
+  lastLandedAt: number;
+  /** The drain() running now, for close() to wait on. */
+  drained: Promise<void>;
+}
+
+/** This replica's lease on a shard (sequence-lease.ts). */
+interface HeldLease {
+  /** Numbers reserved per hash, handed out in order without a write. */
+  pools: Map<string, Pool>;
+  /** Numbers are handed out from the pools until then: HOLDER_VALID_MS after the last lease write was planned. */
+  validUntil: number;
+  /** When the last lease write was planned. */
+  renewedAt: number;
+  /** When a caller last asked for a number of this shard. */
+  lastUse: number;
+  /** A release was planned: nothing more is handed out from the pools. */
+  releasing: boolean;
+  timer: NodeJS.Timeout;
 }
 
 type AttemptResult =
   | { kind: "done" }
-  | { kind: "retry"; backoff: "none" | "conflict" | "transient"; error: unknown }
+  | { kind: "retry"; backoff: "none" | "conflict" | "transient" | "lease"; error: unknown }
   | { kind: "fail"; error: SequenceStoreError; batch: Pending[] };
 
 /** The options with their defaults applied. */
@@ -177,6 +239,7 @@ interface StoreSettings {
   sleep: (ms: number) => Promise<void>;
   now: () => number;
   wallClock: () => number;
+  lease: boolean;
 }
 
 /** One store: the API, its settings and the shards this process has used. */
@@ -192,6 +255,8 @@ interface StoreState {
    * It grows as `counters` does, by the runs this process served.
    */
   names: Map<string, Map<string, string[]>>;
+  /** After close(): no lease is taken any more. */
+  closing: boolean;
 }
 
 function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
@@ -207,6 +272,7 @@ function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
     sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     now: options.now ?? (() => performance.now()),
     wallClock: options.wallClock ?? Date.now,
+    lease: options.lease ?? true,
   };
 }
 
@@ -245,6 +311,11 @@ function counterFor(state: StoreState, scope: SequenceScope, hash: string): Coun
       orphans: new Map(),
       writeMs: 0,
       contenders: 0,
+      lease: undefined,
+      foreign: undefined,
+      chore: undefined,
+      lastLandedAt: Number.NEGATIVE_INFINITY,
+      drained: Promise.resolve(),
     };
     state.counters.set(name, counter);
   }
@@ -304,7 +375,17 @@ function removeOrphans(orphans: Map<string, number[]>, gone: ReadonlyMap<string,
  * A write is known to have landed: its callers get their numbers; a caller that gave up meanwhile (deadline)
  * leaves its number to be freed, so it is handed out again instead of becoming a gap.
  */
-function landed(counter: Counter, write: ShardWrite): void {
+function landed(state: StoreState, counter: Counter, write: ShardWrite): void {
+  counter.lastLandedAt = state.settings.now();
+  if (write.kind === "ask") return;
+  if (write.kind === "lease") {
+    installPools(state, counter, write);
+    return;
+  }
+  if (write.kind === "release") {
+    dropLease(counter);
+    counter.chore = undefined;
+  }
   removeOrphans(counter.orphans, write.orphans);
   write.batch.forEach((p, i) => {
     const seq = write.numbers[i] as number;
@@ -326,31 +407,264 @@ function decideUnknown(state: StoreState, counter: Counter, read: ConfigMap | un
   if (id === undefined) return;
   const won = counter.unknown.find((w) => w.id === id);
   counter.unknown = [];
-  if (won) landed(counter, won);
+  if (won) landed(state, counter, won);
 }
 
-/** Work left besides the queue: a write to decide, or numbers to free. */
+/** Work left besides the queue: a write to decide, numbers to free, a lease to renew, refill or let go. */
 function hasBookkeeping(counter: Counter): boolean {
-  return counter.unknown.length > 0 || counter.orphans.size > 0;
+  return (
+    counter.unknown.length > 0 ||
+    counter.orphans.size > 0 ||
+    counter.chore !== undefined ||
+    lowPools(counter).length > 0
+  );
 }
 
-/** The next write: the batch's numbers (free ones first), this write's id, the free numbers left. Pure. */
+/** Pools to refill before callers have to wait for a write: those with less than half their reserve left. */
+function lowPools(counter: Counter): string[] {
+  const lease = counter.lease;
+  if (lease === undefined || lease.releasing) return [];
+  const low: string[] = [];
+  for (const [hash, pool] of lease.pools) if (isLow(pool)) low.push(hash);
+  return low;
+}
+
+const isLow = (pool: Pool): boolean => pool.limit - pool.next < pool.reserve / 2;
+
+/** The next number of a hash from our lease's pool, if the lease is ours to use now and the pool has one. */
+function takeFromPool(counter: Counter, hash: string, now: number): number | undefined {
+  const lease = counter.lease;
+  if (lease === undefined || lease.releasing || now >= lease.validUntil) return undefined;
+  const pool = lease.pools.get(hash);
+  if (pool === undefined || pool.next >= pool.limit) return undefined;
+  lease.lastUse = now;
+  const seq = pool.next;
+  pool.next += 1;
+  return seq;
+}
+
+/** Waiting callers get numbers from the pools, in queue order. */
+function serveFromPools(state: StoreState, counter: Counter): void {
+  if (counter.lease === undefined) return;
+  const now = state.settings.now();
+  for (const p of counter.queue) {
+    if (p.settled) continue;
+    const seq = takeFromPool(counter, p.hash, now);
+    if (seq === undefined) continue;
+    p.settled = true;
+    p.resolve(seq);
+  }
+}
+
+/** A lease write landed: the lease is ours (again) for HOLDER_VALID_MS, with the pools grown. */
+function installPools(state: StoreState, counter: Counter, write: ShardWrite): void {
+  let lease = counter.lease;
+  if (lease === undefined) {
+    const timer = setInterval(() => leaseTick(state, counter), LEASE_RENEW_MS);
+    timer.unref();
+    lease = {
+      pools: new Map(),
+      validUntil: 0,
+      renewedAt: 0,
+      lastUse: write.plannedAt,
+      releasing: false,
+      timer,
+    };
+    counter.lease = lease;
+  }
+  for (const [hash, grown] of write.grow) {
+    const pool = lease.pools.get(hash);
+    if (pool === undefined) {
+      lease.pools.set(hash, {
+        next: grown.from,
+        limit: grown.limit,
+        reserve: grown.reserve,
+        refilledAt: write.plannedAt,
+      });
+    } else {
+      pool.limit = grown.limit;
+      pool.reserve = grown.reserve;
+      pool.refilledAt = write.plannedAt;
+    }
+  }
+  lease.renewedAt = write.plannedAt;
+  lease.validUntil = write.plannedAt + HOLDER_VALID_MS;
+  if (counter.chore === "renew") counter.chore = undefined;
+  serveFromPools(state, counter);
+}
+
+/** The lease is over (let go, or lost): what its pools held is no longer ours to hand out. */
+function dropLease(counter: Counter): void {
+  if (counter.lease === undefined) return;
+  clearInterval(counter.lease.timer);
+  counter.lease = undefined;
+}
+
+/** Every LEASE_RENEW_MS while we hold a lease: let go when idle, else renew it (and so see requests for it). */
+function leaseTick(state: StoreState, counter: Counter): void {
+  const lease = counter.lease;
+  if (lease === undefined) return;
+  const now = state.settings.now();
+  if (now - lease.lastUse >= LEASE_IDLE_MS) counter.chore = "release";
+  else if (now - lease.renewedAt >= LEASE_RENEW_MS) counter.chore ??= "renew";
+  else return;
+  startDrain(state, counter);
+}
+
+/** A shard written less than this long ago is hot: a replica alone on it takes a lease. */
+const HOT_MS = 50;
+
+/** Whether this write may take the lease: leasing on, alone on a hot shard, no free numbers to hand out first. */
+function mayTakeLease(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+): boolean {
+  if (!state.settings.lease || state.closing) return false;
+  if (batch.length === 0 || counter.contenders > 0) return false;
+  if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
+  if (Object.keys(freeNumbersOf(base?.metadata)).length > 0) return false;
+  return batch.length >= 2 || state.settings.now() - counter.lastLandedAt < HOT_MS;
+}
+
+/** Another replica's lease that we saw moving within LEASE_MS: we may not write the counters. */
+function foreignLeaseBinds(state: StoreState, counter: Counter): boolean {
+  return counter.foreign !== undefined && state.settings.now() - counter.foreign.since < LEASE_MS;
+}
+
+/** What the next write is, or "wait" while another replica's lease binds and it has been asked to let go. */
+function choosePlan(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+): ShardWrite | "wait" {
+  if (base !== undefined && foreignLeaseBinds(state, counter)) {
+    return isLeaseWanted(base.metadata) ? "wait" : planAsk(state, counter, base);
+  }
+  const lease = counter.lease;
+  if (lease !== undefined) {
+    if (counter.chore === "release" || lease.releasing || state.closing || isLeaseWanted(base?.metadata)) {
+      lease.releasing = true;
+      return planWrite(state, counter, base, batch, "release");
+    }
+    return planLeaseWrite(state, counter, base, batch);
+  }
+  if (mayTakeLease(state, counter, base, batch)) return planLeaseWrite(state, counter, base, batch);
+  return planWrite(state, counter, base, batch, "numbers");
+}
+
+/**
+ * A write of the batch's numbers (free ones first), this write's id and the free numbers left. A release
+ * first gives our pools' rest back. Either way no lease is left on the shard: one that is not ours was over.
+ */
 function planWrite(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+  kind: "numbers" | "release",
+): ShardWrite {
+  const id = ++counter.lastWriteId;
+  const orphans = new Map([...counter.orphans].map(([hash, list]) => [hash, [...list]]));
+  const free = mergeFree(freeNumbersOf(base?.metadata), orphans);
+  const pools = kind === "release" ? counter.lease?.pools : undefined;
+  const stored = pools ? returnReserves(base?.data ?? {}, pools) : (base?.data ?? {});
+  const { data, numbers, free: left } = reserve(stored, batch, free);
+  checkShardSize(counter, data);
+  const written = annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), left);
+  const annotations =
+    leaseOf(base?.metadata) || isLeaseWanted(base?.metadata) ? withoutLease(written) : written;
+  return {
+    kind,
+    id,
+    plannedAt: state.settings.now(),
+    grow: new Map(),
+    baseRv: base?.metadata?.resourceVersion ?? "",
+    batch,
+    numbers,
+    orphans,
+    object: shardObject(counter, base, data, annotations),
+  };
+}
+
+/**
+ * A lease write: takes or renews our lease and grows the pools of the hashes callers wait for and of those
+ * running low, each by its reserve (after the numbers its waiting callers need beyond what it has left).
+ */
+function planLeaseWrite(
   state: StoreState,
   counter: Counter,
   base: ConfigMap | undefined,
   batch: Pending[],
 ): ShardWrite {
   const id = ++counter.lastWriteId;
-  const orphans = new Map([...counter.orphans].map(([hash, list]) => [hash, [...list]]));
-  const free = mergeFree(freeNumbersOf(base?.metadata), orphans);
-  const { data, numbers, free: left } = reserve(base?.data ?? {}, batch, free);
+  const now = state.settings.now();
+  const data = { ...(base?.data ?? {}) };
+  const waiting = new Map<string, number>();
+  for (const p of batch) waiting.set(p.hash, (waiting.get(p.hash) ?? 0) + 1);
+  const pools = counter.lease?.pools;
+  const grow: ShardWrite["grow"] = new Map();
+  for (const hash of new Set([...waiting.keys(), ...lowPools(counter)])) {
+    // While the lease is ours the stored counter is the pool's limit (checked on every read).
+    const stored = storedCount(data, hash);
+    const pool = pools?.get(hash);
+    const left = pool ? stored - pool.next : 0;
+    const reserveSize = pool ? nextReserve(pool.reserve, now - pool.refilledAt) : RESERVE_MIN;
+    const limit = stored + Math.max(0, (waiting.get(hash) ?? 0) - left) + reserveSize;
+    data[hash] = String(limit);
+    grow.set(hash, { from: pool ? pool.next : stored, limit, reserve: reserveSize });
+  }
   checkShardSize(counter, data);
-  const annotations = annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), left);
-  const object: ConfigMap = base
+  const free = freeNumbersOf(base?.metadata);
+  const annotations = withLease(
+    annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), free),
+    state.writer,
+  );
+  return {
+    kind: "lease",
+    id,
+    plannedAt: now,
+    grow,
+    baseRv: base?.metadata?.resourceVersion ?? "",
+    batch: [],
+    numbers: [],
+    orphans: new Map(),
+    object: shardObject(counter, base, data, annotations),
+  };
+}
+
+/** A write that changes no counter and asks the replica holding the shard's lease to let go. */
+function planAsk(state: StoreState, counter: Counter, base: ConfigMap): ShardWrite {
+  const id = ++counter.lastWriteId;
+  const free = freeNumbersOf(base.metadata);
+  const annotations = withLeaseWanted(
+    annotationsForWrite(base.metadata, state.writer, id, state.settings.wallClock(), free),
+    state.writer,
+  );
+  return {
+    kind: "ask",
+    id,
+    plannedAt: state.settings.now(),
+    grow: new Map(),
+    baseRv: base.metadata?.resourceVersion ?? "",
+    batch: [],
+    numbers: [],
+    orphans: new Map(),
+    object: shardObject(counter, base, base.data ?? {}, annotations),
+  };
+}
+
+function shardObject(
+  counter: Counter,
+  base: ConfigMap | undefined,
+  data: Record<string, string>,
+  annotations: Record<string, string>,
+): ConfigMap {
+  return base
     ? { ...base, data, metadata: { ...metadataForWrite(base.metadata), annotations } }
     : buildSequenceConfigMap(counter.ref, counter.scope, data, annotations);
-  return { id, baseRv: base?.metadata?.resourceVersion ?? "", batch, numbers, orphans, object };
 }
 
 /**
@@ -365,11 +679,25 @@ export function metadataForWrite(meta: ConfigMap["metadata"]): ConfigMap["metada
   return rest;
 }
 
-/** Keeps the copy the API server answered, and who else has been writing it. */
-function see(state: StoreState, counter: Counter, object: ConfigMap | undefined): void {
+/**
+ * Keeps the copy the API server answered, who else has been writing it, and whose lease is on it. A copy
+ * that was read (not our own write's answer) also checks our lease: when it no longer backs our pools, the
+ * lease was taken over and its pools are not ours any more.
+ */
+function see(state: StoreState, counter: Counter, object: ConfigMap | undefined, read: boolean): void {
   counter.cached = object;
   const now = state.settings.wallClock();
   counter.contenders = otherActiveWriters(object?.metadata, state.writer, now, CONTENTION_WINDOW_MS);
+  const holder = leaseOf(object?.metadata)?.holder;
+  const marker = leaseMarker(object?.metadata);
+  counter.foreign =
+    holder !== undefined && holder !== state.writer && marker !== undefined
+      ? observeForeignLease(counter.foreign, marker, state.settings.now()).seen
+      : undefined;
+  const lease = counter.lease;
+  if (read && lease && !poolsStillHeld(object?.metadata, object?.data, state.writer, lease.pools)) {
+    dropLease(counter);
+  }
 }
 
 async function readShard(state: StoreState, counter: Counter): Promise<ConfigMap | undefined> {
@@ -397,7 +725,7 @@ async function sendWrite(
   const started = settings.now();
   try {
     const call = create ? kube.create(write.object) : kube.replace<ConfigMap>(write.object);
-    see(state, counter, await boundedCall(settings.deadlineMs, call));
+    see(state, counter, await boundedCall(settings.deadlineMs, call), false);
     timeWrite(counter, settings.now() - started);
   } catch (err) {
     if (isConflict(err)) timeWrite(counter, settings.now() - started);
@@ -406,7 +734,7 @@ async function sendWrite(
   }
   // Every earlier write of unknown outcome was based on the version this one replaced: none of them landed.
   counter.unknown = [];
-  landed(counter, write);
+  landed(state, counter, write);
 }
 
 // One read-modify-write for every caller waiting, plus the bookkeeping. Never throws.
@@ -418,13 +746,26 @@ async function attempt(state: StoreState, counter: Counter): Promise<AttemptResu
     if (counter.cached === undefined) {
       const read = await readShard(state, counter);
       decideUnknown(state, counter, read);
-      see(state, counter, read);
+      see(state, counter, read, true);
     }
+    serveFromPools(state, counter);
     batch = batch.filter((p) => !p.settled);
     if (batch.length === 0 && !hasBookkeeping(counter)) return { kind: "done" };
     const base = counter.cached;
+    const plan = choosePlan(state, counter, base, batch);
+    if (plan === "wait") {
+      // Waiting for another replica to let go is not a failed attempt: it may take up to LEASE_MS.
+      for (const p of batch) p.attempts -= 1;
+      counter.cached = undefined;
+      const holder = leaseOf(base?.metadata)?.holder ?? "?";
+      return {
+        kind: "retry",
+        backoff: "lease",
+        error: new Error(`the shard is leased by replica ${holder}`),
+      };
+    }
     verb = base ? "update" : "create";
-    await sendWrite(state, counter, planWrite(state, counter, base, batch), base === undefined);
+    await sendWrite(state, counter, plan, base === undefined);
     return { kind: "done" };
   } catch (err) {
     counter.cached = undefined;
@@ -481,14 +822,18 @@ function boundedCall<T>(deadlineMs: number, call: Promise<T>): Promise<T> {
 function backoffAfter(
   settings: StoreSettings,
   counter: Counter,
-  backoff: "conflict" | "transient",
+  backoff: "conflict" | "transient" | "lease",
   failures: number,
 ): number {
+  if (backoff === "lease") return Math.min(LEASE_POLL_MS, untilFirstDeadline(settings, counter));
   const turn = backoff === "conflict" ? contendedTurn(settings, counter) : undefined;
   const cap = backoff === "conflict" ? settings.conflictBackoffMaxMs : settings.backoffMaxMs;
   const step = turn ?? backoffDelay(failures, settings.backoffBaseMs, cap, settings.random());
   return Math.min(step, untilFirstDeadline(settings, counter));
 }
+
+/** How often a replica waiting for another's lease to be let go reads the shard again. */
+const LEASE_POLL_MS = 50;
 
 /** Other replicas count as contending for a shard while their last write there is at most this old. */
 export const CONTENTION_WINDOW_MS = 2_000;
@@ -593,6 +938,18 @@ function enqueue(state: StoreState, hash: string, scope: SequenceScope): Promise
   return new Promise<number>((resolve, reject) => {
     checkSequenceHash(hash);
     const counter = counterFor(state, scope, hash);
+    if (counter.lease !== undefined) {
+      const t = now();
+      counter.lease.lastUse = t;
+      // Nobody waits ahead of this call: a number from our lease's pool needs no write.
+      const seq = counter.queue.length === 0 ? takeFromPool(counter, hash, t) : undefined;
+      if (seq !== undefined) {
+        const pool = counter.lease.pools.get(hash);
+        if (pool && isLow(pool)) startDrain(state, counter);
+        resolve(seq);
+        return;
+      }
+    }
     // Answer by the deadline even while a write is in flight; drain() drops the settled entry later, and a
     // write that lands after it frees its number (landed()).
     const timer = setTimeout(
@@ -614,8 +971,23 @@ function enqueue(state: StoreState, hash: string, scope: SequenceScope): Promise
       },
     };
     counter.queue.push(pending);
-    if (!counter.draining) void drain(state, counter);
+    startDrain(state, counter);
   });
+}
+
+function startDrain(state: StoreState, counter: Counter): void {
+  if (!counter.draining) counter.drained = drain(state, counter);
+}
+
+/** Lets go of every lease, giving its reserve back, and takes no new one. */
+async function closeStore(state: StoreState): Promise<void> {
+  state.closing = true;
+  const held = [...state.counters.values()].filter((c) => c.lease !== undefined);
+  for (const counter of held) {
+    counter.chore = "release";
+    startDrain(state, counter);
+  }
+  await Promise.all(held.map((c) => c.drained));
 }
 
 export function createClusterSequenceStore(
@@ -628,10 +1000,14 @@ export function createClusterSequenceStore(
     writer: options.writerId ?? randomBytes(6).toString("hex"),
     counters: new Map(),
     names: new Map(),
+    closing: false,
   };
   return {
     next(hash, scope) {
       return enqueue(state, hash, scope);
+    },
+    close() {
+      return closeStore(state);
     },
   };
 }

@@ -47,5 +47,6 @@ export function rememberClaims(store: SequenceStore, options: ClaimOptions = {})
       });
       return seq;
     },
+    close: () => store.close?.() ?? Promise.resolve(),
   };
 }

@@ -88,6 +88,18 @@ export function mergeFree(a: FreeNumbers, b: ReadonlyMap<string, readonly number
   return out;
 }
 
+/** The stored counter of a hash (0 when absent). Throws SequenceStoreError when it is not a count. */
+export function storedCount(stored: Record<string, string>, hash: string): number {
+  const raw = stored[hash];
+  const seq = raw === undefined ? 0 : Number(raw);
+  if (raw !== undefined && !(/^\d+$/.test(raw) && Number.isSafeInteger(seq))) {
+    throw new SequenceStoreError(
+      `pod sequence store: the stored counter for spec hash ${hash} is not a number: ${JSON.stringify(raw)}`,
+    );
+  }
+  return seq;
+}
+
 /**
  * Give each pending call the next number of its hash, in queue order: first the hash's free numbers, lowest
  * first, then the stored counter. Throws SequenceStoreError when the stored value is not a count.
@@ -103,13 +115,7 @@ export function reserve(
   const numbers = batch.map(({ hash }) => {
     const recycled = left[hash]?.shift();
     if (recycled !== undefined) return recycled;
-    const raw = data[hash];
-    const seq = raw === undefined ? 0 : Number(raw);
-    if (raw !== undefined && !(/^\d+$/.test(raw) && Number.isSafeInteger(seq))) {
-      throw new SequenceStoreError(
-        `pod sequence store: the stored counter for spec hash ${hash} is not a number: ${JSON.stringify(raw)}`,
-      );
-    }
+    const seq = storedCount(data, hash);
     data[hash] = String(seq + 1);
     return seq;
   });

@@ -33,6 +33,11 @@ export interface SequenceStore {
    * (sequence-claims.ts) answers a repeated claim with the same number.
    */
   next(hash: string, scope: SequenceScope, claim?: string): Promise<number>;
+  /**
+   * Before the process exits: gives back what the store holds for this process alone (the cluster store's
+   * leases and their reserved numbers), so no number is lost with the process. Calls after it still work.
+   */
+  close?(): Promise<void>;
 }
 
 /** Why no number could be handed out; mutate-create denies the pod with this message. */

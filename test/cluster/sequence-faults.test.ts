@@ -19,6 +19,7 @@ import {
 import { POD_SEQUENCE_NUMBER_KEY } from "../../shared/keys.js";
 import { createKubeApi } from "../../shared/kube.js";
 import type { KubeObject } from "../../shared/kube-api.js";
+import { leaseOf } from "../../shared/sequence-lease.js";
 import { FREE_ANNOTATION } from "../../shared/sequence-shard.js";
 import type { SequenceScope } from "../../shared/sequence-store.js";
 import { assertExactRange } from "../support/assertions.js";
@@ -68,10 +69,12 @@ async function shard(
   return suite.cluster.admin.request("GET", `/api/v1/namespaces/${FUNCTIONS_NAMESPACE}/configmaps/${name}`);
 }
 
-async function store(options: { deadlineMs?: number; writerId?: string } = {}) {
+/** A store through the proxy; without leases (the compare-and-swap path) unless `lease` is set. */
+async function store(options: { deadlineMs?: number; writerId?: string; lease?: boolean } = {}) {
   const { kubeconfig: file } = await throughProxy();
   return createClusterSequenceStore(createKubeApi({ kubeconfigPath: file, timeoutMs: 2_000 }), {
     namespace: FUNCTIONS_NAMESPACE,
+    lease: false,
     ...options,
   });
 }
@@ -122,7 +125,7 @@ const managedFieldsKept: ClusterCase = {
         return kube.replace(object);
       },
     };
-    const s = createClusterSequenceStore(recording, { namespace: FUNCTIONS_NAMESPACE });
+    const s = createClusterSequenceStore(recording, { namespace: FUNCTIONS_NAMESPACE, lease: false });
     const got = [];
     for (let i = 0; i < 4; i++) got.push(await s.next(HASH, scope));
     assert.deepEqual(got, [0, 1, 2, 3]);
@@ -188,6 +191,57 @@ const replicasUnderFaults: ClusterCase = {
   },
 };
 
+const leaseUnderFaults: ClusterCase = {
+  name: "a leased shard under lost answers and conflicts on its lease writes: exactly 0..n-1, and close gives the reserve back",
+  run: async () => {
+    const scope = freshScope();
+    const s = await store({ lease: true, writerId: "holder" });
+    assert.equal(await s.next(HASH, scope), 0);
+    const { proxy: p } = await throughProxy();
+    p.inject("PUT", "drop-answer", 3);
+    p.inject("PUT", "conflict", 3);
+    const got = [0];
+    for (let round = 0; round < 10; round++)
+      got.push(...(await Promise.all(Array.from({ length: 30 }, () => s.next(HASH, scope)))));
+    assertExactRange(got, "leased");
+    const held = await shard(scope, HASH);
+    assert.deepEqual(leaseOf(held.metadata), { holder: "holder" }, "the shard is leased");
+    assert.ok(Number(held.data?.[HASH]) > 301, `reserved ahead: ${held.data?.[HASH]}`);
+    assert.ok((p.seen.get("PUT drop-answer") ?? 0) >= 3 && (p.seen.get("PUT conflict") ?? 0) >= 3);
+    await s.close?.();
+    const released = await shard(scope, HASH);
+    assert.equal(released.data?.[HASH], "301", "the unused reserve was given back");
+    assert.equal(leaseOf(released.metadata), undefined);
+  },
+};
+
+const leaseHandover: ClusterCase = {
+  name: "two replicas with leases on one shard: the holder lets go when asked, numbers exactly 0..n-1",
+  timeoutMs: 120_000,
+  run: async () => {
+    const scope = freshScope();
+    const replicas = await Promise.all(["a", "b"].map((writerId) => store({ lease: true, writerId })));
+    const got: number[] = [];
+    // a warms up alone and takes the lease; then both call in bursts for a while.
+    got.push(...(await Promise.all(Array.from({ length: 20 }, () => replicas[0]?.next(HASH, scope) ?? -1))));
+    assert.ok(leaseOf((await shard(scope, HASH)).metadata), "a took the lease");
+    const end = Date.now() + 1_500;
+    await Promise.all(
+      replicas.map(async (r) => {
+        while (Date.now() < end) {
+          got.push(...(await Promise.all(Array.from({ length: 8 }, () => r.next(HASH, scope)))));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }),
+    );
+    await Promise.all(replicas.map((r) => r.close?.()));
+    assertExactRange(got, "two replicas");
+    const cm = await shard(scope, HASH);
+    assert.equal(cm.data?.[HASH], String(got.length));
+    assert.equal(leaseOf(cm.metadata), undefined);
+  },
+};
+
 const repeatedReview: ClusterCase = {
   name: "mutate-create sent one admission review twice (same request uid): the same sequence number both times",
   run: async () => {
@@ -222,6 +276,8 @@ registerClusterCases("test/cluster/sequence-faults.test.ts", suite, [
   managedFieldsKept,
   pastDeadline,
   replicasUnderFaults,
+  leaseUnderFaults,
+  leaseHandover,
   repeatedReview,
 ]);
 

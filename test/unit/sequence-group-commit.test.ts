@@ -33,10 +33,12 @@ const shardRef = (): ObjectRef => ({
   name: sequenceConfigMapName(SCOPE, sequenceShardOf(A)),
 });
 
+// The compare-and-swap path, without leases (sequence-lease.test.ts covers those).
 function store(kube: MemoryKube, writerId: string): SequenceStore {
   return createClusterSequenceStore(kube, {
     namespace: NAMESPACE,
     writerId,
+    lease: false,
     random: () => 0,
     sleep: () => new Promise<void>((resolve) => setImmediate(resolve)),
   });

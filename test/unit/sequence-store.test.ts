@@ -49,7 +49,10 @@ function cmRef(scope: SequenceScope = SCOPE, hash = "42"): ObjectRef {
 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A store whose backoff yields a macrotask instead of sleeping, on a clock that only the sleeps move. */
+/**
+ * A store whose backoff yields a macrotask instead of sleeping, on a clock that only the sleeps move. The
+ * compare-and-swap path: without leases, unless `extra` turns them on (sequence-lease.test.ts covers them).
+ */
 function clusterStore(
   kube: MemoryKube,
   extra: Partial<Parameters<typeof createClusterSequenceStore>[1]> = {},
@@ -58,6 +61,7 @@ function clusterStore(
   const sleeps: number[] = [];
   const store = createClusterSequenceStore(kube, {
     namespace: NAMESPACE,
+    lease: false,
     random: seededRandom(7),
     now: () => clock,
     sleep: async (ms) => {
