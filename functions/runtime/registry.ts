@@ -41,7 +41,11 @@ export async function buildFunction(
     const built: BuiltFunction = {
       handle: createMutateCreateHandler(deps),
       stats: () => deps.stats.snapshot(),
-      settle: async () => true,
+      // Leases on sequence shards are let go, their reserved numbers given back (cluster-sequence-store.ts).
+      settle: async () => {
+        await deps.sequences.close?.();
+        return true;
+      },
     };
     if (deps.traceLoadSeconds !== undefined) built.traceLoadSeconds = deps.traceLoadSeconds;
     return built;

@@ -6,6 +6,7 @@
 import { SEQUENCE_CONFIGMAP_PREFIX } from "../../../shared/cluster-sequence-store.js";
 import { SIMULATION_KIND } from "../../../shared/keys.js";
 import type { KubeObject } from "../../../shared/kube-api.js";
+import { LEASE_IDLE_MS, LEASE_MS, LEASE_RENEW_MS, leaseOf } from "../../../shared/sequence-lease.js";
 import type { Trace } from "../../../shared/trace.js";
 import { objectPath } from "../../local-cluster/cluster-objects.js";
 import { waitUntil } from "../../local-cluster/readiness.js";
@@ -271,24 +272,47 @@ async function alignToTraceMinute(trace: Trace, speed: number): Promise<void> {
   await sleep(wait * 1000);
 }
 
+/**
+ * How long the audit waits for mutate-create to let go of its leases on the shards: an idle holder lets go
+ * within LEASE_IDLE_MS and one renewal; a holder that died is over after LEASE_MS (sequence-lease.ts).
+ */
+const LEASED_SHARD_WAIT_MS = LEASE_IDLE_MS + 2 * LEASE_RENEW_MS + LEASE_MS;
+
 /** The run's sequence shards (owned by its SimulationRoot, in any namespace) against the pods seen. */
 async function readSequenceAudit(s: RunState, pods: ObservedPod[]): Promise<SequenceAudit | undefined> {
-  const rootUid = s.cluster.root.metadata?.uid;
   try {
-    const list = await s.cluster.driver.request<{ items?: (SequenceShard & KubeObject)[] }>(
-      "GET",
-      "/api/v1/configmaps?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dsimkube-fn",
-    );
-    const shards = (list.items ?? []).filter(
-      (cm) =>
-        cm.metadata?.name?.startsWith(SEQUENCE_CONFIGMAP_PREFIX) &&
-        cm.metadata.ownerReferences?.some((o) => o.uid === rootUid),
-    );
+    // A leased shard's counters include the holder's reserve: wait until it has been given back.
+    const deadline = Date.now() + LEASED_SHARD_WAIT_MS;
+    let shards = await readSequenceShards(s);
+    while (shards.some((cm) => leaseOf(cm.metadata)) && Date.now() < deadline) {
+      await sleep(250);
+      shards = await readSequenceShards(s);
+    }
+    for (const cm of shards) {
+      const lease = leaseOf(cm.metadata);
+      if (lease)
+        s.o.note(
+          `sequence shard ${cm.metadata?.name} still leased by ${lease.holder}: its reserve counts as handed out`,
+        );
+    }
     return auditSequences(shards, pods);
   } catch (err) {
     s.o.note(`sequence store not read back: ${(err as Error).message}`);
     return undefined;
   }
+}
+
+async function readSequenceShards(s: RunState): Promise<(SequenceShard & KubeObject)[]> {
+  const rootUid = s.cluster.root.metadata?.uid;
+  const list = await s.cluster.driver.request<{ items?: (SequenceShard & KubeObject)[] }>(
+    "GET",
+    "/api/v1/configmaps?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dsimkube-fn",
+  );
+  return (list.items ?? []).filter(
+    (cm) =>
+      cm.metadata?.name?.startsWith(SEQUENCE_CONFIGMAP_PREFIX) &&
+      cm.metadata.ownerReferences?.some((o) => o.uid === rootUid),
+  );
 }
 
 export async function runClusterReplay(

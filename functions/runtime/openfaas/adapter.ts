@@ -212,3 +212,29 @@ export function openfaasPathSecret(env: Env): string | Error | undefined {
     return err as Error;
   }
 }
+
+/** How long a stopping replica may take to give back what its sequence store leases. */
+export const LET_GO_MS = 2_000;
+
+const closeOnStop = new Set<() => Promise<void>>();
+
+/**
+ * OpenFaaS stops a replica with SIGTERM, whose default in Node is to end at once. The template's process has
+ * no `serve`-style shutdown of its own, so this lets go of the sequence store's leases first (within
+ * LET_GO_MS): a lease dropped with the process would leave its reserved numbers as a gap (docs/traces.md).
+ * One listener for the process, however many handlers were built.
+ */
+export function closeOnSigterm(close: () => Promise<void>, log: Logger): void {
+  if (closeOnStop.size === 0) {
+    process.once("SIGTERM", () => {
+      const closing = Promise.allSettled([...closeOnStop].map((c) => c()));
+      const bound = new Promise((resolve) => setTimeout(resolve, LET_GO_MS).unref());
+      void Promise.race([closing, bound]).then(() => {
+        log.info("sequence store leases let go; exiting");
+        // We listened, so Node did not end on SIGTERM; end as it would have, unless someone else listens too.
+        if (process.listenerCount("SIGTERM") === 0) process.exit(0);
+      });
+    });
+  }
+  closeOnStop.add(close);
+}

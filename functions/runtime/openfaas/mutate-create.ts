@@ -2,12 +2,15 @@
 
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../../mutate-create/handler.js";
 import { collectWhenIdle } from "../idle-memory.js";
-import { createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
+import { closeOnSigterm, createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
 
 export const handler = createOpenfaasHandler(
   async () => {
     const { config, kube, log } = await loadOpenfaasRuntime(process.env, "mutate-create");
-    return createMutateCreateHandler(await buildMutateCreateDeps(config, kube, log));
+    const deps = await buildMutateCreateDeps(config, kube, log);
+    const { sequences } = deps;
+    if (sequences.close) closeOnSigterm(() => sequences.close?.() ?? Promise.resolve(), log);
+    return createMutateCreateHandler(deps);
   },
   { pathSecret: openfaasPathSecret(process.env), onReview: collectWhenIdle() },
 );
