@@ -17,7 +17,7 @@ import {
   type ObservedPod,
   ownerRows,
 } from "../../functions/cli/replay/lifecycle-match.js";
-import { tracedOwner } from "../../functions/cli/replay/pod-observer.js";
+import { observePod, tracedOwner } from "../../functions/cli/replay/pod-observer.js";
 import type { KubeObject } from "../../shared/kube-api.js";
 import { buildTrace, finished, ownersTraceSpec, running } from "../support/trace-builder.js";
 
@@ -267,4 +267,15 @@ test("observer: a pod's traced owner is found up its controllers to the object t
     metadata: { name: "b-clone-2", annotations: { ...annotations, "static.simkube.io/original-owner": "b" } },
   };
   assert.equal(tracedOwner(clone as KubeObject, "root-uid", controllers), "Pod default/b");
+
+  // A poll that lists the pod but not its Job (created after the Jobs were listed, or deleted by the
+  // CronJob's history limit) keeps the owner an earlier poll found, and only then.
+  const withoutJob = new Map<string, KubeObject>([["cron", cron as KubeObject]]);
+  const earlier = observePod(jobPod as never, "root-uid", controllers);
+  assert.equal(earlier.owner, "CronJob default/c");
+  assert.equal(observePod(jobPod as never, "root-uid", withoutJob, earlier).owner, "CronJob default/c");
+  assert.equal(observePod(jobPod as never, "root-uid", withoutJob).owner, "Job default/c-123");
+  // A CronJob is never listed: a chain ending there is complete, and wins over an earlier cut-short one.
+  const cutShort = { ...earlier, owner: "Job default/c-123" };
+  assert.equal(observePod(jobPod as never, "root-uid", controllers, cutShort).owner, "CronJob default/c");
 });

@@ -38,6 +38,21 @@ export function tracedOwner(
   rootUid: string,
   controllers: ReadonlyMap<string, KubeObject>,
 ): string {
+  return traceOwner(pod, rootUid, controllers).owner;
+}
+
+/** The controllers poll() lists; the chain from a pod to its traced object goes through these. */
+const LISTED_CONTROLLER_KINDS = new Set(["ReplicaSet", "Job"]);
+
+/**
+ * tracedOwner, and whether the chain reached the root: when a controller on the way was not among
+ * `controllers` (not listed yet, or already deleted), the owner is that controller's, not the traced object's.
+ */
+function traceOwner(
+  pod: KubeObject,
+  rootUid: string,
+  controllers: ReadonlyMap<string, KubeObject>,
+): { owner: string; complete: boolean } {
   const originalNs = pod.metadata?.annotations?.[ORIG_NAMESPACE_ANNOTATION_KEY] ?? "?";
   let current: KubeObject = pod;
   for (let depth = 0; depth < 8; depth++) {
@@ -45,20 +60,29 @@ export function tracedOwner(
     if (refs.length === 0 || refs.some((r) => r.uid === rootUid)) break;
     const controller = refs.find((r) => r.controller) ?? refs[0];
     const next = controller ? controllers.get(controller.uid) : undefined;
-    if (!next) return controller ? ownerKey(controller.kind, `${originalNs}/${controller.name}`) : "?";
+    if (!next) {
+      // Only ReplicaSets and Jobs are listed; another kind (a Deployment, a CronJob) is the traced object.
+      if (!controller) return { owner: "?", complete: false };
+      const owner = ownerKey(controller.kind, `${originalNs}/${controller.name}`);
+      return { owner, complete: !LISTED_CONTROLLER_KINDS.has(controller.kind) };
+    }
     current = next;
   }
   if (current === pod) {
     const name = pod.metadata?.annotations?.[ORIG_OWNER_ANNOTATION_KEY] ?? pod.metadata?.name ?? "";
-    return ownerKey("Pod", `${originalNs}/${name.replace(CLONE_SUFFIX, "")}`);
+    return { owner: ownerKey("Pod", `${originalNs}/${name.replace(CLONE_SUFFIX, "")}`), complete: true };
   }
-  return ownerKey(current.kind ?? "?", `${originalNs}/${current.metadata?.name ?? ""}`);
+  return {
+    owner: ownerKey(current.kind ?? "?", `${originalNs}/${current.metadata?.name ?? ""}`),
+    complete: true,
+  };
 }
 
 export function observePod(
   pod: Pod,
   rootUid: string,
   controllers: ReadonlyMap<string, KubeObject>,
+  before?: ObservedPod,
 ): ObservedPod {
   const annotations = pod.metadata?.annotations ?? {};
   const ready = pod.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
@@ -72,9 +96,11 @@ export function observePod(
     seconds(state?.running?.startedAt) ??
     seconds(ready?.lastTransitionTime);
   const succeededAt = pod.status?.phase === "Succeeded" ? seconds(finished) : undefined;
+  const traced = traceOwner(pod, rootUid, controllers);
   return {
     name: pod.metadata?.name ?? "",
-    owner: tracedOwner(pod, rootUid, controllers),
+    // A chain cut short this time (its Job listed after the pod, or gone) keeps what an earlier poll found.
+    owner: traced.complete || before === undefined ? traced.owner : before.owner,
     clone: CLONE_SUFFIX.test(pod.metadata?.name ?? ""),
     mutated: hash !== undefined,
     ...(hash !== undefined ? { hash } : {}),
@@ -103,11 +129,12 @@ async function list<T>(api: RestClient, path: string): Promise<T[]> {
 export function createPodObserver(api: RestClient, rootUid: string): PodObserver {
   const pods = new Map<string, ObservedPod>();
   const live: PodObserver["live"] = new Map();
+  // Kept across polls: a CronJob's Job may be deleted (its history limit) while its pods are still listed.
+  const controllers = new Map<string, KubeObject>();
   return {
     pods,
     live,
     async poll(namespaces) {
-      const controllers = new Map<string, KubeObject>();
       const found: Pod[] = [];
       for (const ns of namespaces) {
         for (const path of [
@@ -120,7 +147,7 @@ export function createPodObserver(api: RestClient, rootUid: string): PodObserver
       live.clear();
       for (const pod of found) {
         const uid = pod.metadata?.uid ?? "";
-        const seen = observePod(pod, rootUid, controllers);
+        const seen = observePod(pod, rootUid, controllers, pods.get(uid));
         // The first time it was seen running is kept: a later status may carry another time.
         const before = pods.get(uid)?.runningAt;
         if (before !== undefined) seen.runningAt = Math.min(before, seen.runningAt ?? before);
