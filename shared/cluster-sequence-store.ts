@@ -47,6 +47,8 @@ import {
   LEASE_IDLE_MS,
   LEASE_MS,
   LEASE_RENEW_MS,
+  LEASE_TURN_MS,
+  LEASE_WANTED_ANNOTATION,
   leaseMarker,
   leaseOf,
   nextReserve,
@@ -203,6 +205,8 @@ interface Counter {
   chore: "renew" | "release" | undefined;
   /** When our last write to the shard landed (this process's clock). */
   lastLandedAt: number;
+  /** We let go because another replica asked: we take no lease before then (this process's clock). */
+  yieldUntil: number;
   /** The drain() running now, for close() to wait on. */
   drained: Promise<void>;
 }
@@ -213,6 +217,10 @@ interface HeldLease {
   pools: Map<string, Pool>;
   /** Numbers are handed out from the pools until then: HOLDER_VALID_MS after the last lease write was planned. */
   validUntil: number;
+  /** When the write that took it was planned: a turn lasts at least LEASE_TURN_MS from here. */
+  takenAt: number;
+  /** Another replica asked for the shard (LEASE_WANTED_ANNOTATION): we let go when our turn is over. */
+  wanted: boolean;
   /** When the last lease write was planned. */
   renewedAt: number;
   /** When a caller last asked for a number of this shard. */
@@ -315,6 +323,7 @@ function counterFor(state: StoreState, scope: SequenceScope, hash: string): Coun
       foreign: undefined,
       chore: undefined,
       lastLandedAt: Number.NEGATIVE_INFINITY,
+      yieldUntil: Number.NEGATIVE_INFINITY,
       drained: Promise.resolve(),
     };
     state.counters.set(name, counter);
@@ -383,6 +392,8 @@ function landed(state: StoreState, counter: Counter, write: ShardWrite): void {
     return;
   }
   if (write.kind === "release") {
+    // Asked to let go: the replicas waiting get the next turn, not us again at once.
+    if (counter.lease?.wanted) counter.yieldUntil = state.settings.now() + LEASE_TURN_MS;
     dropLease(counter);
     counter.chore = undefined;
   }
@@ -460,13 +471,15 @@ function serveFromPools(state: StoreState, counter: Counter): void {
 function installPools(state: StoreState, counter: Counter, write: ShardWrite): void {
   let lease = counter.lease;
   if (lease === undefined) {
-    const timer = setInterval(() => leaseTick(state, counter), LEASE_RENEW_MS);
+    const timer = setInterval(() => leaseTick(state, counter), LEASE_TURN_MS);
     timer.unref();
     lease = {
       pools: new Map(),
       validUntil: 0,
+      takenAt: write.plannedAt,
       renewedAt: 0,
       lastUse: write.plannedAt,
+      wanted: false,
       releasing: false,
       timer,
     };
@@ -500,21 +513,34 @@ function dropLease(counter: Counter): void {
   counter.lease = undefined;
 }
 
-/** Every LEASE_RENEW_MS while we hold a lease: let go when idle, else renew it (and so see requests for it). */
+/**
+ * Every LEASE_TURN_MS while we hold a lease: let go when idle or when asked and our turn is over, else renew
+ * it when due (and so see requests for it): every LEASE_RENEW_MS, every LEASE_TURN_MS while other replicas
+ * write the shard too.
+ */
 function leaseTick(state: StoreState, counter: Counter): void {
   const lease = counter.lease;
   if (lease === undefined) return;
   const now = state.settings.now();
-  if (now - lease.lastUse >= LEASE_IDLE_MS) counter.chore = "release";
-  else if (now - lease.renewedAt >= LEASE_RENEW_MS) counter.chore ??= "renew";
+  const renewEvery = counter.contenders > 0 ? LEASE_TURN_MS : LEASE_RENEW_MS;
+  if (now - lease.lastUse >= LEASE_IDLE_MS || turnOver(lease, now)) counter.chore = "release";
+  else if (now - lease.renewedAt >= renewEvery) counter.chore ??= "renew";
   else return;
   startDrain(state, counter);
 }
 
-/** A shard written less than this long ago is hot: a replica alone on it takes a lease. */
+/** Asked for the shard, and held it for a turn: time to let go. */
+function turnOver(lease: HeldLease, now: number): boolean {
+  return lease.wanted && now - lease.takenAt >= LEASE_TURN_MS;
+}
+
+/** A shard written less than this long ago is hot: a replica on it takes a lease. */
 const HOT_MS = 50;
 
-/** Whether this write may take the lease: leasing on, alone on a hot shard, no free numbers to hand out first. */
+/**
+ * Whether this write may take the lease: leasing on, a hot shard, no free numbers to hand out first, and not
+ * just after we let go because another replica asked (its turn comes first).
+ */
 function mayTakeLease(
   state: StoreState,
   counter: Counter,
@@ -522,7 +548,7 @@ function mayTakeLease(
   batch: Pending[],
 ): boolean {
   if (!state.settings.lease || state.closing) return false;
-  if (batch.length === 0 || counter.contenders > 0) return false;
+  if (batch.length === 0 || state.settings.now() < counter.yieldUntil) return false;
   if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
   if (Object.keys(freeNumbersOf(base?.metadata)).length > 0) return false;
   return batch.length >= 2 || state.settings.now() - counter.lastLandedAt < HOT_MS;
@@ -545,7 +571,8 @@ function choosePlan(
   }
   const lease = counter.lease;
   if (lease !== undefined) {
-    if (counter.chore === "release" || lease.releasing || state.closing || isLeaseWanted(base?.metadata)) {
+    const now = state.settings.now();
+    if (counter.chore === "release" || lease.releasing || state.closing || turnOver(lease, now)) {
       lease.releasing = true;
       return planWrite(state, counter, base, batch, "release");
     }
@@ -618,10 +645,13 @@ function planLeaseWrite(
   }
   checkShardSize(counter, data);
   const free = freeNumbersOf(base?.metadata);
-  const annotations = withLease(
+  const leased = withLease(
     annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), free),
     state.writer,
   );
+  // A request for the shard stands until we let go; a lease just taken starts without one.
+  const wantedBy = counter.lease ? base?.metadata?.annotations?.[LEASE_WANTED_ANNOTATION] : undefined;
+  const annotations = wantedBy ? withLeaseWanted(leased, wantedBy) : leased;
   return {
     kind: "lease",
     id,
@@ -697,6 +727,8 @@ function see(state: StoreState, counter: Counter, object: ConfigMap | undefined,
   const lease = counter.lease;
   if (read && lease && !poolsStillHeld(object?.metadata, object?.data, state.writer, lease.pools)) {
     dropLease(counter);
+  } else if (lease && isLeaseWanted(object?.metadata)) {
+    lease.wanted = true;
   }
 }
 
@@ -764,6 +796,9 @@ async function attempt(state: StoreState, counter: Counter): Promise<AttemptResu
         error: new Error(`the shard is leased by replica ${holder}`),
       };
     }
+    // Lease writes race by design (replicas taking turns), and their callers wait for a number, not for
+    // them: a conflict there costs no attempt. The deadline still bounds the wait.
+    if (plan.kind === "lease" || plan.kind === "ask") for (const p of batch) p.attempts -= 1;
     verb = base ? "update" : "create";
     await sendWrite(state, counter, plan, base === undefined);
     return { kind: "done" };

@@ -147,6 +147,7 @@ function contendingPair() {
     createClusterSequenceStore(kube, {
       namespace: NAMESPACE,
       writerId,
+      lease: false,
       random: () => 0.5,
       now: () => clock,
       wallClock: () => 1_000_000,
