@@ -164,32 +164,36 @@ const pastDeadline: ClusterCase = {
   },
 };
 
-const replicasUnderFaults: ClusterCase = {
-  name: "three replicas, 90 calls over two hashes, with lost answers, conflicts and slow answers: exactly 0..n-1 each",
-  timeoutMs: 180_000,
-  run: async () => {
-    const scope = freshScope();
-    const replicas = await Promise.all(["r1", "r2", "r3"].map((writerId) => store({ writerId })));
-    const { proxy: p } = await throughProxy();
-    p.inject("PUT", "drop-answer", 4);
-    p.inject("PUT", "conflict", 4);
-    p.inject("PUT", { delayMs: 300 }, 4);
-    p.inject("POST", "drop-answer", 1);
-    const hashes = ["42", "7"];
-    const got = await Promise.all(
-      Array.from({ length: 90 }, (_, i) =>
-        (replicas[i % 3] as (typeof replicas)[number]).next(hashes[i % 2] as string, scope),
-      ),
-    );
-    for (const [h, hash] of hashes.entries()) {
-      assertExactRange(
-        got.filter((_, i) => i % 2 === h),
-        `hash ${hash}`,
+/** Three replicas, 90 calls over two hashes, under every fault at once; with or without leases. */
+function replicasUnderFaults(lease: boolean): ClusterCase {
+  return {
+    name: `three replicas${lease ? " with leases" : ""}, 90 calls over two hashes, with lost answers, conflicts and slow answers: exactly 0..n-1 each`,
+    timeoutMs: 180_000,
+    run: async () => {
+      const scope = freshScope();
+      const replicas = await Promise.all(["r1", "r2", "r3"].map((writerId) => store({ writerId, lease })));
+      const { proxy: p } = await throughProxy();
+      p.inject("PUT", "drop-answer", 4);
+      p.inject("PUT", "conflict", 4);
+      p.inject("PUT", { delayMs: 300 }, 4);
+      p.inject("POST", "drop-answer", 1);
+      const hashes = ["42", "7"];
+      const got = await Promise.all(
+        Array.from({ length: 90 }, (_, i) =>
+          (replicas[i % 3] as (typeof replicas)[number]).next(hashes[i % 2] as string, scope),
+        ),
       );
-      assert.equal((await shard(scope, hash)).data?.[hash], "45");
-    }
-  },
-};
+      await Promise.all(replicas.map((r) => r.close?.()));
+      for (const [h, hash] of hashes.entries()) {
+        assertExactRange(
+          got.filter((_, i) => i % 2 === h),
+          `hash ${hash}`,
+        );
+        assert.equal((await shard(scope, hash)).data?.[hash], "45");
+      }
+    },
+  };
+}
 
 const leaseUnderFaults: ClusterCase = {
   name: "a leased shard under lost answers and conflicts on its lease writes: exactly 0..n-1, and close gives the reserve back",
@@ -275,7 +279,8 @@ registerClusterCases("test/cluster/sequence-faults.test.ts", suite, [
   conflicts,
   managedFieldsKept,
   pastDeadline,
-  replicasUnderFaults,
+  replicasUnderFaults(false),
+  replicasUnderFaults(true),
   leaseUnderFaults,
   leaseHandover,
   repeatedReview,
