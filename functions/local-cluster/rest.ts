@@ -27,6 +27,8 @@ export interface RestClient {
   ): Promise<T>;
   /** POST, and treat 409 AlreadyExists as done. */
   ensure(path: string, body: unknown): Promise<void>;
+  /** DELETE, and treat 404 NotFound as done. */
+  remove(path: string): Promise<void>;
 }
 
 interface Connection {
@@ -106,6 +108,13 @@ export function createRestClient(server: string, ca: string, token: string): Res
         await request("POST", path, body);
       } catch (err) {
         if (!(err instanceof RestError && err.status === 409)) throw err;
+      }
+    },
+    async remove(path) {
+      try {
+        await request("DELETE", path);
+      } catch (err) {
+        if (!(err instanceof RestError && err.status === 404)) throw err;
       }
     },
   };

@@ -23,7 +23,6 @@ import { buildImage } from "../support/cluster/function-pods.js";
 import {
   deployThroughKnative,
   type KnativeDeployment,
-  replaceObject,
   revisionPods,
   serviceName,
 } from "../support/cluster/knative-functions.js";
@@ -33,6 +32,7 @@ import {
   clonesOf,
   createVirtualNamespace,
   eventually,
+  replaceObject,
   runningBarePod,
   waitPodPhase,
 } from "../support/cluster/kube.js";

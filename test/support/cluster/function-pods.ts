@@ -18,7 +18,6 @@ import { collectionPath, objectPath } from "../../../functions/local-cluster/clu
 import { issueServingCert } from "../../../functions/local-cluster/pki.js";
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
 import { REAL_NODE_LABEL, REAL_NODE_TAINT } from "../../../functions/local-cluster/real-node/configs.js";
-import { RestError } from "../../../functions/local-cluster/rest.js";
 import {
   type DeploymentOptions,
   functionResourceName,
@@ -27,6 +26,7 @@ import {
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
 import { CLIENT_CA_KEY, tlsSecretName } from "../../../knative/workloads.js";
 import type { KubeObject } from "../../../shared/kube-api.js";
+import { replaceObject } from "./kube.js";
 
 const exec = promisify(execFile);
 
@@ -97,15 +97,6 @@ export async function createTlsSecrets(c: LocalCluster, options: DeploymentOptio
   }
 }
 
-async function replace(c: LocalCluster, object: Manifest): Promise<void> {
-  try {
-    await c.admin.request("DELETE", objectPath(object as KubeObject));
-  } catch (err) {
-    if (!(err instanceof RestError && err.status === 404)) throw err;
-  }
-  await c.admin.request("POST", collectionPath(object as KubeObject), object);
-}
-
 interface DeploymentStatus {
   status?: { readyReplicas?: number; replicas?: number };
   spec?: { replicas?: number };
@@ -141,7 +132,7 @@ export async function deployFunctionPods(c: LocalCluster, archive: string): Prom
     );
   }
   const readyMs = Date.now() - t0;
-  for (const webhook of webhooks) await replace(c, webhook);
+  for (const webhook of webhooks) await replaceObject(c, webhook);
   return { options, readyMs };
 }
 

@@ -12,14 +12,12 @@
 
 import { readFile } from "node:fs/promises";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
-import { collectionPath, objectPath } from "../../../functions/local-cluster/cluster-objects.js";
 import {
   createManifestStream,
   type ManifestObject,
 } from "../../../functions/local-cluster/knative/apply-yaml.js";
 import { issueServingCert } from "../../../functions/local-cluster/pki.js";
 import { placedOnRealNode } from "../../../functions/local-cluster/real-node/placement.js";
-import { RestError } from "../../../functions/local-cluster/rest.js";
 import {
   type DeployedFunction,
   type DeploymentOptions,
@@ -28,8 +26,7 @@ import {
 } from "../../../knative/deployment-options.js";
 import { certificateName, gatewayHost } from "../../../knative/gateway-route.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
-import { eventually } from "./kube.js";
+import { eventually, replaceObject } from "./kube.js";
 
 const KSVC = "/apis/serving.knative.dev/v1/namespaces";
 
@@ -102,15 +99,6 @@ export async function revisionPods(
     .filter((p) => terminating || !p.metadata.deletionTimestamp)
     .filter((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed")
     .map((p) => ({ name: p.metadata.name, ...(p.status?.podIP ? { ip: p.status.podIP } : {}) }));
-}
-
-export async function replaceObject(c: LocalCluster, object: Manifest): Promise<void> {
-  try {
-    await c.admin.request("DELETE", objectPath(object as KubeObject));
-  } catch (err) {
-    if (!(err instanceof RestError && err.status === 404)) throw err;
-  }
-  await c.admin.request("POST", collectionPath(object as KubeObject), object);
 }
 
 export interface KnativeDeployment {

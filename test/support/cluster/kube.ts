@@ -11,7 +11,13 @@ import {
   type V1Pod,
 } from "@kubernetes/client-node";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
-import { buildVirtualNamespace, ownerRefTo } from "../../../functions/local-cluster/cluster-objects.js";
+import {
+  buildVirtualNamespace,
+  collectionPath,
+  objectPath,
+  ownerRefTo,
+} from "../../../functions/local-cluster/cluster-objects.js";
+import type { KubeObject } from "../../../shared/kube-api.js";
 
 export interface Clients {
   core: CoreV1Api;
@@ -54,6 +60,12 @@ export async function eventually<T>(
       throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
     await sleep(200);
   }
+}
+
+/** Deletes the object if it is there, then creates it as given (cluster-admin). */
+export async function replaceObject(c: LocalCluster, object: object): Promise<void> {
+  await c.admin.remove(objectPath(object as KubeObject));
+  await c.admin.request("POST", collectionPath(object as KubeObject), object);
 }
 
 export function isNotFound(err: unknown): boolean {

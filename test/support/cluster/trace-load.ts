@@ -16,7 +16,6 @@ import {
   objectPath,
 } from "../../../functions/local-cluster/cluster-objects.js";
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
-import { RestError } from "../../../functions/local-cluster/rest.js";
 import type { DeploymentOptions } from "../../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
 import type { KubeObject } from "../../../shared/kube-api.js";
@@ -91,16 +90,8 @@ export async function createTraceSimulation(c: LocalCluster, tracePath: string):
 
 /** The namespace, then the Simulation (its root goes with it, by garbage collection). */
 export async function deleteTraceSimulation(c: LocalCluster): Promise<void> {
-  await deleteIfThere(c, `/api/v1/namespaces/${TRACE_NAMESPACE}`);
-  await deleteIfThere(c, objectPath(traceSimulation()));
-}
-
-async function deleteIfThere(c: LocalCluster, apiPath: string): Promise<void> {
-  try {
-    await c.admin.request("DELETE", apiPath);
-  } catch (err) {
-    if (!(err instanceof RestError && err.status === 404)) throw err;
-  }
+  await c.admin.remove(`/api/v1/namespaces/${TRACE_NAMESPACE}`);
+  await c.admin.remove(objectPath(traceSimulation()));
 }
 
 /** The name of the second deployment: its own accounts, Services, Deployments and labels. */
@@ -148,7 +139,7 @@ export async function deployTraceLoadingFunctions(
     .map(placeOnRealNode)
     .map(withRecheckSecond);
   const remove = async () => {
-    for (const object of [...objects].reverse()) await deleteIfThere(c, objectPath(object as KubeObject));
+    for (const object of [...objects].reverse()) await c.admin.remove(objectPath(object as KubeObject));
   };
   try {
     for (const object of objects) await c.admin.ensure(collectionPath(object as KubeObject), object);
