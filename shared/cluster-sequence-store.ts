@@ -203,8 +203,9 @@ interface Counter {
   foreign: ForeignLease | undefined;
   /** A lease write due when no caller waits: renew it, or let go. */
   chore: "renew" | "release" | undefined;
-  /** When our last write to the shard landed (this process's clock). */
+  /** When our last write to the shard landed (this process's clock), and the hashes it numbered or grew. */
   lastLandedAt: number;
+  lastHashes: Set<string>;
   /** We let go because another replica asked: we take no lease before then (this process's clock). */
   yieldUntil: number;
   /** The drain() running now, for close() to wait on. */
@@ -323,6 +324,7 @@ function counterFor(state: StoreState, scope: SequenceScope, hash: string): Coun
       foreign: undefined,
       chore: undefined,
       lastLandedAt: Number.NEGATIVE_INFINITY,
+      lastHashes: new Set(),
       yieldUntil: Number.NEGATIVE_INFINITY,
       drained: Promise.resolve(),
     };
@@ -386,6 +388,7 @@ function removeOrphans(orphans: Map<string, number[]>, gone: ReadonlyMap<string,
  */
 function landed(state: StoreState, counter: Counter, write: ShardWrite): void {
   counter.lastLandedAt = state.settings.now();
+  counter.lastHashes = new Set([...write.batch.map((p) => p.hash), ...write.grow.keys()]);
   if (write.kind === "ask") return;
   if (write.kind === "lease") {
     installPools(state, counter, write);
@@ -534,7 +537,7 @@ function turnOver(lease: HeldLease, now: number): boolean {
   return lease.wanted && now - lease.takenAt >= LEASE_TURN_MS;
 }
 
-/** A shard written less than this long ago is hot: a replica on it takes a lease. */
+/** A hash numbered in a write that landed less than this long ago is hot: a replica takes a lease for it. */
 const HOT_MS = 50;
 
 /**
@@ -551,7 +554,23 @@ function mayTakeLease(
   if (batch.length === 0 || state.settings.now() < counter.yieldUntil) return false;
   if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
   if (Object.keys(freeNumbersOf(base?.metadata)).length > 0) return false;
-  return batch.length >= 2 || state.settings.now() - counter.lastLandedAt < HOT_MS;
+  return hashesRepeat(state, counter, batch);
+}
+
+/**
+ * Whether numbers reserved ahead would be used: a hash of the batch is asked for twice in it, or was in our
+ * last write to the shard, which landed less than HOT_MS ago. Calls that each bring a new hash (a run with
+ * many distinct hashes) would only pay the lease's renewals and its letting go, on top of their own writes.
+ */
+function hashesRepeat(state: StoreState, counter: Counter, batch: Pending[]): boolean {
+  const recent =
+    state.settings.now() - counter.lastLandedAt < HOT_MS ? counter.lastHashes : new Set<string>();
+  const seen = new Set<string>();
+  for (const { hash } of batch) {
+    if (seen.has(hash) || recent.has(hash)) return true;
+    seen.add(hash);
+  }
+  return false;
 }
 
 /** Another replica's lease that we saw moving within LEASE_MS: we may not write the counters. */

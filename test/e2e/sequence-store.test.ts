@@ -78,7 +78,10 @@ describe("cluster sequence store over HTTP", () => {
     server.failNext({ method: "PUT", path: /\/configmaps\//, action: "reset", times: 2 });
     server.failNext({ method: "PUT", path: /\/configmaps\//, status: 503, times: 2 });
 
-    const first = await drive(instances(1), 1000, 32, 7);
+    const firstInstances = instances(1);
+    const first = await drive(firstInstances, 1000, 32, 7);
+    // Stopped as a rollout stops them (SIGTERM): what a lease reserved ahead is given back.
+    await Promise.all(firstInstances.map((s) => s.close?.()));
     let total = 0;
     for (const [hash, numbers] of first) {
       assertExactRange(numbers, `hash ${hash}`);
@@ -112,7 +115,9 @@ describe("cluster sequence store over HTTP", () => {
     }
 
     // Restart: new processes, new clients, nothing cached. Counting continues where it stopped.
-    const second = await drive(instances(100), 200, 16, 8);
+    const secondInstances = instances(100);
+    const second = await drive(secondInstances, 200, 16, 8);
+    await Promise.all(secondInstances.map((s) => s.close?.()));
     for (const [hash, numbers] of second) {
       const before = first.get(hash)?.length ?? 0;
       assertExactRange(

@@ -182,6 +182,26 @@ describe("sequence lease: one replica", () => {
     assert.equal(shard(kube)?.data?.[A], "3");
   });
 
+  test("calls that each bring a new hash take no lease: one write per batch, counters exact", async () => {
+    const kube = createMemoryKube();
+    const s = createClusterSequenceStore(kube, { namespace: NAMESPACE, writerId: "a" });
+    const all: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const hashes = Array.from({ length: 20 }, (_, i) => `${round * 100 + i}`);
+      all.push(...hashes);
+      assert.deepEqual(
+        await Promise.all(hashes.map((h) => s.next(h, SCOPE))),
+        hashes.map(() => 0),
+      );
+    }
+    for (const hash of all) {
+      const name = sequenceConfigMapName(SCOPE, sequenceShardOf(hash));
+      const cm = kube.get<ConfigMap>({ ...shardRef(), name });
+      assert.equal(leaseOf(cm?.metadata), undefined, `no lease on ${name}`);
+      assert.equal(cm?.data?.[hash], "1", `hash ${hash}: nothing reserved ahead`);
+    }
+  });
+
   test("an idle holder lets go by itself within LEASE_IDLE_MS and a renewal, and the counter is exact", async () => {
     const kube = createMemoryKube();
     const s = createClusterSequenceStore(kube, { namespace: NAMESPACE, writerId: "a" });
