@@ -47,7 +47,6 @@ import {
   LEASE_IDLE_MS,
   LEASE_MS,
   LEASE_RENEW_MS,
-  LEASE_TURN_MS,
   LEASE_WANTED_ANNOTATION,
   leaseMarker,
   leaseOf,
@@ -206,8 +205,6 @@ interface Counter {
   /** When our last write to the shard landed (this process's clock), and the hashes it numbered or grew. */
   lastLandedAt: number;
   lastHashes: Set<string>;
-  /** We let go because another replica asked: we take no lease before then (this process's clock). */
-  yieldUntil: number;
   /** The drain() running now, for close() to wait on. */
   drained: Promise<void>;
 }
@@ -218,9 +215,7 @@ interface HeldLease {
   pools: Map<string, Pool>;
   /** Numbers are handed out from the pools until then: HOLDER_VALID_MS after the last lease write was planned. */
   validUntil: number;
-  /** When the write that took it was planned: a turn lasts at least LEASE_TURN_MS from here. */
-  takenAt: number;
-  /** Another replica asked for the shard (LEASE_WANTED_ANNOTATION): we let go when our turn is over. */
+  /** Another replica asked for the shard (LEASE_WANTED_ANNOTATION): we let go at our next write. */
   wanted: boolean;
   /** When the last lease write was planned. */
   renewedAt: number;
@@ -325,7 +320,6 @@ function counterFor(state: StoreState, scope: SequenceScope, hash: string): Coun
       chore: undefined,
       lastLandedAt: Number.NEGATIVE_INFINITY,
       lastHashes: new Set(),
-      yieldUntil: Number.NEGATIVE_INFINITY,
       drained: Promise.resolve(),
     };
     state.counters.set(name, counter);
@@ -395,8 +389,6 @@ function landed(state: StoreState, counter: Counter, write: ShardWrite): void {
     return;
   }
   if (write.kind === "release") {
-    // Asked to let go: the replicas waiting get the next turn, not us again at once.
-    if (counter.lease?.wanted) counter.yieldUntil = state.settings.now() + LEASE_TURN_MS;
     dropLease(counter);
     counter.chore = undefined;
   }
@@ -474,12 +466,11 @@ function serveFromPools(state: StoreState, counter: Counter): void {
 function installPools(state: StoreState, counter: Counter, write: ShardWrite): void {
   let lease = counter.lease;
   if (lease === undefined) {
-    const timer = setInterval(() => leaseTick(state, counter), LEASE_TURN_MS);
+    const timer = setInterval(() => leaseTick(state, counter), LEASE_RENEW_MS);
     timer.unref();
     lease = {
       pools: new Map(),
       validUntil: 0,
-      takenAt: write.plannedAt,
       renewedAt: 0,
       lastUse: write.plannedAt,
       wanted: false,
@@ -516,33 +507,23 @@ function dropLease(counter: Counter): void {
   counter.lease = undefined;
 }
 
-/**
- * Every LEASE_TURN_MS while we hold a lease: let go when idle or when asked and our turn is over, else renew
- * it when due (and so see requests for it): every LEASE_RENEW_MS, every LEASE_TURN_MS while other replicas
- * write the shard too.
- */
+/** Every LEASE_RENEW_MS while we hold a lease: let go when idle or asked, else renew it (and so see requests). */
 function leaseTick(state: StoreState, counter: Counter): void {
   const lease = counter.lease;
   if (lease === undefined) return;
   const now = state.settings.now();
-  const renewEvery = counter.contenders > 0 ? LEASE_TURN_MS : LEASE_RENEW_MS;
-  if (now - lease.lastUse >= LEASE_IDLE_MS || turnOver(lease, now)) counter.chore = "release";
-  else if (now - lease.renewedAt >= renewEvery) counter.chore ??= "renew";
+  if (now - lease.lastUse >= LEASE_IDLE_MS || lease.wanted) counter.chore = "release";
+  else if (now - lease.renewedAt >= LEASE_RENEW_MS) counter.chore ??= "renew";
   else return;
   startDrain(state, counter);
-}
-
-/** Asked for the shard, and held it for a turn: time to let go. */
-function turnOver(lease: HeldLease, now: number): boolean {
-  return lease.wanted && now - lease.takenAt >= LEASE_TURN_MS;
 }
 
 /** A hash numbered in a write that landed less than this long ago is hot: a replica takes a lease for it. */
 const HOT_MS = 50;
 
 /**
- * Whether this write may take the lease: leasing on, a hot shard, no free numbers to hand out first, and not
- * just after we let go because another replica asked (its turn comes first).
+ * Whether this write may take the lease: leasing on, a hot shard no other replica writes, no free numbers
+ * to hand out first.
  */
 function mayTakeLease(
   state: StoreState,
@@ -551,7 +532,8 @@ function mayTakeLease(
   batch: Pending[],
 ): boolean {
   if (!state.settings.lease || state.closing) return false;
-  if (batch.length === 0 || state.settings.now() < counter.yieldUntil) return false;
+  // Replicas that share a shard write it number by number: a lease would change hands at every request.
+  if (batch.length === 0 || counter.contenders > 0) return false;
   if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
   if (Object.keys(freeNumbersOf(base?.metadata)).length > 0) return false;
   return hashesRepeat(state, counter, batch);
@@ -590,8 +572,7 @@ function choosePlan(
   }
   const lease = counter.lease;
   if (lease !== undefined) {
-    const now = state.settings.now();
-    if (counter.chore === "release" || lease.releasing || state.closing || turnOver(lease, now)) {
+    if (counter.chore === "release" || lease.releasing || state.closing || lease.wanted) {
       lease.releasing = true;
       return planWrite(state, counter, base, batch, "release");
     }
@@ -668,7 +649,7 @@ function planLeaseWrite(
     annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), free),
     state.writer,
   );
-  // A request for the shard stands until we let go; a lease just taken starts without one.
+  // A request for the shard stands until we let go (at once); a lease just taken starts without one.
   const wantedBy = counter.lease ? base?.metadata?.annotations?.[LEASE_WANTED_ANNOTATION] : undefined;
   const annotations = wantedBy ? withLeaseWanted(leased, wantedBy) : leased;
   return {
@@ -815,8 +796,8 @@ async function attempt(state: StoreState, counter: Counter): Promise<AttemptResu
         error: new Error(`the shard is leased by replica ${holder}`),
       };
     }
-    // Lease writes race by design (replicas taking turns), and their callers wait for a number, not for
-    // them: a conflict there costs no attempt. The deadline still bounds the wait.
+    // A request races the holder's writes by design, and callers wait for a number, not for the lease:
+    // a conflict of these writes costs no attempt. The deadline still bounds the wait.
     if (plan.kind === "lease" || plan.kind === "ask") for (const p of batch) p.attempts -= 1;
     verb = base ? "update" : "create";
     await sendWrite(state, counter, plan, base === undefined);

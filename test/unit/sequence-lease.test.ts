@@ -271,29 +271,24 @@ describe("sequence lease: replicas", () => {
     assert.equal(leaseOf(shard(kube)?.metadata), undefined);
   });
 
-  test("four replicas sharing a hot shard take turns holding it: exact numbers, far fewer writes than numbers", async () => {
+  test("four replicas sharing a hot shard: the holder lets go when asked, then they write number by number, exact", async () => {
     const kube = createMemoryKube();
     const writers = ["a", "b", "c", "d"];
     const replicas = writers.map((writerId) =>
       createClusterSequenceStore(kube, { namespace: NAMESPACE, writerId }),
     );
-    const holders = new Set<string>();
-    const got: number[] = [];
+    const got = [...(await burst(replicas[0] as SequenceStore, 16))];
+    assert.deepEqual(leaseOf(shard(kube)?.metadata), { holder: "a" }, "a took the lease while alone");
     const end = Date.now() + 1_500;
     await Promise.all(
       replicas.map(async (r) => {
-        while (Date.now() < end) {
-          got.push(...(await burst(r, 16)));
-          const holder = leaseOf(shard(kube)?.metadata)?.holder;
-          if (holder) holders.add(holder);
-        }
+        while (Date.now() < end) got.push(...(await burst(r, 16)));
       }),
     );
-    await Promise.all(replicas.map((r) => r.close?.()));
     assertExactRange(got, "four replicas");
+    assert.equal(leaseOf(shard(kube)?.metadata), undefined, "shared: nobody holds it");
     assert.equal(shard(kube)?.data?.[A], String(got.length));
-    assert.ok(holders.size >= 3, `turns: ${[...holders].join(", ")} held the lease`);
-    assert.ok(writes(kube) * 4 < got.length, `${writes(kube)} writes for ${got.length} numbers`);
+    await Promise.all(replicas.map((r) => r.close?.()));
   });
 
   test("a holder that died: another replica takes over after LEASE_MS, after the dead one's reserve", async () => {
