@@ -42,12 +42,11 @@ import {
 import { backoffDelay } from "./retry.js";
 import {
   type ForeignLease,
+  foreignLeaseBinds,
   HOLDER_VALID_MS,
   isLeaseWanted,
   LEASE_IDLE_MS,
-  LEASE_MS,
   LEASE_RENEW_MS,
-  LEASE_WANTED_ANNOTATION,
   leaseMarker,
   leaseOf,
   nextReserve,
@@ -555,11 +554,6 @@ function hashesRepeat(state: StoreState, counter: Counter, batch: Pending[]): bo
   return false;
 }
 
-/** Another replica's lease that we saw moving within LEASE_MS: we may not write the counters. */
-function foreignLeaseBinds(state: StoreState, counter: Counter): boolean {
-  return counter.foreign !== undefined && state.settings.now() - counter.foreign.since < LEASE_MS;
-}
-
 /** What the next write is, or "wait" while another replica's lease binds and it has been asked to let go. */
 function choosePlan(
   state: StoreState,
@@ -567,7 +561,8 @@ function choosePlan(
   base: ConfigMap | undefined,
   batch: Pending[],
 ): ShardWrite | "wait" {
-  if (base !== undefined && foreignLeaseBinds(state, counter)) {
+  // Another replica's lease that we saw moving within LEASE_MS: we may not write the counters.
+  if (base !== undefined && foreignLeaseBinds(counter.foreign, state.settings.now())) {
     return isLeaseWanted(base.metadata) ? "wait" : planAsk(state, counter, base);
   }
   const lease = counter.lease;
@@ -645,13 +640,11 @@ function planLeaseWrite(
   }
   checkShardSize(counter, data);
   const free = freeNumbersOf(base?.metadata);
-  const leased = withLease(
+  // No request for the shard survives a lease write: a holder that was asked lets go instead (choosePlan).
+  const annotations = withLease(
     annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), free),
     state.writer,
   );
-  // A request for the shard stands until we let go (at once); a lease just taken starts without one.
-  const wantedBy = counter.lease ? base?.metadata?.annotations?.[LEASE_WANTED_ANNOTATION] : undefined;
-  const annotations = wantedBy ? withLeaseWanted(leased, wantedBy) : leased;
   return {
     kind: "lease",
     id,
@@ -722,7 +715,7 @@ function see(state: StoreState, counter: Counter, object: ConfigMap | undefined,
   const marker = leaseMarker(object?.metadata);
   counter.foreign =
     holder !== undefined && holder !== state.writer && marker !== undefined
-      ? observeForeignLease(counter.foreign, marker, state.settings.now()).seen
+      ? observeForeignLease(counter.foreign, marker, state.settings.now())
       : undefined;
   const lease = counter.lease;
   if (read && lease && !poolsStillHeld(object?.metadata, object?.data, state.writer, lease.pools)) {

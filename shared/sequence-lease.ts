@@ -93,18 +93,22 @@ export interface ForeignLease {
   since: number;
 }
 
-/**
- * Whether a foreign lease still binds this replica, updating what it has seen. A lease whose marker has not
- * changed for LEASE_MS of our clock is over: its holder stopped writing, so it stopped handing out numbers
- * LEASE_MS - HOLDER_VALID_MS before.
- */
+/** What this replica has seen of a foreign lease, with `marker` seen now: since when it stands still. */
 export function observeForeignLease(
   seen: ForeignLease | undefined,
   marker: string,
   now: number,
-): { binding: boolean; seen: ForeignLease } {
-  const current = seen?.marker === marker ? seen : { marker, since: now };
-  return { binding: now - current.since < LEASE_MS, seen: current };
+): ForeignLease {
+  return seen?.marker === marker ? seen : { marker, since: now };
+}
+
+/**
+ * Whether a foreign lease still binds this replica. A lease whose marker has not changed for LEASE_MS of our
+ * clock is over: its holder stopped writing, so it stopped handing out numbers LEASE_MS - HOLDER_VALID_MS
+ * before.
+ */
+export function foreignLeaseBinds(seen: ForeignLease | undefined, now: number): boolean {
+  return seen !== undefined && now - seen.since < LEASE_MS;
 }
 
 /** The next reserve for a hash: doubled when the last one ran out fast, halved when it lasted long. */

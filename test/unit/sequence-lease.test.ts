@@ -12,6 +12,7 @@ import {
 } from "../../shared/cluster-sequence-store.js";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
 import {
+  foreignLeaseBinds,
   HOLDER_VALID_MS,
   isLeaseWanted,
   LEASE_ANNOTATION,
@@ -110,15 +111,16 @@ describe("sequence lease: pure steps", () => {
   });
 
   test("a foreign lease binds until its marker has stood still for LEASE_MS of our clock", () => {
-    let { binding, seen } = observeForeignLease(undefined, "a#1", 1_000);
-    assert.ok(binding);
-    ({ binding, seen } = observeForeignLease(seen, "a#1", 1_000 + LEASE_MS - 1));
-    assert.ok(binding, "still within LEASE_MS");
-    ({ binding, seen } = observeForeignLease(seen, "a#2", 1_000 + LEASE_MS + 1));
-    assert.ok(binding, "the holder wrote again: the wait starts over");
+    let seen = observeForeignLease(undefined, "a#1", 1_000);
+    assert.ok(foreignLeaseBinds(seen, 1_000));
+    seen = observeForeignLease(seen, "a#1", 1_000 + LEASE_MS - 1);
+    assert.ok(foreignLeaseBinds(seen, 1_000 + LEASE_MS - 1), "still within LEASE_MS");
+    seen = observeForeignLease(seen, "a#2", 1_000 + LEASE_MS + 1);
+    assert.ok(foreignLeaseBinds(seen, 1_000 + LEASE_MS + 1), "the holder wrote again: the wait starts over");
     assert.equal(seen.since, 1_000 + LEASE_MS + 1);
-    ({ binding } = observeForeignLease(seen, "a#2", seen.since + LEASE_MS));
-    assert.ok(!binding, "unchanged for LEASE_MS: over");
+    seen = observeForeignLease(seen, "a#2", seen.since + LEASE_MS);
+    assert.ok(!foreignLeaseBinds(seen, seen.since + LEASE_MS), "unchanged for LEASE_MS: over");
+    assert.ok(!foreignLeaseBinds(undefined, 0), "no lease seen: nothing binds");
     assert.ok(HOLDER_VALID_MS < LEASE_MS, "the holder stops handing out before anyone may take over");
   });
 

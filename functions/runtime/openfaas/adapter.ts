@@ -9,6 +9,7 @@
 
 import { type ReviewHandler, UnanswerableReviewError } from "../../../shared/admission.js";
 import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config.js";
+import { withDeadline } from "../../../shared/deadline.js";
 import { errorMessage } from "../../../shared/json.js";
 import type { KubeApi } from "../../../shared/kube-api.js";
 import { createLogger, type Logger } from "../../../shared/log.js";
@@ -228,8 +229,7 @@ export function closeOnSigterm(close: () => Promise<void>, log: Logger): void {
   if (closeOnStop.size === 0) {
     process.once("SIGTERM", () => {
       const closing = Promise.allSettled([...closeOnStop].map((c) => c()));
-      const bound = new Promise((resolve) => setTimeout(resolve, LET_GO_MS).unref());
-      void Promise.race([closing, bound]).then(() => {
+      void withDeadline(closing, LET_GO_MS, () => []).then(() => {
         log.info("sequence store leases let go; exiting");
         // We listened, so Node did not end on SIGTERM; end as it would have, unless someone else listens too.
         if (process.listenerCount("SIGTERM") === 0) process.exit(0);
