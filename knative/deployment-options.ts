@@ -3,11 +3,18 @@
 // Pure: plain values in, plain values out; bad options throw a DeploymentOptionsError with one clear line.
 
 import { randomBytes } from "node:crypto";
-import { isDns1123Label, isDns1123Subdomain } from "../shared/dns-names.js";
-import { FUNCTION_NAMES, type FunctionName } from "../shared/function-names.js";
-import { DEFAULT_DRIVER_USERS } from "../shared/identities.js";
-import { isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from "../shared/log.js";
-import { VERSION } from "../shared/version.js";
+import {
+  DEFAULT_DRIVER_USERS,
+  FUNCTION_NAMES,
+  type FunctionName,
+  isDns1123Label,
+  isDns1123Subdomain,
+  isLogFormat,
+  isLogLevel,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  VERSION,
+} from "../shared/base/index.js";
 import { ContainerCheckError, checkImage, checkResources } from "./container-checks.js";
 import {
   applyClusterPlatform,
@@ -22,7 +29,7 @@ import {
 import { type BoundSources, checkMinMax, fitActivationScale } from "./scale-bounds.js";
 import { type FunctionTuning, type ResolvedTuning, resolveTuning, TuningError } from "./tuning.js";
 
-/** The functions deployed, by the names the builders use; the list is shared/function-names.ts. */
+/** The functions deployed, by the names the builders use; the list is shared/base/function-names.ts. */
 export const DEPLOYED_FUNCTIONS = FUNCTION_NAMES;
 export type DeployedFunction = FunctionName;
 
@@ -675,7 +682,7 @@ export function functionResourceName(baseName: string, fn: DeployedFunction): st
   return `${baseName}-${fn}`;
 }
 
-/** The environment `simkube-fn serve` reads (shared/config.ts); PORT is left to the platform. */
+/** The environment `simkube-fn serve` reads (shared/config/config.ts); PORT is left to the platform. */
 export function functionEnvironment(o: ResolvedOptions): Record<string, string> {
   const env: Record<string, string> = o.simName ? { SIM_NAME: o.simName } : {};
   if (o.tracePath) env.TRACE_PATH = o.tracePath;

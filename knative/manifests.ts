@@ -10,7 +10,7 @@ import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k
 import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
 import type { ISecret } from "kubernetes-models/v1/Secret";
 import { stringify } from "yaml";
-import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/keys.js";
+import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/base/index.js";
 import {
   type DeployedFunction,
   type DeploymentOptions,

@@ -13,7 +13,11 @@
 
 import type { IValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 import type { IValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
-import { VIRTUAL_LABEL_KEY, VIRTUAL_NODE_SELECTOR_KEY, VIRTUAL_NODE_SELECTOR_VALUE } from "../shared/keys.js";
+import {
+  VIRTUAL_LABEL_KEY,
+  VIRTUAL_NODE_SELECTOR_KEY,
+  VIRTUAL_NODE_SELECTOR_VALUE,
+} from "../shared/base/index.js";
 import { buildDenyingPolicy } from "./denying-policy.js";
 import type { ResolvedOptions } from "./deployment-options.js";
 import { serviceAccountUsername } from "./rbac.js";

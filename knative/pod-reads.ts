@@ -13,7 +13,7 @@
 import type { IValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 import type { IValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
 import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
-import { VIRTUAL_LABEL_KEY } from "../shared/keys.js";
+import { VIRTUAL_LABEL_KEY } from "../shared/base/index.js";
 import { buildDenyingPolicy } from "./denying-policy.js";
 import type { DeployedFunction, ResolvedOptions } from "./deployment-options.js";
 import { celString } from "./pod-create-policy.js";
@@ -39,7 +39,7 @@ export function podReadSettingsOf(o: ResolvedOptions): {
   };
 }
 
-/** POD_READ_ROLE and POD_READ_ACCOUNT for reschedule-delete in narrow mode (shared/config.ts parses them). */
+/** POD_READ_ROLE and POD_READ_ACCOUNT for reschedule-delete in narrow mode (shared/config/config.ts parses them). */
 export function podReadEnvironment(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
   if (fn !== "reschedule-delete" || !readsPodsPerNamespace(o)) return {};
   return { POD_READ_ROLE: podReadRoleName(o), POD_READ_ACCOUNT: serviceAccountUsername(o, fn) };

@@ -7,7 +7,7 @@
 // validateMinMaxScale), and refuses max-scale below min-scale. An activation scale of 1 is Knative's own
 // default, so 1 renders no annotation at all (knative/manifests.ts).
 
-import type { FunctionName } from "../shared/function-names.js";
+import type { FunctionName } from "../shared/base/index.js";
 import { DEFAULT_TUNING, TuningError } from "./tuning.js";
 
 /** Knative's activation scale when the annotation is absent. */

@@ -1,7 +1,7 @@
 // esbuild plugin for the bundles that serve reviews (dist/bundle/simkube-fn-serve.cjs and the OpenFaaS
 // handlers): @kubernetes/client-node without its generated API classes and typed models.
 //
-// shared/kube.ts deep-imports config.js (KubeConfig) and object.js (KubernetesObjectApi) and sends and reads
+// shared/kube/client.ts deep-imports config.js (KubeConfig) and object.js (KubernetesObjectApi) and sends and reads
 // raw JSON only, discovery included. But config.js imports the library's whole generated index for two names,
 // and object.js its API index and the typed serializer, which together pull in every API class and ~700
 // models (~430 KB of the serve bundle), all evaluated at every start. So those three imports, and only from
@@ -18,7 +18,7 @@ const DIST = path.join("@kubernetes", "client-node", "dist");
 
 const SERIALIZER_STAND_IN = `
 const missing = () => {
-  throw new Error("client-node's typed serializer is not in this bundle: shared/kube.ts reads and writes raw JSON");
+  throw new Error("client-node's typed serializer is not in this bundle: shared/kube/client.ts reads and writes raw JSON");
 };
 export const ObjectSerializer = new Proxy({}, { get: () => missing });
 `;

@@ -1,4 +1,4 @@
-// The object-store trace readers (shared/trace-sources/{s3,gcs,azure}.ts) as bundle files of their own, for
+// The object-store trace readers (shared/trace/sources/{s3,gcs,azure}.ts) as bundle files of their own, for
 // scripts/bundle.mjs (dist/bundle/) and scripts/bundle-openfaas.mjs (dist/openfaas/mutate-create/). Each
 // holds its store's SDK; the main bundle requires one only when a trace location of that store is read, so a
 // start that reads a file or an http(s) trace never parses them.
@@ -11,7 +11,7 @@ import { build } from "esbuild";
 export const traceSources = ["s3", "gcs", "azure"];
 
 /**
- * shared/trace-source.ts imports "./trace-sources/<store>.js" dynamically. In a bundle that import becomes
+ * shared/trace/source.ts imports "./sources/<store>.js" dynamically. In a bundle that import becomes
  * a stub that `require`s "./trace-sources/<store>.cjs", the file built beside the bundle: the CLI's launcher
  * runs the bundle through vm.Script, which has no loader for a real import(), while its require (and the
  * OpenFaaS template's) resolves files beside the bundle. esbuild runs the stub, so the require, only when the
@@ -20,9 +20,12 @@ export const traceSources = ["s3", "gcs", "azure"];
 export const traceSourcesExternal = {
   name: "trace-sources-external",
   setup(b) {
-    b.onResolve({ filter: /^\.\/trace-sources\/[a-z0-9]+\.js$/ }, (args) => {
+    b.onResolve({ filter: /^\.\/sources\/[a-z0-9]+\.js$/ }, (args) => {
       const store = /([a-z0-9]+)\.js$/.exec(args.path)[1];
-      if (!args.importer.endsWith(path.join("shared", "trace-source.ts")) || !traceSources.includes(store)) {
+      if (
+        !args.importer.endsWith(path.join("shared", "trace", "source.ts")) ||
+        !traceSources.includes(store)
+      ) {
         return undefined;
       }
       return { path: store, namespace: "trace-source-stub" };
@@ -46,7 +49,7 @@ export async function buildTraceSources(root, outdir, common) {
   const { metafile } = await build({
     ...common,
     entryPoints: Object.fromEntries(
-      traceSources.map((s) => [`trace-sources/${s}`, path.join(root, `shared/trace-sources/${s}.ts`)]),
+      traceSources.map((s) => [`trace-sources/${s}`, path.join(root, `shared/trace/sources/${s}.ts`)]),
     ),
     outdir,
     outExtension: { ".js": ".cjs" },

@@ -2,8 +2,8 @@
 // code that runs it. Bad arguments throw a UsageError naming the command, so its usage can be shown.
 
 import { parseArgs } from "node:util";
-import type { ConfigFlags } from "../../shared/config.js";
-import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/function-names.js";
+import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/base/index.js";
+import type { ConfigFlags } from "../../shared/config/index.js";
 import {
   MANIFESTS_COMMAND_USAGE,
   type ManifestsRequest,

@@ -10,7 +10,7 @@
 //   integer JSON.parse cannot represent exactly is re-read the same way.
 
 import { type DocumentOptions, type ParseOptions, parseAllDocuments, type SchemaOptions } from "yaml";
-import { podSpecHash } from "../../shared/pod-hash.js";
+import { podSpecHash } from "../../shared/hash/index.js";
 
 const YAML_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
   version: "1.1",

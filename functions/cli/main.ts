@@ -9,11 +9,9 @@
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { ConfigError, loadConfig } from "../../shared/config.js";
-import { errorMessage } from "../../shared/json.js";
-import { createKubeApi } from "../../shared/kube.js";
-import { createLogger } from "../../shared/log.js";
-import { VERSION } from "../../shared/version.js";
+import { createLogger, errorMessage, VERSION } from "../../shared/base/index.js";
+import { ConfigError, loadConfig } from "../../shared/config/index.js";
+import { createKubeApi } from "../../shared/kube/index.js";
 import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
 import { startFunction } from "../runtime/registry.js";

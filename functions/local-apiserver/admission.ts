@@ -4,9 +4,9 @@
 
 import { randomUUID } from "node:crypto";
 import fastJsonPatch, { type Operation } from "fast-json-patch";
-import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from "../../shared/admission.js";
-import { errorMessage, type JsonObject } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from "../../shared/admission/index.js";
+import { errorMessage, type JsonObject } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import { clone } from "./objects.js";
 import { failure, internalError } from "./status.js";
 import type { AdmissionCall, Ctx, FakeWebhook, ResourceInfo } from "./types.js";

@@ -3,8 +3,8 @@
 // so one request can call the webhooks more than once (k8s.io/apiserver pkg/registry/rest/delete.go
 // BeforeDelete, pkg/registry/generic/registry/store.go Delete; kubernetes/kubernetes PR 76346).
 
-import { isRecord, type JsonObject } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { isRecord, type JsonObject } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import type { Backend } from "./backend.js";
 import { clone, metaOf, timestamp } from "./objects.js";
 import { podGracePeriod } from "./pods.js";

@@ -1,7 +1,7 @@
 // Discovery: /version, /api, /apis and the APIResourceLists clients (kubectl, client-node's
 // KubernetesObjectApi) read to map a kind to its URL.
 
-import type { JsonObject } from "../../shared/json.js";
+import type { JsonObject } from "../../shared/base/index.js";
 import { apiVersionOf, type ResourceRegistry } from "./resources.js";
 import type { Reply, ResourceInfo } from "./types.js";
 

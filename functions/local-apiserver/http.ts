@@ -1,9 +1,9 @@
 // The HTTP front: who is calling, injected faults and latency, the request log, and errors as Status bodies.
 
 import type http from "node:http";
-import type { UserInfo } from "../../shared/admission.js";
-import { ADMIN_USER } from "../../shared/identities.js";
-import { STATUS_REASON_BY_CODE } from "../../shared/kube-api.js";
+import type { UserInfo } from "../../shared/admission/index.js";
+import { ADMIN_USER } from "../../shared/base/index.js";
+import { STATUS_REASON_BY_CODE } from "../../shared/kube/index.js";
 import type { Backend } from "./backend.js";
 import { clone } from "./objects.js";
 import { route } from "./routing.js";

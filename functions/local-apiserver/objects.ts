@@ -1,7 +1,7 @@
 // Small pure helpers on stored objects: copies, metadata, timestamps, JSON merge patch.
 
-import { isRecord, type JsonObject } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { isRecord, type JsonObject } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 
 export function clone<T>(value: T): T {
   return structuredClone(value);

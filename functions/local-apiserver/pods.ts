@@ -1,8 +1,8 @@
 // What the pod registry adds to the generic store (kubernetes/kubernetes pkg/apis/core/v1/defaults.go,
 // pkg/registry/core/pod/strategy.go): defaulting, the QoS class, create and update validation, terminal phases.
 
-import { isRecord } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { isRecord } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import { clone } from "./objects.js";
 import type { Cause } from "./status.js";
 import type { ResourceInfo } from "./types.js";

@@ -1,7 +1,7 @@
 // GET of one object and of a list (with field and label selectors), whole or metadata-only as the Accept
 // header asks (negotiation.ts).
 
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import type { Backend } from "./backend.js";
 import { negotiate, shapeMismatch, type Transform } from "./negotiation.js";
 import { apiVersionOf } from "./resources.js";

@@ -1,7 +1,7 @@
 // Reading what a write request carries: its JSON body, the object in it, and dryRun.
 
-import { isRecord } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { isRecord } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import { metaOf } from "./objects.js";
 import { apiVersionOf } from "./resources.js";
 import { badRequest } from "./status.js";

@@ -1,6 +1,6 @@
 // Field and label selectors of list and DeleteCollection requests.
 
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import { fieldAt } from "./objects.js";
 import { badRequest } from "./status.js";
 

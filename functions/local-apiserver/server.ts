@@ -31,8 +31,7 @@
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { NAMESPACE_CONTROLLER_USER } from "../../shared/identities.js";
-import { isRecord, type JsonObject } from "../../shared/json.js";
+import { isRecord, type JsonObject, NAMESPACE_CONTROLLER_USER } from "../../shared/base/index.js";
 import { AdmissionCaller } from "./admission.js";
 import type { Backend } from "./backend.js";
 import { FaultQueue, type Front, requestListener } from "./http.js";

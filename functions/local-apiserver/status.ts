@@ -1,7 +1,7 @@
 // metav1.Status errors, spelled as kube-apiserver spells them (k8s.io/apimachinery pkg/api/errors/errors.go),
 // so a client's error handling sees what a real server sends.
 
-import type { JsonObject } from "../../shared/json.js";
+import type { JsonObject } from "../../shared/base/index.js";
 import type { ResourceInfo } from "./types.js";
 
 export interface StatusBody {

@@ -2,7 +2,7 @@
 // behind a single apiserver would keep them. Writes through the API and seeding by tests both land here.
 
 import { randomUUID } from "node:crypto";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import { clone, metaOf, str, timestamp } from "./objects.js";
 import { apiVersionOf, type ResourceRegistry } from "./resources.js";
 import type { FakeStore, ObjectKey, ResourceInfo } from "./types.js";

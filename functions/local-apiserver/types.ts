@@ -1,7 +1,7 @@
 // The API double's public types (what tests and `replay` see) and the shapes its modules pass a request in.
 
-import type { AdmissionRequest, AdmissionResponse, UserInfo } from "../../shared/admission.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { AdmissionRequest, AdmissionResponse, UserInfo } from "../../shared/admission/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 
 export interface ResourceInfo {
   /** "" for the core group. */
@@ -111,7 +111,7 @@ export interface RawRequestOptions {
   user?: string;
   groups?: string[];
   contentType?: string;
-  /** The Accept header, e.g. a metadata-only read's (shared/partial-metadata.ts). */
+  /** The Accept header, e.g. a metadata-only read's (shared/kube/partial-metadata.ts). */
   accept?: string;
   timeoutMs?: number;
 }

@@ -1,7 +1,7 @@
 // Validation by kind, beyond names and pods: what the real registry refuses on create and update.
 
-import { isRecord } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { isRecord } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import type { Cause } from "./status.js";
 import type { ResourceInfo } from "./types.js";
 

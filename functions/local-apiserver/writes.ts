@@ -4,8 +4,8 @@
 
 import { randomUUID } from "node:crypto";
 import fastJsonPatch, { type Operation } from "fast-json-patch";
-import { isRecord, type JsonObject } from "../../shared/json.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { isRecord, type JsonObject } from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import type { Backend } from "./backend.js";
 import { generateSuffix, nameCauses } from "./names.js";
 import { clone, keepMeta, mergePatch, metaOf, str, timestamp } from "./objects.js";

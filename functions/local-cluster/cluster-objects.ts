@@ -10,15 +10,15 @@ import {
   VIRTUAL_NODE_SELECTOR_KEY,
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
-} from "../../shared/keys.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+} from "../../shared/base/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
 import { KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE } from "./kwok.js";
 
 export type Json = Record<string, unknown>;
 
 const open = { type: "object", "x-kubernetes-preserve-unknown-fields": true };
 
-/** The Simulation's spec as the functions read it (shared/simulation.ts); other fields are kept as given. */
+/** The Simulation's spec as the functions read it (shared/simulation/simulation.ts); other fields are kept as given. */
 const SIMULATION_SPEC_SCHEMA = {
   ...open,
   properties: {

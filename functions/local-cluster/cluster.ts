@@ -21,12 +21,11 @@ import {
   podReadSettingsOf,
   readsPodsPerNamespace,
 } from "../../knative/pod-reads.js";
-import { loadConfig } from "../../shared/config.js";
-import { FUNCTION_NAMES, type FunctionName } from "../../shared/function-names.js";
-import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
-import type { KubeObject } from "../../shared/kube-api.js";
-import type { LogLevel } from "../../shared/log.js";
-import { DEFAULT_VIRTUAL_NS_PREFIX } from "../../shared/simulation.js";
+import type { LogLevel } from "../../shared/base/index.js";
+import { DEFAULT_DRIVER_USERS, FUNCTION_NAMES, type FunctionName } from "../../shared/base/index.js";
+import { loadConfig } from "../../shared/config/index.js";
+import type { KubeObject } from "../../shared/kube/index.js";
+import { DEFAULT_VIRTUAL_NS_PREFIX } from "../../shared/simulation/index.js";
 import { podReadBinding } from "../reschedule-delete/pod-read-grants.js";
 import {
   buildNamespace,

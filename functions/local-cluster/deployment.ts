@@ -6,7 +6,7 @@
 
 import path from "node:path";
 import type { Manifest } from "../../knative/manifests.js";
-import { FUNCTION_NAMES, type FunctionName } from "../../shared/function-names.js";
+import { FUNCTION_NAMES, type FunctionName } from "../../shared/base/index.js";
 import { collectionPath } from "./cluster-objects.js";
 import { writeKubeconfigFile } from "./kubeconfig.js";
 import { waitUntil } from "./readiness.js";

@@ -6,11 +6,11 @@
 
 import { createWriteStream } from "node:fs";
 import type { Server } from "node:http";
-import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from "../../shared/admission.js";
-import type { FunctionConfig } from "../../shared/config.js";
-import type { FunctionName } from "../../shared/function-names.js";
-import { createKubeApi } from "../../shared/kube.js";
-import { createLogger, type LogLevel } from "../../shared/log.js";
+import type { AdmissionRequest, AdmissionResponse, AdmissionReview } from "../../shared/admission/index.js";
+import type { FunctionName } from "../../shared/base/index.js";
+import { createLogger, type LogLevel } from "../../shared/base/index.js";
+import type { FunctionConfig } from "../../shared/config/index.js";
+import { createKubeApi } from "../../shared/kube/index.js";
 import { type AppOptions, createAnyServer, createApp } from "../runtime/http-server.js";
 import { buildFunction } from "../runtime/registry.js";
 import { readTlsMaterial } from "../runtime/tls-files.js";

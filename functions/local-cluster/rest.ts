@@ -1,5 +1,5 @@
 // The launcher's own API calls (CRDs, RBAC, nodes, token requests, the webhook configuration): plain JSON over
-// https with the run's CA and a bearer token. Not the functions' client (shared/kube.ts): set-up needs
+// https with the run's CA and a bearer token. Not the functions' client (shared/kube/client.ts): set-up needs
 // subresources (serviceaccounts/token), status writes and arbitrary paths, and must not depend on discovery
 // of CRDs it is itself creating.
 

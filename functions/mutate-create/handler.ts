@@ -15,25 +15,33 @@ import {
   type ReviewHandler,
   rejectReview,
   withPatch,
-} from "../../shared/admission.js";
-import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
-import { type FunctionConfig, TRACE_MEMORY_DEFAULTS } from "../../shared/config.js";
-import { errorMessage } from "../../shared/json.js";
-import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
-import { isNotFound, type KubeApi, type KubeObject } from "../../shared/kube-api.js";
-import { describeLocation } from "../../shared/location-text.js";
-import { type Logger, lazyChild, type WorkLogger, withBindings } from "../../shared/log.js";
+} from "../../shared/admission/index.js";
+import {
+  errorMessage,
+  type Logger,
+  lazyChild,
+  VIRTUAL_LABEL_KEY,
+  type WorkLogger,
+  withBindings,
+} from "../../shared/base/index.js";
+import { type FunctionConfig, TRACE_MEMORY_DEFAULTS } from "../../shared/config/index.js";
+import { podSpecHash } from "../../shared/hash/index.js";
 import {
   createOwnerResolver,
+  isNotFound,
+  type KubeApi,
+  type KubeObject,
   type OwnerLink,
   type OwnerReference,
   type OwnerResolver,
   simulationOwnershipOf,
   workloadOwners,
-} from "../../shared/owners.js";
-import { podSpecHash } from "../../shared/pod-hash.js";
-import { rememberClaims } from "../../shared/sequence-claims.js";
-import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
+} from "../../shared/kube/index.js";
+import {
+  createClusterSequenceStore,
+  createMemorySequenceStore,
+  type SequenceStore,
+} from "../../shared/sequence/index.js";
 import {
   createSimulationSource,
   type Simulation,
@@ -41,10 +49,13 @@ import {
   simulationSpeed,
   simulationTracePath,
   virtualNsPrefix,
-} from "../../shared/simulation.js";
-import { loadTraceForLookups, type TraceTables } from "../../shared/trace.js";
-import { deploymentTraceCheck } from "../../shared/trace-allowlist.js";
-import { createTraceCache, type TraceCache, TraceLocationRefused } from "../../shared/trace-cache.js";
+} from "../../shared/simulation/index.js";
+import {
+  deploymentTraceCheck,
+  describeLocation,
+  loadTraceForLookups,
+  type TraceTables,
+} from "../../shared/trace/index.js";
 import { findCompletionTime } from "./lifecycle-plan.js";
 import {
   lifecycleCandidates,
@@ -54,7 +65,9 @@ import {
   recordedHash,
   recordedSequence,
 } from "./plan.js";
+import { rememberClaims } from "./sequence-claims.js";
 import { createMutateStats, type MutateDecision, type MutateStats } from "./stats.js";
+import { createTraceCache, type TraceCache, TraceLocationRefused } from "./trace-cache.js";
 import {
   type Candidate,
   planScope,

@@ -1,8 +1,13 @@
 // Which completion time a Running pod gets: the first trace owner with a Finished lifecycle wins.
 // Pure: the trace, the candidates and the clock come in; a time or a reason comes out.
 
-import { completionTime, lookupPodLifecycle } from "../../shared/lifecycle.js";
-import { gvkOfOwner, hasObject, type TraceTables } from "../../shared/trace.js";
+import {
+  completionTime,
+  gvkOfOwner,
+  hasObject,
+  lookupPodLifecycle,
+  type TraceTables,
+} from "../../shared/trace/index.js";
 import type { LifecycleCandidate } from "./plan.js";
 
 export type LifecycleOutcome =

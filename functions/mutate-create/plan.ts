@@ -20,10 +20,9 @@ import {
   VIRTUAL_NODE_SELECTOR_KEY,
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
-} from "../../shared/keys.js";
-import type { OwnerReference } from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
-import { delayAnnotationValue, type LifecycleParams } from "../../shared/simulation.js";
+} from "../../shared/base/index.js";
+import type { OwnerReference, Pod } from "../../shared/kube/index.js";
+import { delayAnnotationValue, type LifecycleParams } from "../../shared/simulation/index.js";
 
 const U64_MAX = 18446744073709551615n;
 

@@ -8,16 +8,16 @@
 // its owner chain cannot reach the SimulationRoot (an owner was deleted). Only what needs the root, the
 // sequence number and so the lifecycle, depends on the chain.
 
-import type { AdmissionRequest } from "../../shared/admission.js";
-import { isRecord } from "../../shared/json.js";
+import type { AdmissionRequest } from "../../shared/admission/index.js";
+import { isRecord } from "../../shared/base/index.js";
+import type { Pod } from "../../shared/kube/index.js";
 import {
   type OwnerLink,
   type OwnerReference,
   simulationOwnershipOf,
   simulationRootOf,
   simulationsOwning,
-} from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
+} from "../../shared/kube/index.js";
 
 export type SkipReason =
   | "not-create-or-update"

@@ -8,8 +8,7 @@
 //   nothing used the token; a clone the API server was tricked into admitting cannot use it either.
 // Pure: every function returns a copy.
 
-import { isRecord } from "../../shared/json.js";
-import { VIRTUAL_NODE_SELECTOR_KEY, VIRTUAL_NODE_SELECTOR_VALUE } from "../../shared/keys.js";
+import { isRecord, VIRTUAL_NODE_SELECTOR_KEY, VIRTUAL_NODE_SELECTOR_VALUE } from "../../shared/base/index.js";
 
 type Spec = Record<string, unknown>;
 

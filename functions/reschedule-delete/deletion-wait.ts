@@ -9,8 +9,8 @@
 // pod), and the API double serves it the same way. Reads back off (25 ms doubling to 1 s) inside a bound,
 // so a forged review costs fourteen reads and then nothing.
 
-import { isNotFound, isTransient } from "../../shared/kube-api.js";
-import type { Pod } from "../../shared/pod.js";
+import type { Pod } from "../../shared/kube/index.js";
+import { isNotFound, isTransient } from "../../shared/kube/index.js";
 
 /** What one read of the pod shows about the deletion. Pure. */
 export type DeletionShown =

@@ -30,16 +30,13 @@ import {
   parseReview,
   type ReviewHandler,
   UnanswerableReviewError,
-} from "../../shared/admission.js";
-import { createCachedReads } from "../../shared/cached-reads.js";
-import type { FunctionConfig } from "../../shared/config.js";
-import { withDeadline } from "../../shared/deadline.js";
-import { isTransient, type KubeApi } from "../../shared/kube-api.js";
-import { type Logger, lazyChild, type WorkLogger } from "../../shared/log.js";
-import type { Pod } from "../../shared/pod.js";
-import { withRetry } from "../../shared/retry.js";
-import { createSimulationSource, type SimulationSource } from "../../shared/simulation.js";
-import { createTeardownGuard, type TeardownGuard } from "../../shared/teardown.js";
+} from "../../shared/admission/index.js";
+import { type Logger, lazyChild, type WorkLogger, withDeadline } from "../../shared/base/index.js";
+import type { FunctionConfig } from "../../shared/config/index.js";
+import type { Pod } from "../../shared/kube/index.js";
+import { isTransient, type KubeApi } from "../../shared/kube/index.js";
+import { createSimulationSource, type SimulationSource } from "../../shared/simulation/index.js";
+import { createCachedReads } from "./cached-reads.js";
 import { awaitDeletion, DEFAULT_DELETION_WAIT_MS, type DeletionWaitOptions } from "./deletion-wait.js";
 import { createPendingClones, type PendingClones } from "./pending-clones.js";
 import type { Candidate } from "./plan.js";
@@ -55,7 +52,9 @@ import {
   type StepCall,
   skip,
 } from "./reschedule.js";
+import { withRetry } from "./retry.js";
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
+import { createTeardownGuard, type TeardownGuard } from "./teardown.js";
 
 export interface RetrySettings {
   /** Budget for all API calls of one review, retries included; the answer comes by this + 0.5 s, inside the generated webhook timeout of 5 s. Default 3000. */

@@ -14,17 +14,16 @@ import {
   SIMULATION_KIND,
   SIMULATION_ROOT_KIND,
   VIRTUAL_LABEL_KEY,
-} from "../../shared/keys.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+} from "../../shared/base/index.js";
+import type { KubeObject, Pod } from "../../shared/kube/index.js";
 import {
   isBarePod,
   isOwnedBy,
   type OwnerReference,
   ownerReferencesOf,
   refersTo,
-} from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
-import type { Simulation } from "../../shared/simulation.js";
+} from "../../shared/kube/index.js";
+import type { Simulation } from "../../shared/simulation/index.js";
 import { type Candidate, confirmsInterruption } from "./plan.js";
 
 /** The SimulationRoot as read from the API, reduced to what an ownerReference to it must match. */

@@ -16,26 +16,29 @@
 // - everything else is not an interruption; in particular a final-phase review without DisruptionTarget is
 //   the tail of a delete already judged.
 
-import type { AdmissionRequest } from "../../shared/admission.js";
-import { buildCloneName } from "../../shared/clone-name.js";
+import type { AdmissionRequest } from "../../shared/admission/index.js";
 import {
   CONTROLLER_MANAGER_USER,
   GARBAGE_COLLECTOR_USER,
+  isRecord,
   NAMESPACE_CONTROLLER_USER,
-} from "../../shared/identities.js";
-import { isRecord } from "../../shared/json.js";
-import {
   ORIG_OWNER_ANNOTATION_KEY,
   SIMKUBE_API_VERSION,
   SIMULATION_ROOT_KIND,
   VIRTUAL_NODE_SELECTOR_KEY,
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
-} from "../../shared/keys.js";
-import { isBarePod, type OwnerReference, ownerReferencesOf } from "../../shared/owners.js";
-import type { Pod, PodCondition } from "../../shared/pod.js";
-import { sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
+} from "../../shared/base/index.js";
+import type { Pod, PodCondition } from "../../shared/kube/index.js";
+import {
+  isBarePod,
+  type OwnerReference,
+  ownerReferencesOf,
+  sanitizeObject,
+  stripSimkubeMetadata,
+} from "../../shared/kube/index.js";
 import { pinNodeAffinityTerms, withoutNamedAccountToken } from "./clone-fence.js";
+import { buildCloneName } from "./clone-name.js";
 
 const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
   GARBAGE_COLLECTOR_USER,

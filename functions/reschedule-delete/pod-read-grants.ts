@@ -9,9 +9,9 @@
 // on a pod read within a short window after the binding was made is retried; any other 403 is an answer.
 
 import { LRUCache } from "lru-cache";
-import { isAlreadyExists, type KubeApi, type KubeObject, kubeErrorOf } from "../../shared/kube-api.js";
+import { isAlreadyExists, type KubeApi, type KubeObject, kubeErrorOf } from "../../shared/kube/index.js";
 
-/** POD_READ_ROLE and POD_READ_ACCOUNT, parsed (shared/config.ts). */
+/** POD_READ_ROLE and POD_READ_ACCOUNT, parsed (shared/config/config.ts). */
 export interface PodReadSettings {
   /** The ClusterRole granting `get pods`, bound per virtual namespace. */
   role: string;

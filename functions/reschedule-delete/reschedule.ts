@@ -10,19 +10,17 @@
 // burst shares (and a teardown found here is remembered, so later reviews stop before any call); the pod
 // read and the create are per pod and come last.
 
-import type { CachedReads } from "../../shared/cached-reads.js";
-import { SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
-import { isAlreadyExists, isNotFound, type KubeApi, kubeErrorOf } from "../../shared/kube-api.js";
-import type { OwnerReference } from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
+import { SIMKUBE_API_VERSION, SIMULATION_ROOT_KIND } from "../../shared/base/index.js";
+import type { OwnerReference, Pod } from "../../shared/kube/index.js";
+import { isAlreadyExists, isNotFound, type KubeApi, kubeErrorOf } from "../../shared/kube/index.js";
 import {
   driverRootName,
   isSimulationOver,
   type Simulation,
   type SimulationSource,
   wantsBarePodRescheduling,
-} from "../../shared/simulation.js";
-import type { TeardownGuard, TeardownReason, TeardownTarget } from "../../shared/teardown.js";
+} from "../../shared/simulation/index.js";
+import type { CachedReads } from "./cached-reads.js";
 import type { DeletionSeen } from "./deletion-wait.js";
 import {
   checkOwnedByRoot,
@@ -37,6 +35,7 @@ import {
 import { buildClone, type Candidate, type SkipReason } from "./plan.js";
 import { type PodReadGrants, podReadIn } from "./pod-read-grants.js";
 import type { RescheduleStats } from "./stats.js";
+import type { TeardownGuard, TeardownReason, TeardownTarget } from "./teardown.js";
 
 /** Why a review ended without a clone, beyond the triage's reasons. */
 export type HandlerSkip =

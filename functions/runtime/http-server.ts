@@ -28,8 +28,8 @@ import {
   type ReviewHandler,
   reviewJson,
   UnanswerableReviewError,
-} from "../../shared/admission.js";
-import type { Logger } from "../../shared/log.js";
+} from "../../shared/admission/index.js";
+import type { Logger } from "../../shared/base/index.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
 import { createWriteBatch } from "./write-batch.js";

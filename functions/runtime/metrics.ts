@@ -6,8 +6,8 @@
 //   lag, GC), which dashboards for any Node service expect.
 
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import type { KubeApi } from "../../shared/kube-api.js";
-import { kubeErrorOf } from "../../shared/kube-api.js";
+import type { KubeApi } from "../../shared/kube/index.js";
+import { kubeErrorOf } from "../../shared/kube/index.js";
 import { LatencyHistogram } from "./latency-histogram.js";
 
 /** Admission answers take ms when warm; the top buckets cover cold starts up to the webhook timeouts. */

@@ -3,7 +3,7 @@
 
 import { timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { ConfigError, checkPathSecret, type Env, guardSetting } from "../../shared/config.js";
+import { ConfigError, checkPathSecret, type Env, guardSetting } from "../../shared/config/index.js";
 
 /** Whether a request path (query ignored) is the review path: "/" without a secret, "/<secret>" with one. */
 export function reviewPathCheck(pathSecret: string | undefined): (url: string) => boolean {

@@ -1,11 +1,10 @@
 // The functions this project serves, and how each is started from configuration.
 
 import type { Server } from "node:http";
-import type { ReviewHandler } from "../../shared/admission.js";
-import type { FunctionConfig } from "../../shared/config.js";
-import type { FunctionName } from "../../shared/function-names.js";
-import type { KubeApi } from "../../shared/kube-api.js";
-import type { Logger } from "../../shared/log.js";
+import type { ReviewHandler } from "../../shared/admission/index.js";
+import type { FunctionName, Logger } from "../../shared/base/index.js";
+import type { FunctionConfig } from "../../shared/config/index.js";
+import type { KubeApi } from "../../shared/kube/index.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
 import {
   buildRescheduleDeleteDeps,

@@ -4,7 +4,7 @@
 
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { ConfigError, type TlsFiles } from "../../shared/config.js";
+import { ConfigError, type TlsFiles } from "../../shared/config/index.js";
 import type { TlsMaterial } from "./http-server.js";
 
 function readPem(file: string, setting: string): Buffer {

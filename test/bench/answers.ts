@@ -12,9 +12,9 @@
 // mutate-create is from that least.
 
 import { mutationPatch } from "../../functions/mutate-create/plan.js";
-import { reviewJson, withPatch } from "../../shared/admission.js";
-import type { Pod } from "../../shared/pod.js";
-import { podSpecHash } from "../../shared/pod-hash.js";
+import { reviewJson, withPatch } from "../../shared/admission/review.js";
+import { podSpecHash } from "../../shared/hash/pod-hash.js";
+import type { Pod } from "../../shared/kube/pod.js";
 import { BENCH_SIM_NAME, benchSimulation } from "./bench-world.js";
 
 /** The answer's JSON text for a parsed body. */

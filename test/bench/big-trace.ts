@@ -3,10 +3,11 @@
 // bare-pods example) and Deployments (as in its dsb-scaling example), every object in full in the events,
 // so that the events are most of the bytes, as they are in a real trace.
 
+import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
 import { encodeTrace } from "../../functions/cli/trace/trace-writer.js";
-import type { KubeObject } from "../../shared/kube-api.js";
-import { seededRandom } from "../../shared/seeded-random.js";
-import { lifecycleKey, type PodLifecycle, type Trace, type TraceEvent } from "../../shared/trace.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import type { PodLifecycle, Trace, TraceEvent } from "../../shared/trace/model.js";
+import { lifecycleKey } from "../../shared/trace/tables.js";
 
 export interface BigTraceShape {
   barePods: number;

@@ -7,7 +7,7 @@
 import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
 import { type LocalCluster, startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/stats.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import {
   BURST_NAMESPACE,
   deleteWebhookSwitch,

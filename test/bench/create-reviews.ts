@@ -4,8 +4,8 @@
 // the sequence store sees a handful of hashes, as a trace with a few workloads does.
 
 import type { LoadRequest } from "../../functions/cli/loadtest/load.js";
-import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import { seededRandom } from "../../shared/seeded-random.js";
+import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
+import { SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
 import { buildCreateReview, buildPod, rootOwnerRef } from "../support/builders.js";
 
 export interface CreateReviewOptions {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Unpackr } from "msgpackr";
-import { podSpecHash, stableSpec } from "../../shared/pod-hash.js";
+import { podSpecHash, stableSpec } from "../../shared/hash/pod-hash.js";
 import { referenceSipHash13 } from "../support/reference-siphash.js";
 
 export interface BenchResult {

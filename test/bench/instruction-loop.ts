@@ -9,11 +9,11 @@ import { createMutateCreateHandler } from "../../functions/mutate-create/handler
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
 import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
-import { type ReviewHandler, reviewJson } from "../../shared/admission.js";
-import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import { createOwnerResolver } from "../../shared/owners.js";
-import { createMemorySequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource } from "../../shared/simulation.js";
+import { type ReviewHandler, reviewJson } from "../../shared/admission/review.js";
+import { SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
+import { createOwnerResolver } from "../../shared/kube/owners.js";
+import { createMemorySequenceStore } from "../../shared/sequence/store.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
 import { silentLog } from "../support/logs.js";
 import { objectsKube } from "../support/objects-kube.js";
 import { bareAnswer, createFloorAnswer } from "./answers.js";

@@ -5,7 +5,7 @@ import http from "node:http";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
-import type { AdmissionReview } from "../../shared/admission.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
 import { buildCreateReview, buildPod, rootOwnerRef } from "../support/builders.js";
 import { BENCH_ROOT_NAME, BENCH_ROOT_UID, BENCH_VIRTUAL_NAMESPACES } from "./bench-world.js";
 import { procStatusBytes } from "./proc-status.js";

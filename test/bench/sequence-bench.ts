@@ -6,17 +6,17 @@
 // report throughput and the largest shard (ConfigMap) at 1,000, 10,000 and 100,000 hashes (measureGrowth).
 
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
+import { createKubeApi } from "../../shared/kube/client.js";
 import {
   configMapDataSize,
   createClusterSequenceStore,
   sequenceConfigMapName,
-} from "../../shared/cluster-sequence-store.js";
-import { createKubeApi } from "../../shared/kube.js";
+} from "../../shared/sequence/cluster-store.js";
 import {
   createMemorySequenceStore,
   type SequenceScope,
   type SequenceStore,
-} from "../../shared/sequence-store.js";
+} from "../../shared/sequence/store.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { percentile } from "./sequence-replica.js";
 

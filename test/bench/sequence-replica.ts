@@ -4,15 +4,16 @@
 // `distRoot` (this build's dist, or the base build's), so "before" and "after" run the same loop.
 // Usage: node dist/test/bench/sequence-replica.js '<ReplicaJob as JSON>'
 
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
-import type { createKubeApi } from "../../shared/kube.js";
-import type { KubeApi } from "../../shared/kube-api.js";
-import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
+import type { KubeApi } from "../../shared/kube/api.js";
+import type { createKubeApi } from "../../shared/kube/client.js";
+import type { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
+import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 
 export interface ReplicaJob {
-  /** A build's dist folder: <distRoot>/shared/cluster-sequence-store.js and kube.js are loaded from it. */
+  /** A build's dist folder: the sequence store and API client are loaded from its shared/. */
   distRoot: string;
   kubeconfig: string;
   namespace: string;
@@ -46,8 +47,14 @@ export async function loadStoreModules(distRoot: string): Promise<{
   createClusterSequenceStore: typeof createClusterSequenceStore;
   createKubeApi: typeof createKubeApi;
 }> {
+  // The rooms' public surfaces; a base build from before shared/ had rooms keeps both in flat files.
+  const roomed = existsSync(join(distRoot, "shared", "sequence", "index.js"));
   const load = (file: string) => import(pathToFileURL(join(distRoot, "shared", file)).href);
-  const [store, kube] = await Promise.all([load("cluster-sequence-store.js"), load("kube.js")]);
+  const [store, kube] = await Promise.all(
+    roomed
+      ? [load("sequence/index.js"), load("kube/index.js")]
+      : [load("cluster-sequence-store.js"), load("kube.js")],
+  );
   return { createClusterSequenceStore: store.createClusterSequenceStore, createKubeApi: kube.createKubeApi };
 }
 

@@ -7,9 +7,9 @@
 // - benchHashes: one store in this process growing one run to 1,000, 10,000 and 100,000 distinct hashes.
 
 import { join } from "node:path";
-import { sequenceShardOf } from "../../shared/cluster-sequence-store.js";
-import type { KubeObject } from "../../shared/kube-api.js";
-import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import { sequenceShardOf } from "../../shared/sequence/cluster-store.js";
+import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { REPO, startNode } from "./node-children.js";
 import { isTimedOut, within } from "./processes.js";
 import { distinctHash } from "./sequence-bench.js";

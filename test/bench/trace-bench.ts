@@ -6,7 +6,7 @@
 //             (VmHWM) as a multiple of the file size. Goals: < 1 s, < 4x.
 //   inspect   `simkube-fn trace inspect FILE --json` (the bundle), spawn to exit, against a child that reads
 //             the file and decodes it with msgpackr (no checks), spawn to exit. Goal: <= 2x.
-//   read      only reading the bytes (shared/trace-source.ts), to tell its share of the peak; and the lean
+//   read      only reading the bytes (shared/trace/source.ts), to tell its share of the peak; and the lean
 //             decode of the file read by one readFileSync (one copy of the bytes instead of chunks + concat).
 //   full      loadTrace (every event built, what the replay needs), for comparison.
 //   cold      `serve mutate-create` with TRACE_PATH set to the trace, spawn to first admitted review (run.ts's

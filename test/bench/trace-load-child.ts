@@ -4,8 +4,8 @@
 // msgpackr, nothing checked: the baseline).
 
 import { readFileSync } from "node:fs";
-import { loadTrace, loadTraceForLookups, parseTraceForLookups } from "../../shared/trace.js";
-import { DEFAULT_MAX_TRACE_BYTES, readTraceBytes } from "../../shared/trace-source.js";
+import { loadTrace, loadTraceForLookups, parseTraceForLookups } from "../../shared/trace/reader.js";
+import { DEFAULT_MAX_TRACE_BYTES, readTraceBytes } from "../../shared/trace/source.js";
 import { procStatusBytes } from "./proc-status.js";
 
 export interface LoadSample {

@@ -84,7 +84,7 @@ end
 // The fresh-uid variant: every request a new admission call. Each body holds UID_MARK inside its request
 // uid; the script puts a serial there (after args[3], a tag per run), so that no two requests of a run, or of
 // two runs, share a uid. With a fixed set of uids cycled, mutate-create answers a repeated uid from what it
-// remembers (shared/sequence-claims.ts) without asking the sequence store, which is what the sequence bench
+// remembers (functions/mutate-create/sequence-claims.ts) without asking the sequence store, which is what the sequence bench
 // measures. A separate file for the same reason as the paced one.
 export const UID_MARK = "@@SERIAL@@";
 const FRESH_UID_SCRIPT = `${SCRIPT}

@@ -18,7 +18,7 @@ import { REAL_NODE_NAME } from "../../functions/local-cluster/real-node/real-nod
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests, CONCURRENCY } from "../../knative/manifests.js";
 import { podCreatePolicyName } from "../../knative/pod-create-policy.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import { lifecycleHeavyTraceOf } from "../bench/memory-trace.js";
 import { buildCreateReview } from "../support/builders.js";
 import {

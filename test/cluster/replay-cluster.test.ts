@@ -11,7 +11,7 @@ import { startReplayCluster } from "../../functions/cli/replay/cluster-connectio
 import { clusterCounts, clusterReport } from "../../functions/cli/replay/cluster-report.js";
 import { runClusterReplay } from "../../functions/cli/replay/cluster-runner.js";
 import { MissingControlPlaneError } from "../../functions/local-cluster/binaries.js";
-import { loadTrace } from "../../shared/trace.js";
+import { loadTrace } from "../../shared/trace/reader.js";
 import { findSharedTrace } from "../support/trace-builder.js";
 
 const TRACE = "bare-pods.sktrace";

@@ -10,18 +10,18 @@ import { after } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import fastJsonPatch from "fast-json-patch";
 import { FUNCTIONS_NAMESPACE } from "../../functions/local-cluster/cluster.js";
-import type { AdmissionReview } from "../../shared/admission.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
+import { POD_SEQUENCE_NUMBER_KEY } from "../../shared/base/keys.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import { createKubeApi } from "../../shared/kube/client.js";
 import {
   createClusterSequenceStore,
   sequenceConfigMapName,
   sequenceShardOf,
-} from "../../shared/cluster-sequence-store.js";
-import { POD_SEQUENCE_NUMBER_KEY } from "../../shared/keys.js";
-import { createKubeApi } from "../../shared/kube.js";
-import type { KubeObject } from "../../shared/kube-api.js";
-import { leaseOf } from "../../shared/sequence-lease.js";
-import { FREE_ANNOTATION } from "../../shared/sequence-shard.js";
-import type { SequenceScope } from "../../shared/sequence-store.js";
+} from "../../shared/sequence/cluster-store.js";
+import { leaseOf } from "../../shared/sequence/lease.js";
+import { FREE_ANNOTATION } from "../../shared/sequence/shard.js";
+import type { SequenceScope } from "../../shared/sequence/store.js";
 import { assertExactRange } from "../support/assertions.js";
 import { buildCreateReview } from "../support/builders.js";
 import { type FaultProxy, startFaultProxy } from "../support/cluster/fault-proxy.js";

@@ -1,13 +1,13 @@
 // Metadata-only reads against the API double over real HTTP: the double answers the PartialObjectMetadata
 // transform as kube-apiserver does (test/cluster/production-security.test.ts compares the two case by case), and
-// the one real adapter (shared/kube.ts) asks for it and hands back metadata only.
+// the one real adapter (shared/kube/client.ts) asks for it and hands back metadata only.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { createKubeApi } from "../../shared/kube.js";
-import type { KubeApi } from "../../shared/kube-api.js";
-import { asPartialObjectMetadata } from "../../shared/partial-metadata.js";
+import type { KubeApi } from "../../shared/kube/api.js";
+import { createKubeApi } from "../../shared/kube/client.js";
+import { asPartialObjectMetadata } from "../../shared/kube/partial-metadata.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   type MetadataWorld,

@@ -3,7 +3,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { createKubeApi, kubeErrorFrom } from "../../shared/kube.js";
 import {
   isAlreadyExists,
   isConflict,
@@ -12,7 +11,8 @@ import {
   type KubeApi,
   KubeError,
   type KubeObject,
-} from "../../shared/kube-api.js";
+} from "../../shared/kube/api.js";
+import { createKubeApi, kubeErrorFrom } from "../../shared/kube/client.js";
 import { assertKnownResourcesMatch, type DiscoveredList } from "../support/known-resources.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 

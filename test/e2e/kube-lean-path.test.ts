@@ -1,12 +1,12 @@
-// The lean HTTP path (shared/kube-http.ts) against the fake API server: the kubeconfig's credentials are read
+// The lean HTTP path (shared/kube/http.ts) against the fake API server: the kubeconfig's credentials are read
 // once per AUTH_REFRESH_MS and again after a 401, and answers that are not a metav1.Status still map to KubeError.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { KubeError, kubeErrorOfStatus } from "../../shared/kube-api.js";
-import { AUTH_REFRESH_MS, createLeanTransport } from "../../shared/kube-http.js";
+import { KubeError, kubeErrorOfStatus } from "../../shared/kube/api.js";
+import { AUTH_REFRESH_MS, createLeanTransport } from "../../shared/kube/http.js";
 
 function withToken(kc: KubeConfig, server: string, token: string): void {
   kc.loadFromOptions({

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { URL } from "node:url";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import type { AdmissionReview } from "../../shared/admission.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
 import {
   buildCreateReview,
   buildDriverBarePod,

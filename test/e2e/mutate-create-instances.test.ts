@@ -11,10 +11,10 @@ import { after, describe, it } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { buildMutateCreateDeps, createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { createApp, listen } from "../../functions/runtime/http-server.js";
-import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
-import { loadConfig } from "../../shared/config.js";
-import { createKubeApi } from "../../shared/kube.js";
-import { createLogger } from "../../shared/log.js";
+import { type AdmissionReview, decodePatch } from "../../shared/admission/review.js";
+import { createLogger } from "../../shared/base/log.js";
+import { loadConfig } from "../../shared/config/config.js";
+import { createKubeApi } from "../../shared/kube/client.js";
 import { assertExactRange } from "../support/assertions.js";
 import {
   buildCreateReview,

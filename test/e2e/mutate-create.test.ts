@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { KWOK_USER } from "../../shared/identities.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { KWOK_USER } from "../../shared/base/identities.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import {
   buildDriverBarePod,
   buildNamespace,

@@ -1,5 +1,5 @@
 // reschedule-delete end to end: the function's HTTP server (functions/runtime/http-server.ts) with the real handler and
-// the real client path (shared/kube.ts over @kubernetes/client-node) against the fake API server. Deletions
+// the real client path (shared/kube/client.ts over @kubernetes/client-node) against the fake API server. Deletions
 // go through the fake API server, which calls the function as its DELETE webhook with real AdmissionReviews
 // (two-phase pod deletion, empty names from collection deletes); the cases a fake cannot produce (forged
 // reviews, a review of one phase alone) are posted to the function directly.
@@ -16,8 +16,7 @@ import {
 } from "../../functions/reschedule-delete/handler.js";
 import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/stats.js";
 import { createApp, listen } from "../../functions/runtime/http-server.js";
-import type { AdmissionReview } from "../../shared/admission.js";
-import { loadConfig } from "../../shared/config.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
 import {
   ADMIN_USER,
   CONTROLLER_MANAGER_USER,
@@ -25,10 +24,11 @@ import {
   NAMESPACE_CONTROLLER_USER,
   POD_GC_USER,
   SIMKUBE_DRIVER_USER,
-} from "../../shared/identities.js";
-import { createKubeApi } from "../../shared/kube.js";
-import type { KubeApi, KubeObject } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
+} from "../../shared/base/identities.js";
+import { createLogger } from "../../shared/base/log.js";
+import { loadConfig } from "../../shared/config/config.js";
+import type { KubeApi, KubeObject } from "../../shared/kube/api.js";
+import { createKubeApi } from "../../shared/kube/client.js";
 import {
   buildDeleteReview,
   buildPod,

@@ -3,16 +3,16 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import { createKubeApi } from "../../shared/kube/client.js";
 import {
   createClusterSequenceStore,
   sequenceConfigMapName,
   sequenceShardOf,
-} from "../../shared/cluster-sequence-store.js";
-import { createKubeApi } from "../../shared/kube.js";
-import type { KubeObject } from "../../shared/kube-api.js";
-import { seededRandom } from "../../shared/seeded-random.js";
-import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
+} from "../../shared/sequence/cluster-store.js";
+import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { assertExactRange } from "../support/assertions.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { parseTrace } from "../../shared/trace.js";
+import { parseTrace } from "../../shared/trace/reader.js";
 import { buildTraceBytes, findSharedTrace, finished } from "../support/trace-builder.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

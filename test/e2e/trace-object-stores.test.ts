@@ -13,8 +13,8 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { exampleTrace } from "../../functions/cli/trace/example.js";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import { KWOK_USER } from "../../shared/identities.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import { KWOK_USER } from "../../shared/base/identities.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import {
   buildDriverBarePod,
   buildSimulation,

@@ -6,8 +6,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import type { AdmissionReview } from "../../shared/admission.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON answers
 type Json = Record<string, any>;

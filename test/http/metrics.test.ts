@@ -8,10 +8,10 @@ import request from "supertest";
 import { createApp, drainAndClose } from "../../functions/runtime/http-server.js";
 import { countingApiErrors, createFunctionMetrics, isSkip } from "../../functions/runtime/metrics.js";
 import { startFunction } from "../../functions/runtime/registry.js";
-import { allow, deny, parseReview, type ReviewHandler } from "../../shared/admission.js";
-import { loadConfig } from "../../shared/config.js";
-import { type KubeApi, KubeError } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
+import { allow, deny, parseReview, type ReviewHandler } from "../../shared/admission/review.js";
+import { createLogger } from "../../shared/base/log.js";
+import { loadConfig } from "../../shared/config/config.js";
+import { type KubeApi, KubeError } from "../../shared/kube/api.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef";
 const log = createLogger("silent");

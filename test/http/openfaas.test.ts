@@ -28,9 +28,9 @@ import {
   decodePatch,
   type ReviewHandler,
   UnanswerableReviewError,
-} from "../../shared/admission.js";
-import { SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+} from "../../shared/admission/review.js";
+import { SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import {
   buildCreateReview,
   buildDeleteReview,

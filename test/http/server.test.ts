@@ -9,7 +9,7 @@ import {
   type ReviewHandler,
   rejectReview,
   UnanswerableReviewError,
-} from "../../shared/admission.js";
+} from "../../shared/admission/review.js";
 import { capturingLog } from "../support/logs.js";
 import { rawPost } from "../support/raw-post.js";
 

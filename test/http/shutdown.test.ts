@@ -14,7 +14,7 @@ import {
   parseReview,
   type ReviewHandler,
   rejectReview,
-} from "../../shared/admission.js";
+} from "../../shared/admission/review.js";
 import { silentLog } from "../support/logs.js";
 
 const quiet = silentLog();

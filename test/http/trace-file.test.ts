@@ -10,7 +10,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { loadTrace, loadTraceForLookupsIfChanged, TraceError } from "../../shared/trace.js";
+import { TraceError } from "../../shared/trace/error.js";
+import { loadTrace, loadTraceForLookupsIfChanged } from "../../shared/trace/reader.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 
 const traceA = buildTraceBytes({ index: { "apps/v1.Deployment": ["ns/a"] } });

@@ -8,12 +8,15 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
-import { DEFAULT_MAX_TRACE_BYTES, hasObject, loadTrace, TraceError } from "../../shared/trace.js";
 import {
   type AllowedLocation,
   deploymentTraceCheck,
   parseAllowedLocation,
-} from "../../shared/trace-allowlist.js";
+} from "../../shared/trace/allowlist.js";
+import { TraceError } from "../../shared/trace/error.js";
+import { loadTrace } from "../../shared/trace/reader.js";
+import { DEFAULT_MAX_TRACE_BYTES } from "../../shared/trace/source.js";
+import { hasObject } from "../../shared/trace/tables.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 
 describe("loadTrace", () => {

@@ -4,7 +4,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { exampleTrace } from "../../functions/cli/trace/example.js";
-import { loadTrace, loadTraceForLookupsIfChanged, type Trace, TraceError } from "../../shared/trace.js";
+import { TraceError } from "../../shared/trace/error.js";
+import type { Trace } from "../../shared/trace/model.js";
+import { loadTrace, loadTraceForLookupsIfChanged } from "../../shared/trace/reader.js";
 import {
   fakeGcsServerBinary,
   type LocalStore,

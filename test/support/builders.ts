@@ -1,13 +1,13 @@
 // Shared test builders: plain JSON objects as the API server and the admission webhook would send them.
 // Names follow SimKube's fixtures (testutils/src/constants.rs) so tests in both codebases read alike.
 
-import type { AdmissionReview, UserInfo } from "../../shared/admission.js";
-import { ADMISSION_API_VERSION } from "../../shared/admission.js";
-import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/keys.js";
-import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
-import type { Pod, PodCondition } from "../../shared/pod.js";
-import type { Simulation, SimulationSpec } from "../../shared/simulation.js";
+import type { AdmissionReview, UserInfo } from "../../shared/admission/review.js";
+import { ADMISSION_API_VERSION } from "../../shared/admission/review.js";
+import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
+import { SIMKUBE_API_VERSION, SIMULATION_KIND, SIMULATION_ROOT_KIND } from "../../shared/base/keys.js";
+import type { KubeObject, OwnerReference } from "../../shared/kube/api.js";
+import type { Pod, PodCondition } from "../../shared/kube/pod.js";
+import type { Simulation, SimulationSpec } from "../../shared/simulation/simulation.js";
 
 export const TEST_POD = "the-pod";
 export const TEST_NAMESPACE = "test-namespace";

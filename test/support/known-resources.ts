@@ -1,8 +1,8 @@
-// Holds shared/kube.ts's KNOWN_RESOURCES (the kinds addressed without discovery) to what an API server's
+// Holds shared/kube/client.ts's KNOWN_RESOURCES (the kinds addressed without discovery) to what an API server's
 // discovery says, for the API double and for the real kube-apiserver alike.
 
 import assert from "node:assert/strict";
-import { KNOWN_RESOURCES } from "../../shared/kube.js";
+import { KNOWN_RESOURCES } from "../../shared/kube/client.js";
 
 export interface DiscoveredList {
   resources: { kind: string; name: string; namespaced: boolean }[];

@@ -1,7 +1,7 @@
 // Loggers for tests: one that writes nowhere, and one that keeps every JSON line it is given.
 
 import { Writable } from "node:stream";
-import { createLogger, type LogLevel } from "../../shared/log.js";
+import { createLogger, type LogLevel } from "../../shared/base/log.js";
 
 /** A logger that writes nothing (level silent, and a sink that drops whatever reaches it). */
 export function silentLog() {

@@ -3,8 +3,8 @@
 // that concurrent callers really interleave (read, someone else writes, stale replace -> 409).
 
 import { randomUUID } from "node:crypto";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef, refOf } from "../../shared/kube-api.js";
-import { asPartialObjectMetadata } from "../../shared/partial-metadata.js";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef, refOf } from "../../shared/kube/api.js";
+import { asPartialObjectMetadata } from "../../shared/kube/partial-metadata.js";
 
 export type KubeVerb = "read" | "create" | "replace";
 

@@ -1,10 +1,10 @@
-// The metadata-only reads (shared/partial-metadata.ts) as the API server answers them, case by case: the
+// The metadata-only reads (shared/kube/partial-metadata.ts) as the API server answers them, case by case: the
 // transform, its v1beta1 form, the list form, the fallback clause, and the 406s. The same cases run against the
 // API double (test/e2e/api-double-metadata.test.ts) and against the real kube-apiserver beside it
 // (test/cluster/production-security.test.ts), which compares the two answers case by case.
 
-import type { KubeObject } from "../../shared/kube-api.js";
-import { PARTIAL_METADATA_ACCEPT } from "../../shared/partial-metadata.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import { PARTIAL_METADATA_ACCEPT } from "../../shared/kube/partial-metadata.js";
 
 /** What a case needs to exist: a namespace, a pod in it and a SimulationRoot (any, by name). */
 export interface MetadataWorld {

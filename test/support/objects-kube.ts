@@ -3,7 +3,7 @@
 // controller or kubectl would, between reviews. Creates are stored (a name taken answers 409, as the API
 // server does); replaces are accepted and not stored.
 
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
 
 export interface ObjectsKube extends KubeApi {
   /** "<kind>/<name>" of every read, in order. */

@@ -2,8 +2,8 @@
 // namespace). It wraps the in-memory fake, which keys cluster-scoped objects by namespace too, so refs of
 // cluster-scoped kinds lose their namespace on the way in (as the real adapter's URLs do).
 
-import type { KubeApi, ObjectRef } from "../../shared/kube-api.js";
-import { refOf } from "../../shared/kube-api.js";
+import type { KubeApi, ObjectRef } from "../../shared/kube/api.js";
+import { refOf } from "../../shared/kube/api.js";
 import { createMemoryKube, type MemoryKube } from "./memory-kube.js";
 
 export interface AuthorizedCall {

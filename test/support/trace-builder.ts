@@ -12,7 +12,8 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Packr } from "msgpackr";
-import { type PodLifecycle, parseTrace, type Trace } from "../../shared/trace.js";
+import type { PodLifecycle, Trace } from "../../shared/trace/model.js";
+import { parseTrace } from "../../shared/trace/reader.js";
 
 export type HashLike = string | bigint | number;
 

@@ -11,7 +11,7 @@ import {
   reviewJson,
   toReview,
   withPatch,
-} from "../../shared/admission.js";
+} from "../../shared/admission/review.js";
 
 const request = (extra: Record<string, unknown>) => ({
   apiVersion: "admission.k8s.io/v1",

@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
-import { decodePatch, reviewJson } from "../../shared/admission.js";
-import { createOwnerResolver } from "../../shared/owners.js";
-import { createMemorySequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource } from "../../shared/simulation.js";
+import { decodePatch, reviewJson } from "../../shared/admission/review.js";
+import { createOwnerResolver } from "../../shared/kube/owners.js";
+import { createMemorySequenceStore } from "../../shared/sequence/store.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
 import { createFloorAnswer } from "../bench/answers.js";
 import {
   BENCH_ROOT_NAME,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createCachedReads } from "../../shared/cached-reads.js";
-import { KubeError } from "../../shared/kube-api.js";
-import { createTeardownGuard } from "../../shared/teardown.js";
+import { createCachedReads } from "../../functions/reschedule-delete/cached-reads.js";
+import { createTeardownGuard } from "../../functions/reschedule-delete/teardown.js";
+import { KubeError } from "../../shared/kube/api.js";
 import { buildNamespace, buildSimulationRoot, rootOwnerRef, TEST_NAMESPACE } from "../support/builders.js";
 import { createMemoryKube } from "../support/memory-kube.js";
 

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CappedBytes } from "../../shared/capped-bytes.js";
+import { CappedBytes } from "../../shared/trace/capped-bytes.js";
 
 const chunk = (size: number, fill: number) => new Uint8Array(size).fill(fill);
 

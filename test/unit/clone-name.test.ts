@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildCloneName, isValidPodName, MAX_POD_NAME_LENGTH } from "../../shared/clone-name.js";
+import {
+  buildCloneName,
+  isValidPodName,
+  MAX_POD_NAME_LENGTH,
+} from "../../functions/reschedule-delete/clone-name.js";
 
 describe("buildCloneName", () => {
   const cases: Array<[string, string, string]> = [

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConfigError, type Env, loadConfig, TRACE_MEMORY_DEFAULTS } from "../../shared/config.js";
-import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
+import { DEFAULT_DRIVER_USERS } from "../../shared/base/identities.js";
+import { ConfigError, type Env, loadConfig, TRACE_MEMORY_DEFAULTS } from "../../shared/config/config.js";
 
 const BASE: Env = { SIM_NAME: "sim-a" };
 
@@ -16,7 +16,7 @@ function configError(env: Env, flags: { port?: string } = {}): string {
   assert.fail("expected a ConfigError");
 }
 
-describe("loadConfig (shared/config.ts)", () => {
+describe("loadConfig (shared/config/config.ts)", () => {
   it("defaults every optional setting", () => {
     assert.deepEqual(loadConfig(BASE), {
       simName: "sim-a",

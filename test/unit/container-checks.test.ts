@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkImage, checkResources, quantityValue } from "../../knative/container-checks.js";
 import { DEFAULT_IMAGE, DEFAULT_OPENFAAS_IMAGE, resolveOptions } from "../../knative/deployment-options.js";
-import { VERSION } from "../../shared/version.js";
+import { VERSION } from "../../shared/base/version.js";
 
 const DIGEST = `sha256:${"ab".repeat(32)}`;
 

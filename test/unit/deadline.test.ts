@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
-import { withDeadline } from "../../shared/deadline.js";
+import { withDeadline } from "../../shared/base/deadline.js";
 
 // The timer is mocked: the deadline passes when the test says so, not after real time.
 describe("withDeadline", () => {

@@ -12,6 +12,7 @@ import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { planMutation } from "../../functions/mutate-create/plan.js";
 import { planScope, planScopeAnySimulation, triageReview } from "../../functions/mutate-create/triage.js";
+import { buildCloneName, isValidPodName } from "../../functions/reschedule-delete/clone-name.js";
 import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
 import {
   checkOwnedByRoot,
@@ -28,10 +29,7 @@ import {
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
 import type { DeploymentOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, buildWebhookConfiguration } from "../../knative/manifests.js";
-import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
-import { buildCloneName, isValidPodName } from "../../shared/clone-name.js";
-import { createClusterSequenceStore } from "../../shared/cluster-sequence-store.js";
-import { loadConfig } from "../../shared/config.js";
+import { type AdmissionReview, decodePatch } from "../../shared/admission/review.js";
 import {
   GARBAGE_COLLECTOR_USER,
   KWOK_USER,
@@ -39,14 +37,16 @@ import {
   NODE_CONTROLLER_USER,
   POD_GC_USER,
   SIMKUBE_DRIVER_USER,
-} from "../../shared/identities.js";
-import { KubeError, type KubeObject } from "../../shared/kube-api.js";
-import { chooseLifecycleList, completionTime } from "../../shared/lifecycle.js";
-import { createOwnerResolver, type OwnerLink, simulationRootOf } from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
-import { podSpecHash } from "../../shared/pod-hash.js";
-import { createMemorySequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource } from "../../shared/simulation.js";
+} from "../../shared/base/identities.js";
+import { loadConfig } from "../../shared/config/config.js";
+import { podSpecHash } from "../../shared/hash/pod-hash.js";
+import { KubeError, type KubeObject } from "../../shared/kube/api.js";
+import { createOwnerResolver, type OwnerLink, simulationRootOf } from "../../shared/kube/owners.js";
+import type { Pod } from "../../shared/kube/pod.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
+import { createMemorySequenceStore } from "../../shared/sequence/store.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
+import { chooseLifecycleList, completionTime } from "../../shared/trace/lifecycle.js";
 import {
   buildCreateReview,
   buildDeleteReview,

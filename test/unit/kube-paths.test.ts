@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { knownResourcePath } from "../../shared/kube.js";
+import { knownResourcePath } from "../../shared/kube/client.js";
 
 describe("knownResourcePath", () => {
   test("a namespaced core kind, with and without its name", () => {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { KubeConfigError, loadKubeConfig } from "../../shared/kube.js";
+import { KubeConfigError, loadKubeConfig } from "../../shared/kube/client.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "simkube-fn-kc-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,8 +8,9 @@ import {
   lookupPodLifecycle,
   simulatedDurationSeconds,
   usesStableHash,
-} from "../../shared/lifecycle.js";
-import { type PodLifecycle, parseTrace } from "../../shared/trace.js";
+} from "../../shared/trace/lifecycle.js";
+import type { PodLifecycle } from "../../shared/trace/model.js";
+import { parseTrace } from "../../shared/trace/reader.js";
 import { buildTrace, findSharedTrace, finished, ownersTraceSpec, running } from "../support/trace-builder.js";
 
 const EMPTY: PodLifecycle = { kind: "Empty" };

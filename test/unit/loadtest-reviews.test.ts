@@ -5,14 +5,14 @@ import {
   type GeneratedReview,
   type TeardownOptions,
 } from "../../functions/cli/loadtest/reviews.js";
-import type { AdmissionRequest } from "../../shared/admission.js";
+import type { AdmissionRequest } from "../../shared/admission/review.js";
 import {
   ADMIN_USER,
   GARBAGE_COLLECTOR_USER,
   KWOK_USER,
   NAMESPACE_CONTROLLER_USER,
   NODE_CONTROLLER_USER,
-} from "../../shared/identities.js";
+} from "../../shared/base/identities.js";
 
 const NOW = new Date("2025-03-01T12:00:00Z");
 const BASE: TeardownOptions = {

@@ -19,7 +19,7 @@ import {
   simkubeCrds,
 } from "../../functions/local-cluster/cluster-objects.js";
 import { renderKubeconfig } from "../../functions/local-cluster/kubeconfig.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 
 const simulation = {
   ...buildSimulation({

@@ -13,7 +13,7 @@ import {
   webhookClientKubeconfig,
 } from "../../functions/local-cluster/security.js";
 import { buildAllManifests } from "../../knative/manifests.js";
-import { loadConfig } from "../../shared/config.js";
+import { loadConfig } from "../../shared/config/config.js";
 
 test("kube-apiserver presents the client certificate to each function's host:port and to nothing else", () => {
   const cert = { certFile: "/d/c.crt", keyFile: "/d/c.key" };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger, type LogFormat, lazyChild, withBindings } from "../../shared/log.js";
+import { createLogger, type LogFormat, lazyChild, withBindings } from "../../shared/base/log.js";
 import { capturingLog } from "../support/logs.js";
 
 /** The JSON lines a logger of `format` writes for one info and one warn line. */

@@ -24,7 +24,7 @@ import {
   renderDeployment,
   renderManifests,
 } from "../../knative/manifests.js";
-import { DEFAULT_DRIVER_USERS } from "../../shared/identities.js";
+import { DEFAULT_DRIVER_USERS } from "../../shared/base/identities.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // Validation against the published schemas: kubernetes-models (Kubernetes 1.27 OpenAPI) and

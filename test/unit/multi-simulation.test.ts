@@ -10,6 +10,7 @@ import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
+import { createTraceCache, type TraceCache } from "../../functions/mutate-create/trace-cache.js";
 import { planScopeAnySimulation } from "../../functions/mutate-create/triage.js";
 import {
   createRescheduleDeleteHandler,
@@ -20,21 +21,21 @@ import {
   virtualNamespaceRootOf,
 } from "../../functions/reschedule-delete/live-checks.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
-import { type AdmissionReview, decodePatch } from "../../shared/admission.js";
-import { loadConfig } from "../../shared/config.js";
-import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import type { KubeObject } from "../../shared/kube-api.js";
-import { createOwnerResolver, type OwnerLink, simulationOwnershipOf } from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
-import { createMemorySequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource } from "../../shared/simulation.js";
-import { loadTrace, type Trace } from "../../shared/trace.js";
+import { type AdmissionReview, decodePatch } from "../../shared/admission/review.js";
+import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
+import { loadConfig } from "../../shared/config/config.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import { createOwnerResolver, type OwnerLink, simulationOwnershipOf } from "../../shared/kube/owners.js";
+import type { Pod } from "../../shared/kube/pod.js";
+import { createMemorySequenceStore } from "../../shared/sequence/store.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
 import {
   type AllowedLocation,
   deploymentTraceCheck,
   parseAllowedLocation,
-} from "../../shared/trace-allowlist.js";
-import { createTraceCache, type TraceCache } from "../../shared/trace-cache.js";
+} from "../../shared/trace/allowlist.js";
+import type { Trace } from "../../shared/trace/model.js";
+import { loadTrace } from "../../shared/trace/reader.js";
 import {
   buildCreateReview,
   buildDeleteReview,

@@ -10,18 +10,18 @@ import {
   createMutateCreateHandler,
   type MutateCreateDeps,
 } from "../../functions/mutate-create/handler.js";
+import { rememberClaims } from "../../functions/mutate-create/sequence-claims.js";
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
-import type { AdmissionReview } from "../../shared/admission.js";
-import { decodePatch } from "../../shared/admission.js";
-import { loadConfig } from "../../shared/config.js";
-import { KubeError, type KubeObject } from "../../shared/kube-api.js";
-import { createLogger } from "../../shared/log.js";
-import { createOwnerResolver } from "../../shared/owners.js";
-import type { Pod } from "../../shared/pod.js";
-import { podSpecHash } from "../../shared/pod-hash.js";
-import { rememberClaims } from "../../shared/sequence-claims.js";
-import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource } from "../../shared/simulation.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
+import { decodePatch } from "../../shared/admission/review.js";
+import { createLogger } from "../../shared/base/log.js";
+import { loadConfig } from "../../shared/config/config.js";
+import { podSpecHash } from "../../shared/hash/pod-hash.js";
+import { KubeError, type KubeObject } from "../../shared/kube/api.js";
+import { createOwnerResolver } from "../../shared/kube/owners.js";
+import type { Pod } from "../../shared/kube/pod.js";
+import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence/store.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
 import {
   buildCreateReview,
   buildDeleteReview,

@@ -10,7 +10,7 @@ import {
   planMutation,
   pointerToken,
 } from "../../functions/mutate-create/plan.js";
-import type { Pod } from "../../shared/pod.js";
+import type { Pod } from "../../shared/kube/pod.js";
 import { buildPod, TEST_SIM_NAME } from "../support/builders.js";
 
 const KWOK_TOLERATION = { key: "kwok-provider", operator: "Exists", effect: "NoSchedule" };

@@ -16,7 +16,7 @@ import {
   recordedSequence,
   specOf,
 } from "../../functions/mutate-create/plan.js";
-import type { Pod } from "../../shared/pod.js";
+import type { Pod } from "../../shared/kube/pod.js";
 import { buildPod, replicaSetOwnerRef, TEST_SIM_NAME } from "../support/builders.js";
 
 const HASH = "2151974655102796215";

@@ -7,8 +7,8 @@ import {
   type ScopeFacts,
   triageReview,
 } from "../../functions/mutate-create/triage.js";
-import type { AdmissionRequest } from "../../shared/admission.js";
-import type { OwnerLink } from "../../shared/owners.js";
+import type { AdmissionRequest } from "../../shared/admission/review.js";
+import type { OwnerLink } from "../../shared/kube/owners.js";
 import {
   buildCreateReview,
   buildDeleteReview,

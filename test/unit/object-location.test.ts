@@ -1,8 +1,8 @@
 // parseObjectLocation: object-store trace locations as SimKube's driver (object_store) names them.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { objectStoreOf, parseObjectLocation } from "../../shared/object-location.js";
-import { TraceError } from "../../shared/trace-error.js";
+import { TraceError } from "../../shared/trace/error.js";
+import { objectStoreOf, parseObjectLocation } from "../../shared/trace/object-location.js";
 
 describe("parseObjectLocation", () => {
   it("reads the bucket from the host and the key from the path, for every scheme", () => {

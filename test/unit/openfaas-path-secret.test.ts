@@ -13,8 +13,8 @@ import {
 } from "../../functions/runtime/openfaas/adapter.js";
 import { withPathSecretFile } from "../../functions/runtime/path-secret.js";
 import { buildStack } from "../../knative/openfaas-stack.js";
-import { allow, type ReviewHandler } from "../../shared/admission.js";
-import { ConfigError } from "../../shared/config.js";
+import { allow, type ReviewHandler } from "../../shared/admission/review.js";
+import { ConfigError } from "../../shared/config/config.js";
 import { silentLog } from "../support/logs.js";
 
 const SECRET = "openfaas-path-secret-0123456789";

@@ -3,8 +3,14 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import { createOwnerResolver, type OwnerReference } from "../../shared/owners.js";
+import {
+  type KubeApi,
+  KubeError,
+  type KubeObject,
+  type ObjectRef,
+  type OwnerReference,
+} from "../../shared/kube/api.js";
+import { createOwnerResolver } from "../../shared/kube/owners.js";
 import {
   buildPod,
   buildReplicaSet,

@@ -6,9 +6,9 @@ import { fileURLToPath } from "node:url";
 import { Unpackr } from "msgpackr";
 import { stringify } from "yaml";
 import { hashPodText } from "../../functions/cli/hash-pod.js";
-import { hashJson, podSpecHash, stableSpec } from "../../shared/pod-hash.js";
-import { seededRandom } from "../../shared/seeded-random.js";
-import { SipHasher13 } from "../../shared/siphash.js";
+import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
+import { hashJson, podSpecHash, stableSpec } from "../../shared/hash/pod-hash.js";
+import { SipHasher13 } from "../../shared/hash/siphash.js";
 
 const EMPTY_POD_SPEC_HASH = "17506812802394981455"; // SimKube testutils EMPTY_POD_SPEC_HASH
 const NODE_SELECTOR_POD_SPEC_HASH = "18161541283955474812"; // sk-driver mutation test, nodeSelector boo=far

@@ -15,12 +15,12 @@ import { buildFunction } from "../../functions/runtime/registry.js";
 import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../knative/manifests.js";
 import { OWNER_KINDS, serviceAccountName } from "../../knative/rbac.js";
-import type { AdmissionReview } from "../../shared/admission.js";
-import { type Env, loadConfig } from "../../shared/config.js";
-import type { FunctionName } from "../../shared/function-names.js";
-import { ADMIN_USER } from "../../shared/identities.js";
-import { VIRTUAL_LABEL_KEY } from "../../shared/keys.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { AdmissionReview } from "../../shared/admission/review.js";
+import type { FunctionName } from "../../shared/base/function-names.js";
+import { ADMIN_USER } from "../../shared/base/identities.js";
+import { VIRTUAL_LABEL_KEY } from "../../shared/base/keys.js";
+import { type Env, loadConfig } from "../../shared/config/config.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import {
   buildCreateReview,
   buildDeleteReview,

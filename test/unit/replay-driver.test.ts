@@ -18,7 +18,7 @@ import {
   ownerRows,
 } from "../../functions/cli/replay/lifecycle-match.js";
 import { observePod, tracedOwner } from "../../functions/cli/replay/pod-observer.js";
-import type { KubeObject } from "../../shared/kube-api.js";
+import type { KubeObject } from "../../shared/kube/api.js";
 import { buildTrace, finished, ownersTraceSpec, running } from "../support/trace-builder.js";
 
 const root: KubeObject = {

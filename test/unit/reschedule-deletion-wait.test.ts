@@ -6,7 +6,7 @@ import {
   pollDelays,
 } from "../../functions/reschedule-delete/deletion-wait.js";
 import { createPendingClones } from "../../functions/reschedule-delete/pending-clones.js";
-import { KubeError } from "../../shared/kube-api.js";
+import { KubeError } from "../../shared/kube/api.js";
 import { buildPod } from "../support/builders.js";
 
 const instant = async () => {};

@@ -6,11 +6,11 @@ import {
 } from "../../functions/reschedule-delete/handler.js";
 import { createPendingClones } from "../../functions/reschedule-delete/pending-clones.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
-import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission.js";
-import { ADMIN_USER, KWOK_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import type { Pod as TestPod } from "../../shared/pod.js";
-import { createSimulationSource } from "../../shared/simulation.js";
+import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission/review.js";
+import { ADMIN_USER, KWOK_USER, SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
+import type { Pod as TestPod } from "../../shared/kube/pod.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
 import {
   buildDeleteReview,
   buildNamespace,

@@ -8,9 +8,9 @@ import {
   type RootRef,
 } from "../../functions/reschedule-delete/live-checks.js";
 import { type Candidate, triageDelete } from "../../functions/reschedule-delete/plan.js";
-import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/identities.js";
-import type { KubeObject, OwnerReference } from "../../shared/kube-api.js";
-import type { Pod } from "../../shared/pod.js";
+import { ADMIN_USER, SIMKUBE_DRIVER_USER } from "../../shared/base/identities.js";
+import type { KubeObject, OwnerReference } from "../../shared/kube/api.js";
+import type { Pod } from "../../shared/kube/pod.js";
 import {
   buildDeleteReview,
   buildNamespace,

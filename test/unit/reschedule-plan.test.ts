@@ -7,7 +7,7 @@ import {
   pinToVirtualNodes,
   triageDelete,
 } from "../../functions/reschedule-delete/plan.js";
-import type { AdmissionRequest } from "../../shared/admission.js";
+import type { AdmissionRequest } from "../../shared/admission/review.js";
 import {
   ADMIN_USER,
   CONTROLLER_MANAGER_USER,
@@ -17,8 +17,8 @@ import {
   NODE_CONTROLLER_USER,
   POD_GC_USER,
   SIMKUBE_DRIVER_USER,
-} from "../../shared/identities.js";
-import type { Pod } from "../../shared/pod.js";
+} from "../../shared/base/identities.js";
+import type { Pod } from "../../shared/kube/pod.js";
 import {
   buildCreateReview,
   buildDeleteReview,

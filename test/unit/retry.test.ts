@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isTransient, KubeError } from "../../shared/kube-api.js";
-import { backoffDelay, type RetryEvent, withRetry } from "../../shared/retry.js";
+import { backoffDelay, type RetryEvent, withRetry } from "../../functions/reschedule-delete/retry.js";
+import { isTransient, KubeError } from "../../shared/kube/api.js";
 
 /** A fake clock whose sleep advances time instantly. */
 function fakeClock() {

@@ -5,13 +5,13 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
 import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
-import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission.js";
-import { createOwnerResolver } from "../../shared/owners.js";
-import { seededRandom } from "../../shared/seeded-random.js";
-import { createMemorySequenceStore } from "../../shared/sequence-store.js";
-import { createSimulationSource } from "../../shared/simulation.js";
+import { type AdmissionReview, UnanswerableReviewError } from "../../shared/admission/review.js";
+import { createOwnerResolver } from "../../shared/kube/owners.js";
+import { createMemorySequenceStore } from "../../shared/sequence/store.js";
+import { createSimulationSource } from "../../shared/simulation/simulation.js";
 import { buildPod, buildSimulation, buildSimulationRoot, TEST_SIM_NAME } from "../support/builders.js";
 import { silentLog } from "../support/logs.js";
 import { createMemoryKube } from "../support/memory-kube.js";

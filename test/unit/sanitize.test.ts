@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KubeObject } from "../../shared/kube-api.js";
-import { isSimkubeKey, sanitizeObject, stripSimkubeMetadata } from "../../shared/sanitize.js";
+import type { KubeObject } from "../../shared/kube/api.js";
+import { isSimkubeKey, sanitizeObject, stripSimkubeMetadata } from "../../shared/kube/sanitize.js";
 import { buildPod, buildReplicaSet, rootOwnerRef } from "../support/builders.js";
 
 function withServerFields<T extends KubeObject>(obj: T): T {

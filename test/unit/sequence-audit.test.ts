@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ObservedPod } from "../../functions/cli/replay/lifecycle-match.js";
 import { auditSequences } from "../../functions/cli/replay/sequence-audit.js";
-import { FREE_ANNOTATION } from "../../shared/sequence-shard.js";
+import { FREE_ANNOTATION } from "../../shared/sequence/shard.js";
 
 const pod = (name: string, hash: string, sequence: number, clone = false): ObservedPod => ({
   name,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { rememberClaims } from "../../shared/sequence-claims.js";
-import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence-store.js";
+import { rememberClaims } from "../../functions/mutate-create/sequence-claims.js";
+import { createMemorySequenceStore, type SequenceStore } from "../../shared/sequence/store.js";
 
 const SCOPE = {
   simName: "test-sim",

@@ -4,13 +4,13 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
 import {
   createClusterSequenceStore,
   sequenceConfigMapName,
   sequenceShardOf,
-} from "../../shared/cluster-sequence-store.js";
-import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
+} from "../../shared/sequence/cluster-store.js";
+import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 
 const NAMESPACE = "simkube-fn";

@@ -1,16 +1,16 @@
-// Leases on sequence shards (shared/sequence-lease.ts): a replica alone on a hot shard reserves numbers ahead
+// Leases on sequence shards (shared/sequence/lease.ts): a replica alone on a hot shard reserves numbers ahead
 // and hands them out without a write, gives back what it did not use, lets another replica in when asked,
 // and never hands out a number once its lease may have been taken over.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
 import {
   createClusterSequenceStore,
   sequenceConfigMapName,
   sequenceShardOf,
-} from "../../shared/cluster-sequence-store.js";
-import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
+} from "../../shared/sequence/cluster-store.js";
 import {
   foreignLeaseBinds,
   HOLDER_VALID_MS,
@@ -33,9 +33,9 @@ import {
   withLease,
   withLeaseWanted,
   withoutLease,
-} from "../../shared/sequence-lease.js";
-import { WRITES_ANNOTATION } from "../../shared/sequence-shard.js";
-import type { SequenceScope, SequenceStore } from "../../shared/sequence-store.js";
+} from "../../shared/sequence/lease.js";
+import { WRITES_ANNOTATION } from "../../shared/sequence/shard.js";
+import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { assertExactRange } from "../support/assertions.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 

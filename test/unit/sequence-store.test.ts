@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
+import { SIMULATION_LABEL_KEY } from "../../shared/base/keys.js";
+import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
 import {
   buildSequenceConfigMap,
   CONFIGMAP_DATA_LIMIT_BYTES,
@@ -11,17 +14,14 @@ import {
   SEQUENCE_SHARD_COUNT,
   sequenceConfigMapName,
   sequenceShardOf,
-} from "../../shared/cluster-sequence-store.js";
-import { SIMULATION_LABEL_KEY } from "../../shared/keys.js";
-import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube-api.js";
-import { seededRandom } from "../../shared/seeded-random.js";
-import { FREE_ANNOTATION } from "../../shared/sequence-shard.js";
+} from "../../shared/sequence/cluster-store.js";
+import { FREE_ANNOTATION } from "../../shared/sequence/shard.js";
 import {
   createMemorySequenceStore,
   type SequenceScope,
   type SequenceStore,
   SequenceStoreError,
-} from "../../shared/sequence-store.js";
+} from "../../shared/sequence/store.js";
 import { assertExactRange } from "../support/assertions.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { SipHasher13, sipHash13 } from "../../shared/siphash.js";
+import { SipHasher13, sipHash13 } from "../../shared/hash/siphash.js";
 import { referenceSipHash13 } from "../support/reference-siphash.js";
 
 // Expected values printed by rustc 1.95 with std's DefaultHasher (SipHash-1-3, zero keys):

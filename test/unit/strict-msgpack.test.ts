@@ -2,10 +2,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Packr, Unpackr } from "msgpackr";
-import { decodeMsgpack, MsgpackError } from "../../shared/strict-msgpack.js";
+import { decodeMsgpack, MsgpackError } from "../../shared/trace/strict-msgpack.js";
 
 const ROOMY = { maxDepth: 1_000, maxDecodedBytes: 1e9 };
-// How shared/trace.ts read traces before: the reference for "decodes the same".
+// How shared/trace/reader.ts read traces before: the reference for "decodes the same".
 const reference = new Unpackr({ mapsAsObjects: false, int64AsType: "bigint", useRecords: false });
 
 function assertMsgpackError(bytes: Uint8Array, message: RegExp, limits = ROOMY): MsgpackError {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { KubeError } from "../../shared/kube-api.js";
 import {
   createTeardownGuard,
   namespaceVerdict,
   rootVerdict,
   type TeardownTarget,
-} from "../../shared/teardown.js";
+} from "../../functions/reschedule-delete/teardown.js";
+import { KubeError } from "../../shared/kube/api.js";
 import {
   buildNamespace,
   buildSimulation,

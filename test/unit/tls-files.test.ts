@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readTlsMaterial } from "../../functions/runtime/tls-files.js";
-import { ConfigError } from "../../shared/config.js";
+import { ConfigError } from "../../shared/config/config.js";
 
 const TLS = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../test/support/tls");
 const GOOD = {

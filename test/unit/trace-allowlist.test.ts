@@ -1,14 +1,14 @@
-// The deployment's trace allowlist (shared/trace-allowlist.ts): what a Simulation's tracePath may name.
+// The deployment's trace allowlist (shared/trace/allowlist.ts): what a Simulation's tracePath may name.
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConfigError, loadConfig } from "../../shared/config.js";
+import { ConfigError, loadConfig } from "../../shared/config/config.js";
 import {
   type AllowedLocation,
   deploymentTraceCheck,
   isAllowedLocation,
   parseAllowedLocation,
-} from "../../shared/trace-allowlist.js";
+} from "../../shared/trace/allowlist.js";
 
 function allowlist(...entries: string[]): AllowedLocation[] {
   return entries.map((entry) => {

@@ -2,8 +2,13 @@
 // reloaded after the recheck interval, failures never kept, one load per location and one at a time.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LoadedTrace, TraceTables } from "../../shared/trace.js";
-import { createTraceCache, type LoadIfChanged, TraceLocationRefused } from "../../shared/trace-cache.js";
+import {
+  createTraceCache,
+  type LoadIfChanged,
+  TraceLocationRefused,
+} from "../../functions/mutate-create/trace-cache.js";
+import type { TraceTables } from "../../shared/trace/model.js";
+import type { LoadedTrace } from "../../shared/trace/reader.js";
 
 function tables(label: string): TraceTables {
   return { index: new Map([["label", new Map([[label, "0"]])]]), podLifecycles: new Map() };

@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { formatInspect, MAX_OWNER_ROWS, summarizeTrace } from "../../functions/cli/trace/inspect.js";
 import { describeLifecycle, explainLookup, LookupError } from "../../functions/cli/trace/lookup.js";
-import { lookupPodLifecycle } from "../../shared/lifecycle.js";
-import { parseTrace } from "../../shared/trace.js";
+import { lookupPodLifecycle } from "../../shared/trace/lifecycle.js";
+import { parseTrace } from "../../shared/trace/reader.js";
 import { buildTrace, empty, findSharedTrace, finished, running } from "../support/trace-builder.js";
 
 const generated = buildTrace({

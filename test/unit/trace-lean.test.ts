@@ -10,16 +10,16 @@ import { describe, it } from "node:test";
 import { Packr } from "msgpackr";
 import { summarizeTrace } from "../../functions/cli/trace/inspect.js";
 import { encodeTrace } from "../../functions/cli/trace/trace-writer.js";
-import { MsgpackCursor } from "../../shared/strict-msgpack.js";
+import { TraceError } from "../../shared/trace/error.js";
+import type { Trace } from "../../shared/trace/model.js";
 import {
   loadTraceForLookups,
   parseTrace,
   parseTraceForLookups,
-  summarizeEvents,
   TRACE_MAX_DEPTH,
-  type Trace,
-  TraceError,
-} from "../../shared/trace.js";
+} from "../../shared/trace/reader.js";
+import { MsgpackCursor } from "../../shared/trace/strict-msgpack.js";
+import { summarizeEvents } from "../../shared/trace/tables.js";
 import { buildBigTrace } from "../bench/big-trace.js";
 import { buildTraceBytes, buildTraceValue, findSharedTrace, finished } from "../support/trace-builder.js";
 

@@ -4,8 +4,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { Packr, Unpackr } from "msgpackr";
-import { decodeMsgpack } from "../../shared/strict-msgpack.js";
-import { parseTrace, TRACE_MAX_DEPTH, TraceError } from "../../shared/trace.js";
+import { TraceError } from "../../shared/trace/error.js";
+import { parseTrace, TRACE_MAX_DEPTH } from "../../shared/trace/reader.js";
+import { decodeMsgpack } from "../../shared/trace/strict-msgpack.js";
 import { buildTraceValue, findSharedTrace } from "../support/trace-builder.js";
 
 const MB = 1024 * 1024;

@@ -10,8 +10,9 @@ import { EXAMPLE_SCENARIO, findExampleScenario } from "../../functions/cli/trace
 import { ScenarioError, scenarioToTrace } from "../../functions/cli/trace/scenario.js";
 import { encodeTrace } from "../../functions/cli/trace/trace-writer.js";
 import { findCompletionTime } from "../../functions/mutate-create/lifecycle-plan.js";
-import { hashJson, podSpecHash } from "../../shared/pod-hash.js";
-import { getPodLifecycles, parseTrace } from "../../shared/trace.js";
+import { hashJson, podSpecHash } from "../../shared/hash/pod-hash.js";
+import { parseTrace } from "../../shared/trace/reader.js";
+import { getPodLifecycles } from "../../shared/trace/tables.js";
 import { finished, running } from "../support/trace-builder.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");

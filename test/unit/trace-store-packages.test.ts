@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { readerLoadFailure, STORE_PACKAGES } from "../../shared/trace-source.js";
+import { readerLoadFailure, STORE_PACKAGES } from "../../shared/trace/source.js";
 
 const PACKAGE_JSON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../package.json");
 

@@ -11,7 +11,7 @@ import {
   MsgpackWriteError,
 } from "../../functions/cli/trace/msgpack-writer.js";
 import { encodeTrace } from "../../functions/cli/trace/trace-writer.js";
-import { parseTrace } from "../../shared/trace.js";
+import { parseTrace } from "../../shared/trace/reader.js";
 import { buildTrace, empty, findSharedTrace, finished, running } from "../support/trace-builder.js";
 
 const SIMKUBE_TRACES = ["bare-pods.sktrace", "cronjob.sktrace", "dsb-scaling.sktrace"];

@@ -1,18 +1,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import {
-  formatGvk,
-  GvkError,
-  getPodLifecycles,
-  gvkOfOwner,
-  hasObject,
-  indexSize,
-  lifecycleOwners,
-  parseGvk,
-  parseTrace,
-  TraceError,
-} from "../../shared/trace.js";
+import { TraceError } from "../../shared/trace/error.js";
+import { formatGvk, GvkError, gvkOfOwner, parseGvk } from "../../shared/trace/gvk.js";
+import { parseTrace } from "../../shared/trace/reader.js";
+import { getPodLifecycles, hasObject, indexSize, lifecycleOwners } from "../../shared/trace/tables.js";
 import {
   buildTrace,
   buildTraceBytes,

@@ -5,7 +5,7 @@
 import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
-import { isRecord } from "../../../shared/json.js";
+import { isRecord } from "../../../shared/base/index.js";
 
 /** Why one review counts as an error (see checkAnswer). */
 export type ErrorKind =

@@ -17,17 +17,19 @@
 // Interruptions (a user's delete of a Running bare pod, a taint eviction marked DisruptionTarget) are only
 // generated when asked for, and each one should create exactly one clone.
 
-import { ADMISSION_API_VERSION, type AdmissionReview, type UserInfo } from "../../../shared/admission.js";
+import {
+  ADMISSION_API_VERSION,
+  type AdmissionReview,
+  type UserInfo,
+} from "../../../shared/admission/index.js";
 import {
   ADMIN_USER,
   GARBAGE_COLLECTOR_USER,
+  KWOK_STAGE_COMPLETE_KEY,
+  KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
   KWOK_USER,
   NAMESPACE_CONTROLLER_USER,
   NODE_CONTROLLER_USER,
-} from "../../../shared/identities.js";
-import {
-  KWOK_STAGE_COMPLETE_KEY,
-  KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
   ORIG_NAMESPACE_ANNOTATION_KEY,
   POD_SEQUENCE_NUMBER_KEY,
   POD_SPEC_STABLE_HASH_KEY,
@@ -37,8 +39,8 @@ import {
   VIRTUAL_NODE_SELECTOR_KEY,
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
-} from "../../../shared/keys.js";
-import { seededRandom } from "../../../shared/seeded-random.js";
+} from "../../../shared/base/index.js";
+import { seededRandom } from "./seeded-random.js";
 
 const SERVICE_ACCOUNT_GROUPS = [
   "system:serviceaccounts",

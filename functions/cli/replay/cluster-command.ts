@@ -4,7 +4,7 @@
 
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { loadTrace } from "../../../shared/trace.js";
+import { loadTrace } from "../../../shared/trace/index.js";
 import { startReplayCluster } from "./cluster-connection.js";
 import { clusterCounts, clusterReplayOk, clusterReport, progressLine } from "./cluster-report.js";
 import { runClusterReplay } from "./cluster-runner.js";

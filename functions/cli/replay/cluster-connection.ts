@@ -5,8 +5,8 @@
 import { readFile } from "node:fs/promises";
 import https from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
-import type { KubeObject } from "../../../shared/kube-api.js";
-import { driverRootName } from "../../../shared/simulation.js";
+import type { KubeObject } from "../../../shared/kube/index.js";
+import { driverRootName } from "../../../shared/simulation/index.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
 import { startLocalCluster } from "../../local-cluster/cluster.js";
 import type { RecordedReview } from "../../local-cluster/functions.js";

@@ -3,11 +3,16 @@
 // namespaces, its deletes at their time, (next - current) / speed between events; then interruptions; then the
 // SimulationRoot deleted in the foreground and the namespaces waited out. Returns what it saw for report.ts.
 
-import { SEQUENCE_CONFIGMAP_PREFIX } from "../../../shared/cluster-sequence-store.js";
-import { SIMULATION_KIND } from "../../../shared/keys.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
-import { LEASE_IDLE_MS, LEASE_MS, LEASE_RENEW_MS, leaseOf } from "../../../shared/sequence-lease.js";
-import type { Trace } from "../../../shared/trace.js";
+import { SIMULATION_KIND } from "../../../shared/base/index.js";
+import type { KubeObject } from "../../../shared/kube/index.js";
+import {
+  LEASE_IDLE_MS,
+  LEASE_MS,
+  LEASE_RENEW_MS,
+  leaseOf,
+  SEQUENCE_CONFIGMAP_PREFIX,
+} from "../../../shared/sequence/index.js";
+import type { Trace } from "../../../shared/trace/index.js";
 import { objectPath } from "../../local-cluster/cluster-objects.js";
 import { waitUntil } from "../../local-cluster/readiness.js";
 import { type RestClient, RestError } from "../../local-cluster/rest.js";

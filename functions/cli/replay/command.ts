@@ -2,7 +2,7 @@
 
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { createLogger } from "../../../shared/log.js";
+import { createLogger } from "../../../shared/base/index.js";
 import { exampleTrace } from "../trace/example.js";
 import { type ControlPlaneSearch, runClusterReplayCommand } from "./cluster-command.js";
 import { type ReplayResult, replayLocally } from "./replay.js";

@@ -9,9 +9,9 @@ import {
   VIRTUAL_NODE_SELECTOR_KEY,
   VIRTUAL_NODE_SELECTOR_VALUE,
   VIRTUAL_NODE_TOLERATION_KEY,
-} from "../../../shared/keys.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
-import type { TracerConfig } from "../../../shared/trace.js";
+} from "../../../shared/base/index.js";
+import type { KubeObject } from "../../../shared/kube/index.js";
+import type { TracerConfig } from "../../../shared/trace/index.js";
 
 export const APP_NAME_LABEL_KEY = "app.kubernetes.io/name";
 const MAX_LABEL_VALUE_LENGTH = 63;

@@ -2,7 +2,7 @@
 // the eviction API, a NoExecute taint on its node (the taint-eviction controller), and its node's deletion (pod
 // garbage collection). reschedule-delete should then clone the pod; each waits for that clone to run.
 
-import type { KubeObject } from "../../../shared/kube-api.js";
+import type { KubeObject } from "../../../shared/kube/index.js";
 import { buildVirtualNode } from "../../local-cluster/cluster-objects.js";
 import { waitUntil } from "../../local-cluster/readiness.js";
 import type { RestClient } from "../../local-cluster/rest.js";

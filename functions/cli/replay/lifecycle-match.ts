@@ -2,7 +2,12 @@
 // A lifecycle is the trace's (owner, pod spec hash, sequence number); the pods that played it are the original
 // and its clones (clones carry the original's hash and sequence).
 
-import { getPodLifecycles, lifecycleOwners, type PodLifecycle, type Trace } from "../../../shared/trace.js";
+import {
+  getPodLifecycles,
+  lifecycleOwners,
+  type PodLifecycle,
+  type Trace,
+} from "../../../shared/trace/index.js";
 
 /** Seconds a Finished lifecycle may be off: KWOK's timestamps have 1 s resolution and both ends round. */
 export const LIFECYCLE_TOLERANCE_S = 2;
@@ -28,7 +33,7 @@ export interface ExpectedLifecycle {
   lifecycle: PodLifecycle;
   /**
    * The owner has lifecycles under this hash only. mutate-create's lookup then uses them whatever the pod's
-   * hash (shared/lifecycle.ts), and the hash does differ: the traced hash is production's pod, the simulated
+   * hash (shared/trace/lifecycle.ts), and the hash does differ: the traced hash is production's pod, the simulated
    * pod carries the driver's nodeSelector and toleration, which SimKube's stable hash covers.
    */
   onlyHash: boolean;

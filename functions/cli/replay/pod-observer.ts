@@ -7,8 +7,8 @@ import {
   ORIG_OWNER_ANNOTATION_KEY,
   POD_SEQUENCE_NUMBER_KEY,
   POD_SPEC_STABLE_HASH_KEY,
-} from "../../../shared/keys.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+} from "../../../shared/base/index.js";
+import type { KubeObject } from "../../../shared/kube/index.js";
 import type { RestClient } from "../../local-cluster/rest.js";
 import { type ObservedPod, ownerKey } from "./lifecycle-match.js";
 

@@ -7,21 +7,22 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { FunctionConfig } from "../../../shared/config.js";
-import type { FunctionName } from "../../../shared/function-names.js";
-import { KWOK_USER, NODE_CONTROLLER_USER, SIMKUBE_DRIVER_USER } from "../../../shared/identities.js";
+import type { FunctionName, Logger } from "../../../shared/base/index.js";
 import {
   KWOK_STAGE_COMPLETE_TIMESTAMP_KEY,
+  KWOK_USER,
+  NODE_CONTROLLER_USER,
   POD_SEQUENCE_NUMBER_KEY,
   POD_SPEC_STABLE_HASH_KEY,
   SIMKUBE_API_VERSION,
+  SIMKUBE_DRIVER_USER,
   SIMULATION_KIND,
   SIMULATION_ROOT_KIND,
-} from "../../../shared/keys.js";
-import { createKubeApi } from "../../../shared/kube.js";
-import type { KubeObject, OwnerReference } from "../../../shared/kube-api.js";
-import type { Logger } from "../../../shared/log.js";
-import { parseTrace, type Trace } from "../../../shared/trace.js";
+} from "../../../shared/base/index.js";
+import type { FunctionConfig } from "../../../shared/config/index.js";
+import type { KubeObject, OwnerReference } from "../../../shared/kube/index.js";
+import { createKubeApi } from "../../../shared/kube/index.js";
+import { parseTrace, type Trace } from "../../../shared/trace/index.js";
 import { startFakeApiServer } from "../../local-apiserver/server.js";
 import type { FakeApiServer } from "../../local-apiserver/types.js";
 import { startFunction } from "../../runtime/registry.js";

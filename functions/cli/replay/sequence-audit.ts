@@ -2,7 +2,7 @@
 // handed out for a hash should be carried by a pod, and no number should sit unused in the store. Pure:
 // the run's sequence ConfigMaps and observed pods in, counts out (docs/traces.md, "Pod sequence numbers").
 
-import { freeNumbersOf, type ShardMeta } from "../../../shared/sequence-shard.js";
+import { freeNumbersOf, type ShardMeta } from "../../../shared/sequence/index.js";
 import type { ObservedPod } from "./lifecycle-match.js";
 
 export interface SequenceShard {

@@ -5,8 +5,8 @@ import {
   ORIG_NAMESPACE_ANNOTATION_KEY,
   SIMULATION_LABEL_KEY,
   VIRTUAL_LABEL_KEY,
-} from "../../../shared/keys.js";
-import type { KubeObject, OwnerReference } from "../../../shared/kube-api.js";
+} from "../../../shared/base/index.js";
+import type { KubeObject, OwnerReference } from "../../../shared/kube/index.js";
 
 export function virtualNamespace(prefix: string, originalNamespace: string): string {
   return `${prefix}-${originalNamespace}`;

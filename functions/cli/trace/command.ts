@@ -3,7 +3,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { loadTraceForLookups, parseTrace } from "../../../shared/trace.js";
+import { loadTraceForLookups, parseTrace } from "../../../shared/trace/index.js";
 import { argumentErrorMessage } from "../parse-error.js";
 import { formatInspect, summarizeTrace } from "./inspect.js";
 import { describeLifecycle, explainLookup } from "./lookup.js";

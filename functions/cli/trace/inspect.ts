@@ -8,7 +8,7 @@ import {
   type Trace,
   type TraceForLookups,
   type TraceTables,
-} from "../../../shared/trace.js";
+} from "../../../shared/trace/index.js";
 
 export interface OwnerSummary {
   owner: string;

@@ -1,21 +1,19 @@
 // `simkube-fn trace lookup`: the lifecycle a pod of an owner would get, and why. Pure. The choice itself is
-// mutate-create's (shared/lifecycle.ts): owner in the index, then chooseLifecycleList and entry seq % length.
+// mutate-create's (shared/trace/lifecycle.ts): owner in the index, then chooseLifecycleList and entry seq % length.
 
 import {
   chooseLifecycleList,
-  lookupPodLifecycle,
-  simulatedDurationSeconds,
-  usesStableHash,
-} from "../../../shared/lifecycle.js";
-import {
   getPodLifecycles,
   hasObject,
   lifecycleOwners,
+  lookupPodLifecycle,
   normalizeGvk,
   type PodLifecycle,
   parseGvk,
+  simulatedDurationSeconds,
   type TraceTables,
-} from "../../../shared/trace.js";
+  usesStableHash,
+} from "../../../shared/trace/index.js";
 
 export class LookupError extends Error {
   override readonly name = "LookupError";

@@ -6,8 +6,8 @@
 // and the pods' lifecycles under their owner (a bare pod is its own owner) and pod spec hash.
 
 import { parse as parseYaml } from "yaml";
-import type { KubeObject } from "../../../shared/kube-api.js";
-import { hashJson, podSpecHash } from "../../../shared/pod-hash.js";
+import { hashJson, podSpecHash } from "../../../shared/hash/index.js";
+import type { KubeObject } from "../../../shared/kube/index.js";
 import {
   CURRENT_TRACE_FORMAT_VERSION,
   lifecycleKey,
@@ -15,7 +15,7 @@ import {
   type Trace,
   type TraceEvent,
   type TracerConfig,
-} from "../../../shared/trace.js";
+} from "../../../shared/trace/index.js";
 import { ScenarioError, ScenarioReader } from "./scenario-reader.js";
 
 export { ScenarioError };

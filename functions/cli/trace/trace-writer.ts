@@ -1,4 +1,4 @@
-// Writes a Trace (shared/trace.ts's model) as a SimKube .sktrace file, format version 2: the map
+// Writes a Trace (shared/trace/reader.ts's model) as a SimKube .sktrace file, format version 2: the map
 // rmp_serde::to_vec_named makes of sk-core's `Trace`. Pure. Reading it back with parseTrace gives the same
 // Trace, and a trace SimKube wrote comes out byte-identical after parseTrace (tested on SimKube's examples).
 //
@@ -12,7 +12,7 @@ import {
   type PodLifecycle,
   type Trace,
   type TracerConfig,
-} from "../../../shared/trace.js";
+} from "../../../shared/trace/index.js";
 import { encodeMsgpack, type MsgpackValue } from "./msgpack-writer.js";
 
 export function encodeTrace(trace: Trace): Uint8Array {

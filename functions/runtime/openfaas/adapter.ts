@@ -7,12 +7,10 @@
 //   - it never throws: the template would answer 500 with err.toString() as plain text.
 // The bundle (npm run bundle:openfaas) makes each entry in this folder (mutate-create.ts, reschedule-delete.ts) a CommonJS handler.js.
 
-import { type ReviewHandler, UnanswerableReviewError } from "../../../shared/admission.js";
-import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config.js";
-import { withDeadline } from "../../../shared/deadline.js";
-import { errorMessage } from "../../../shared/json.js";
-import type { KubeApi } from "../../../shared/kube-api.js";
-import { createLogger, type Logger } from "../../../shared/log.js";
+import { type ReviewHandler, UnanswerableReviewError } from "../../../shared/admission/index.js";
+import { createLogger, errorMessage, type Logger, withDeadline } from "../../../shared/base/index.js";
+import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config/index.js";
+import type { KubeApi } from "../../../shared/kube/index.js";
 import { reviewPathCheck, withPathSecretFile } from "../path-secret.js";
 
 /** What the template passes as `event` (FunctionEvent). */
@@ -197,7 +195,7 @@ export interface OpenfaasRuntime {
 export async function loadOpenfaasRuntime(env: Env, functionName: string): Promise<OpenfaasRuntime> {
   const config = loadConfig(withPathSecretFile(env));
   const log = createLogger(config.logLevel).child({ function: functionName, platform: "openfaas" });
-  const { createKubeApi } = await import("../../../shared/kube.js");
+  const { createKubeApi } = await import("../../../shared/kube/index.js");
   return { config, log, kube: createKubeApi() };
 }
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
 import { ownerRefTo } from "../../../functions/local-cluster/cluster-objects.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 import { startHungWebhook } from "./hung-webhook.js";
 import {
   clonesOf,

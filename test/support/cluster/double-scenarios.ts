@@ -6,8 +6,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { startFakeApiServer } from "../../../functions/local-apiserver/server.js";
 import { ADMIN_USER, KWOK_USER } from "../../../functions/local-cluster/control-plane.js";
-import type { AdmissionReview } from "../../../shared/admission.js";
-import { DEFAULT_DRIVER_USERS } from "../../../shared/identities.js";
+import type { AdmissionReview } from "../../../shared/admission/review.js";
+import { DEFAULT_DRIVER_USERS } from "../../../shared/base/identities.js";
 import { collapseRepeats, type DeleteReviewRow, deleteReviewRow } from "./reviews.js";
 
 const NAMESPACE_CONTROLLER = "system:serviceaccount:kube-system:namespace-controller";

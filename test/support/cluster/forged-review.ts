@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import type { V1Pod } from "@kubernetes/client-node";
-import type { AdmissionReview } from "../../../shared/admission.js";
+import type { AdmissionReview } from "../../../shared/admission/review.js";
 import { DELETION_NAMESPACE } from "./deletion-scenarios.js";
 import { clonesOf, eventually, readPod, runningBarePod, waitPodGone } from "./kube.js";
 import { postReview } from "./post-review.js";

@@ -25,7 +25,7 @@ import {
 } from "../../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
 import { CLIENT_CA_KEY, tlsSecretName } from "../../../knative/workloads.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 import { replaceObject } from "./kube.js";
 
 const exec = promisify(execFile);

@@ -17,7 +17,7 @@ import {
   objectPath,
   ownerRefTo,
 } from "../../../functions/local-cluster/cluster-objects.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 
 export interface Clients {
   core: CoreV1Api;

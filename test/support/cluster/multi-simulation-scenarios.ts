@@ -13,8 +13,8 @@ import {
   collectionPath,
 } from "../../../functions/local-cluster/cluster-objects.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../../knative/manifests.js";
-import { SIMULATION_LABEL_KEY } from "../../../shared/keys.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+import { SIMULATION_LABEL_KEY } from "../../../shared/base/keys.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 import { clonesOf, eventually, readPod, runningBarePod, waitPodGone } from "./kube.js";
 import type { ClusterCase } from "./suite.js";
 import { requestsTo, type World, type WorldRef } from "./world.js";

@@ -14,8 +14,8 @@ import {
   POD_SEQUENCE_NUMBER_KEY,
   POD_SPEC_STABLE_HASH_KEY,
   SIMULATION_LABEL_KEY,
-} from "../../../shared/keys.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+} from "../../../shared/base/keys.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 import {
   barePod,
   createVirtualNamespace,

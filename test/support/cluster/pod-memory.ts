@@ -12,7 +12,7 @@ import type { LocalCluster, WebhookClientCredentials } from "../../../functions/
 import { MAX_BODY_BYTES } from "../../../functions/runtime/http-server.js";
 import type { Manifest } from "../../../knative/manifests.js";
 import { TLS_CONTAINER_PORT } from "../../../knative/workloads.js";
-import type { AdmissionReview } from "../../../shared/admission.js";
+import type { AdmissionReview } from "../../../shared/admission/review.js";
 import { buildCreateReview } from "../builders.js";
 import { type BarePodOptions, barePod } from "./kube.js";
 

@@ -13,7 +13,7 @@ import { createRestClient, RestError } from "../../../functions/local-cluster/re
 import { podReadBinding } from "../../../functions/reschedule-delete/pod-read-grants.js";
 import { type PodReads, resolveOptions } from "../../../knative/deployment-options.js";
 import { podReadRoleName, serviceAccountName } from "../../../knative/rbac.js";
-import { PARTIAL_METADATA_ACCEPT } from "../../../shared/partial-metadata.js";
+import { PARTIAL_METADATA_ACCEPT } from "../../../shared/kube/partial-metadata.js";
 import {
   type MetadataWorld,
   metadataCases,

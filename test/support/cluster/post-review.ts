@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import https from "node:https";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
-import type { AdmissionReview } from "../../../shared/admission.js";
-import type { FunctionName } from "../../../shared/function-names.js";
+import type { AdmissionReview } from "../../../shared/admission/review.js";
+import type { FunctionName } from "../../../shared/base/function-names.js";
 
 export function postReview(
   cluster: LocalCluster,

@@ -2,7 +2,7 @@
 // function judges by (who, request.name, deletionTimestamp, grace, DisruptionTarget, phase, dryRun). The same
 // reduction serves the real API server and the API double, so the two can be compared row by row.
 
-import type { AdmissionRequest } from "../../../shared/admission.js";
+import type { AdmissionRequest } from "../../../shared/admission/review.js";
 
 export interface DeleteReviewRow {
   user: string;

@@ -9,7 +9,7 @@ import https from "node:https";
 import { createRestClient } from "../../../functions/local-cluster/rest.js";
 import { resolveOptions } from "../../../knative/deployment-options.js";
 import { serviceAccountUsername } from "../../../knative/rbac.js";
-import { FUNCTION_NAMES } from "../../../shared/function-names.js";
+import { FUNCTION_NAMES } from "../../../shared/base/function-names.js";
 import type { ClusterCase } from "./suite.js";
 import type { WorldRef } from "./world.js";
 

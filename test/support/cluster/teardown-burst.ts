@@ -11,7 +11,7 @@ import {
   ownerRefTo,
 } from "../../../functions/local-cluster/cluster-objects.js";
 import type { RestClient } from "../../../functions/local-cluster/rest.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 import { webhookErrors } from "./teardown-scenario.js";
 
 export const BURST_NAMESPACE = "virtual-burst";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { RescheduleStatsSnapshot } from "../../../functions/reschedule-delete/stats.js";
-import { VIRTUAL_LABEL_KEY } from "../../../shared/keys.js";
+import { VIRTUAL_LABEL_KEY } from "../../../shared/base/keys.js";
 import { eventually } from "./kube.js";
 import type { ClusterCase } from "./suite.js";
 import { requestsTo, type WorldRef } from "./world.js";

@@ -18,7 +18,7 @@ import {
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
 import type { DeploymentOptions } from "../../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
-import type { KubeObject } from "../../../shared/kube-api.js";
+import type { KubeObject } from "../../../shared/kube/api.js";
 import { createTlsSecrets, placeOnRealNode, podDeploymentOptions } from "./function-pods.js";
 
 export interface ServedTrace {

@@ -3,8 +3,8 @@
 
 import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
 import { ADMIN_USER, KWOK_USER } from "../../../functions/local-cluster/control-plane.js";
-import type { AdmissionRequest } from "../../../shared/admission.js";
-import type { FunctionName } from "../../../shared/function-names.js";
+import type { AdmissionRequest } from "../../../shared/admission/review.js";
+import type { FunctionName } from "../../../shared/base/function-names.js";
 import { type Clients, clientsFor } from "./kube.js";
 import type { DeleteReviewRow } from "./reviews.js";
 import type { ClusterSuite } from "./suite.js";

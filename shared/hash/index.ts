@@ -1,0 +1,1 @@
+export { hashJson, podSpecHash } from "./pod-hash.js";

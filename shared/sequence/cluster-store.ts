@@ -1,0 +1,1117 @@
+// The default SequenceStore: counters shared by every replica of the function, kept in ConfigMaps in the
+// cluster and updated with optimistic concurrency (PUT with the resourceVersion last read).
+//
+// Sharded so that no object grows with the trace: a simulation run has up to SEQUENCE_SHARD_COUNT
+// ConfigMaps, and a spec hash always lives in shard fnv1a(hash) % SEQUENCE_SHARD_COUNT. Each shard is an
+// independent counter below (its own cached object and resourceVersion, its own queue and writes).
+//
+// Data: { "<spec hash>": "<next free number>" }. A number is handed out only after the PUT (or POST) that
+// reserved it is known to have landed. Exact: the store skips no number for its own reasons.
+//   - A write whose outcome is unknown (no answer, 5xx, our own timeout) is resolved by reading the object
+//     back: each write records its id in the object, so the read tells whether it landed
+//     (sequence-shard.ts). If it did, its callers get its numbers; if not, they take part in the next write.
+//   - A caller whose deadline passes while its write is in flight is denied; if that write lands, its number
+//     goes to the shard's free list and is handed out next (lowest first), by any replica.
+// What can still leave a hole is outside the store: a CREATE admitted and then refused by the API server
+// after the webhook answered (docs/traces.md, "Pod sequence numbers"), or a process that dies holding freed numbers
+// it had not written yet.
+//
+// Cost per CREATE review (details in docs/traces.md, "Pod sequence numbers"):
+//   - first use of a simulation in a process: GET (+ POST when nobody created the object yet), then the PUT;
+//   - afterwards, uncontended: one PUT, the object is cached from the previous answer;
+//   - after another replica wrote in between: PUT -> 409, GET, PUT.
+// Concurrent next() calls for one shard in one process share a single read-modify-write (group commit):
+// whoever waits while a write is in flight joins the next one and all of them get consecutive numbers.
+
+import { createHash, randomBytes } from "node:crypto";
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import { backoffDelay } from "../../functions/reschedule-delete/retry.js";
+import { errorMessage, SIMULATION_LABEL_KEY, withDeadline } from "../base/index.js";
+import {
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  isTransient,
+  type KubeApi,
+  KubeError,
+  type KubeObject,
+  kubeErrorOf,
+  type ObjectRef,
+} from "../kube/index.js";
+import {
+  type ForeignLease,
+  foreignLeaseBinds,
+  HOLDER_VALID_MS,
+  isLeaseWanted,
+  LEASE_IDLE_MS,
+  LEASE_RENEW_MS,
+  leaseMarker,
+  leaseOf,
+  nextReserve,
+  observeForeignLease,
+  type Pool,
+  poolsStillHeld,
+  RESERVE_MIN,
+  returnReserves,
+  withLease,
+  withLeaseWanted,
+  withoutLease,
+} from "./lease.js";
+import {
+  annotationsForWrite,
+  freeNumbersOf,
+  landedWriteId,
+  mergeFree,
+  otherActiveWriters,
+  reserve,
+  storedCount,
+} from "./shard.js";
+import {
+  checkSequenceHash,
+  type SequenceOwner,
+  type SequenceScope,
+  type SequenceStore,
+  SequenceStoreError,
+} from "./store.js";
+
+export { reserve } from "./shard.js";
+
+export const SEQUENCE_CONFIGMAP_PREFIX = "sk-fn-seq-";
+
+/**
+ * Shards per simulation run. A counter takes ~21 bytes of data (a u64 key of 19.4 digits on average and a
+ * short count), so 100,000 hashes make ~390 entries and ~8.5 KB per shard, under 1% of the 1 MiB a
+ * ConfigMap may hold; a shard fills at ~50,000 entries, i.e. ~12 million distinct hashes in one run. Every
+ * write sends and stores its whole shard, so the shard size is what a write costs: with 64 shards, 100,000
+ * hashes made writes ~20x slower than 1,000 against the API double. Changing the count moves hashes to
+ * other objects: only between simulation runs.
+ */
+export const SEQUENCE_SHARD_COUNT = 256;
+
+/** The API server refuses a ConfigMap whose data keys and values add up to more (kubernetes/kubernetes
+ * pkg/apis/core/validation: ValidateConfigMap, MaxSecretSize). */
+export const CONFIGMAP_DATA_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * How long next() may take by default. It was 3 s, and under CPU load the deadline denied pods whose writes
+ * were merely slow; the webhook allows 30 s (knative/tuning.ts).
+ */
+export const DEFAULT_SEQUENCE_DEADLINE_MS = 10_000;
+
+export interface ClusterSequenceStoreOptions {
+  /** Where the ConfigMaps live: the function's own namespace (its Role grants access there). */
+  namespace: string;
+  /**
+   * How long one next() may take before it fails. Default DEFAULT_SEQUENCE_DEADLINE_MS, a third of the
+   * webhook's 30 s timeout (knative/tuning.ts), so that the rest of the review and the answer still fit.
+   */
+  deadlineMs?: number;
+  /** Read-modify-write attempts one next() may take part in. Default 25. */
+  maxAttempts?: number;
+  /** First backoff step after a conflict or transient error, doubled per failure in a row. Default 5. */
+  backoffBaseMs?: number;
+  /** Largest backoff step after a transient error (the API server is struggling). Default 200. */
+  backoffMaxMs?: number;
+  /**
+   * Largest backoff step after a 409. A conflict means another replica just made progress, not that the
+   * API server is overloaded, so the cap is low: a long backoff only lets the replicas that won last
+   * time win again. Default 20 (two to four round trips of a real API server).
+   */
+  conflictBackoffMaxMs?: number;
+  /** [0, 1); jitter source. Default Math.random. */
+  random?: () => number;
+  /** Backoff sleep. Default setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Milliseconds clock for deadlines. Default performance.now. */
+  now?: () => number;
+  /** Epoch milliseconds, stored with each write record. Default Date.now. */
+  wallClock?: () => number;
+  /** This process's name in the shards' write records. Default: 12 random hex digits. */
+  writerId?: string;
+  /**
+   * Whether a replica alone on a hot shard may lease it and reserve numbers ahead (sequence-lease.ts).
+   * Default true. Off, every batch of numbers is one write, as before the lease existed.
+   */
+  lease?: boolean;
+}
+
+type ConfigMap = V1ConfigMap & KubeObject;
+
+interface Pending {
+  hash: string;
+  deadline: number;
+  attempts: number;
+  settled: boolean;
+  resolve(seq: number): void;
+  reject(err: SequenceStoreError): void;
+}
+
+/**
+ * What a write does: "numbers" gives its batch numbers from the counters; "lease" takes or renews the lease
+ * and grows the pools of `grow`; "release" gives the pools' rest back, lets go, then numbers its batch like
+ * "numbers"; "ask" asks another replica's lease to be let go (sequence-lease.ts).
+ */
+type WriteKind = "numbers" | "lease" | "release" | "ask";
+
+/** One write of a batch's numbers (and of the bookkeeping annotations) to a shard. */
+interface ShardWrite {
+  kind: WriteKind;
+  /** This process's id of the write, recorded in the object (WRITES_ANNOTATION) by the write itself. */
+  id: number;
+  /** When it was planned (this process's clock): a lease write's lease runs from here. */
+  plannedAt: number;
+  /** Lease writes: each hash's pool after the write ([from, limit) and the reserve it was grown by). */
+  grow: Map<string, { from: number; limit: number; reserve: number }>;
+  /** The resourceVersion the write was based on; "" for a create. */
+  baseRv: string;
+  batch: Pending[];
+  numbers: number[];
+  /** The orphans (below) this write stores in the free list or hands out again. */
+  orphans: Map<string, number[]>;
+  object: ConfigMap;
+}
+
+/** The state of one shard of a simulation run's counters (one ConfigMap) in this process. */
+interface Counter {
+  ref: ObjectRef & { namespace: string };
+  scope: SequenceScope;
+  /** The object as last answered by the API server; undefined when it must be read first. */
+  cached: ConfigMap | undefined;
+  /** Calls waiting for a number, oldest first; only next() appends and only drain() removes. */
+  queue: Pending[];
+  draining: boolean;
+  /** The id of this process's last write to the shard. */
+  lastWriteId: number;
+  /**
+   * Writes whose outcome is unknown (no answer, 5xx, our own timeout), all based on the same version: the
+   * next read of another version tells which one landed, if any (sequence-shard.ts, landedWriteId).
+   */
+  unknown: ShardWrite[];
+  /** Numbers our landed writes reserved for callers that had given up; the next write frees them. */
+  orphans: Map<string, number[]>;
+  /** Round trip of this shard's writes that were answered, ms (moving average; 0 before the first). */
+  writeMs: number;
+  /** Other replicas that wrote the shard lately, as of the last copy of it we saw (otherActiveWriters). */
+  contenders: number;
+  /** Our lease on the shard; undefined when we do not hold one. */
+  lease: HeldLease | undefined;
+  /** Another replica's lease, as we last saw it; undefined when the shard had none. */
+  foreign: ForeignLease | undefined;
+  /** A lease write due when no caller waits: renew it, or let go. */
+  chore: "renew" | "release" | undefined;
+  /** When our last write to the shard landed (this process's clock), and the hashes it numbered or grew. */
+  lastLandedAt: number;
+  lastHashes: Set<string>;
+  /** The drain() running now, for close() to wait on. */
+  drained: Promise<void>;
+}
+
+/** This replica's lease on a shard (sequence-lease.ts). */
+interface HeldLease {
+  /** Numbers reserved per hash, handed out in order without a write. */
+  pools: Map<string, Pool>;
+  /** Numbers are handed out from the pools until then: HOLDER_VALID_MS after the last lease write was planned. */
+  validUntil: number;
+  /** Another replica asked for the shard (LEASE_WANTED_ANNOTATION): we let go at our next write. */
+  wanted: boolean;
+  /** When the last lease write was planned. */
+  renewedAt: number;
+  /** When a caller last asked for a number of this shard. */
+  lastUse: number;
+  /** A release was planned: nothing more is handed out from the pools. */
+  releasing: boolean;
+  timer: NodeJS.Timeout;
+}
+
+type AttemptResult =
+  | { kind: "done" }
+  | { kind: "retry"; backoff: "none" | "conflict" | "transient" | "lease"; error: unknown }
+  | { kind: "fail"; error: SequenceStoreError; batch: Pending[] };
+
+/** The options with their defaults applied. */
+interface StoreSettings {
+  namespace: string;
+  deadlineMs: number;
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  conflictBackoffMaxMs: number;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+  wallClock: () => number;
+  lease: boolean;
+}
+
+/** One store: the API, its settings and the shards this process has used. */
+interface StoreState {
+  kube: KubeApi;
+  settings: StoreSettings;
+  /** This process's name in the shards' write records. */
+  writer: string;
+  counters: Map<string, Counter>;
+  /**
+   * The ConfigMap names of each run's shards, by simulation name, then owner uid ("" without an owner):
+   * a name hashes the owner uid with sha256 and cleans the simulation name, ~1 us per review otherwise.
+   * It grows as `counters` does, by the runs this process served.
+   */
+  names: Map<string, Map<string, string[]>>;
+  /** After close(): no lease is taken any more. */
+  closing: boolean;
+}
+
+function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
+  const backoffMaxMs = options.backoffMaxMs ?? 200;
+  return {
+    namespace: options.namespace,
+    deadlineMs: options.deadlineMs ?? DEFAULT_SEQUENCE_DEADLINE_MS,
+    maxAttempts: options.maxAttempts ?? 25,
+    backoffBaseMs: options.backoffBaseMs ?? 5,
+    backoffMaxMs,
+    conflictBackoffMaxMs: Math.min(options.conflictBackoffMaxMs ?? 20, backoffMaxMs),
+    random: options.random ?? Math.random,
+    sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    now: options.now ?? (() => performance.now()),
+    wallClock: options.wallClock ?? Date.now,
+    lease: options.lease ?? true,
+  };
+}
+
+function counterName(state: StoreState, scope: SequenceScope, shard: number): string {
+  let byOwner = state.names.get(scope.simName);
+  if (byOwner === undefined) {
+    byOwner = new Map();
+    state.names.set(scope.simName, byOwner);
+  }
+  const ownerUid = scope.owner?.uid ?? "";
+  let byShard = byOwner.get(ownerUid);
+  if (byShard === undefined) {
+    byShard = [];
+    byOwner.set(ownerUid, byShard);
+  }
+  let name = byShard[shard];
+  if (name === undefined) {
+    name = sequenceConfigMapName(scope, shard);
+    byShard[shard] = name;
+  }
+  return name;
+}
+
+function counterFor(state: StoreState, scope: SequenceScope, hash: string): Counter {
+  const name = counterName(state, scope, sequenceShardOf(hash));
+  let counter = state.counters.get(name);
+  if (counter === undefined) {
+    counter = {
+      ref: { apiVersion: "v1", kind: "ConfigMap", namespace: state.settings.namespace, name },
+      scope,
+      cached: undefined,
+      queue: [],
+      draining: false,
+      lastWriteId: 0,
+      unknown: [],
+      orphans: new Map(),
+      writeMs: 0,
+      contenders: 0,
+      lease: undefined,
+      foreign: undefined,
+      chore: undefined,
+      lastLandedAt: Number.NEGATIVE_INFINITY,
+      lastHashes: new Set(),
+      drained: Promise.resolve(),
+    };
+    state.counters.set(name, counter);
+  }
+  return counter;
+}
+
+function where(counter: Counter): string {
+  return `ConfigMap ${counter.ref.namespace}/${counter.ref.name}`;
+}
+
+function fail(counter: Counter, pending: Pending, reason: string, cause?: unknown): void {
+  if (pending.settled) return;
+  pending.settled = true;
+  const what = `pod sequence store: no sequence number for spec hash ${pending.hash} of simulation ${counter.scope.simName}`;
+  pending.reject(new SequenceStoreError(`${what}: ${reason}`, { cause }));
+}
+
+// Drop what is answered, expired or out of attempts; what is left takes part in the next attempt.
+function prune(settings: StoreSettings, counter: Counter, lastError: unknown): void {
+  const { deadlineMs, maxAttempts } = settings;
+  const t = settings.now();
+  const last = lastError === undefined ? "" : `; last error: ${describeError(lastError)}`;
+  counter.queue = counter.queue.filter((p) => {
+    if (p.settled) return false;
+    if (t >= p.deadline) {
+      fail(
+        counter,
+        p,
+        `${where(counter)} could not be updated within ${deadlineMs} ms (${p.attempts} attempts${last})`,
+        lastError,
+      );
+      return false;
+    }
+    if (p.attempts >= maxAttempts) {
+      fail(counter, p, `${where(counter)} could not be updated in ${maxAttempts} attempts${last}`, lastError);
+      return false;
+    }
+    return true;
+  });
+}
+
+function addOrphan(orphans: Map<string, number[]>, hash: string, seq: number): void {
+  const list = orphans.get(hash) ?? [];
+  if (!list.includes(seq)) list.push(seq);
+  orphans.set(hash, list);
+}
+
+function removeOrphans(orphans: Map<string, number[]>, gone: ReadonlyMap<string, readonly number[]>): void {
+  for (const [hash, numbers] of gone) {
+    const left = (orphans.get(hash) ?? []).filter((n) => !numbers.includes(n));
+    if (left.length > 0) orphans.set(hash, left);
+    else orphans.delete(hash);
+  }
+}
+
+/**
+ * A write is known to have landed: its callers get their numbers; a caller that gave up meanwhile (deadline)
+ * leaves its number to be freed, so it is handed out again instead of becoming a gap.
+ */
+function landed(state: StoreState, counter: Counter, write: ShardWrite): void {
+  counter.lastLandedAt = state.settings.now();
+  counter.lastHashes = new Set([...write.batch.map((p) => p.hash), ...write.grow.keys()]);
+  if (write.kind === "ask") return;
+  if (write.kind === "lease") {
+    installPools(state, counter, write);
+    return;
+  }
+  if (write.kind === "release") {
+    dropLease(counter);
+    counter.chore = undefined;
+  }
+  removeOrphans(counter.orphans, write.orphans);
+  write.batch.forEach((p, i) => {
+    const seq = write.numbers[i] as number;
+    if (p.settled) {
+      addOrphan(counter.orphans, p.hash, seq);
+    } else {
+      p.settled = true;
+      p.resolve(seq);
+    }
+  });
+}
+
+/** A read of the shard (undefined: it does not exist) decides the writes of unknown outcome, if it can. */
+function decideUnknown(state: StoreState, counter: Counter, read: ConfigMap | undefined): void {
+  const first = counter.unknown[0];
+  if (first === undefined) return;
+  const ids = counter.unknown.map((w) => w.id);
+  const id = landedWriteId(read?.metadata, state.writer, first.baseRv, ids);
+  if (id === undefined) return;
+  const won = counter.unknown.find((w) => w.id === id);
+  counter.unknown = [];
+  if (won) landed(state, counter, won);
+}
+
+/** Work left besides the queue: a write to decide, numbers to free, a lease to renew, refill or let go. */
+function hasBookkeeping(counter: Counter): boolean {
+  return (
+    counter.unknown.length > 0 ||
+    counter.orphans.size > 0 ||
+    counter.chore !== undefined ||
+    lowPools(counter).length > 0
+  );
+}
+
+/** Pools to refill before callers have to wait for a write: those with less than half their reserve left. */
+function lowPools(counter: Counter): string[] {
+  const lease = counter.lease;
+  if (lease === undefined || lease.releasing) return [];
+  const low: string[] = [];
+  for (const [hash, pool] of lease.pools) if (isLow(pool)) low.push(hash);
+  return low;
+}
+
+const isLow = (pool: Pool): boolean => pool.limit - pool.next < pool.reserve / 2;
+
+/** The next number of a hash from our lease's pool, if the lease is ours to use now and the pool has one. */
+function takeFromPool(counter: Counter, hash: string, now: number): number | undefined {
+  const lease = counter.lease;
+  if (lease === undefined || lease.releasing || now >= lease.validUntil) return undefined;
+  const pool = lease.pools.get(hash);
+  if (pool === undefined || pool.next >= pool.limit) return undefined;
+  lease.lastUse = now;
+  const seq = pool.next;
+  pool.next += 1;
+  return seq;
+}
+
+/** Waiting callers get numbers from the pools, in queue order. */
+function serveFromPools(state: StoreState, counter: Counter): void {
+  if (counter.lease === undefined) return;
+  const now = state.settings.now();
+  for (const p of counter.queue) {
+    if (p.settled) continue;
+    const seq = takeFromPool(counter, p.hash, now);
+    if (seq === undefined) continue;
+    p.settled = true;
+    p.resolve(seq);
+  }
+}
+
+/** A lease write landed: the lease is ours (again) for HOLDER_VALID_MS, with the pools grown. */
+function installPools(state: StoreState, counter: Counter, write: ShardWrite): void {
+  let lease = counter.lease;
+  if (lease === undefined) {
+    const timer = setInterval(() => leaseTick(state, counter), LEASE_RENEW_MS);
+    timer.unref();
+    lease = {
+      pools: new Map(),
+      validUntil: 0,
+      renewedAt: 0,
+      lastUse: write.plannedAt,
+      wanted: false,
+      releasing: false,
+      timer,
+    };
+    counter.lease = lease;
+  }
+  for (const [hash, grown] of write.grow) {
+    const pool = lease.pools.get(hash);
+    if (pool === undefined) {
+      lease.pools.set(hash, {
+        next: grown.from,
+        limit: grown.limit,
+        reserve: grown.reserve,
+        refilledAt: write.plannedAt,
+      });
+    } else {
+      pool.limit = grown.limit;
+      pool.reserve = grown.reserve;
+      pool.refilledAt = write.plannedAt;
+    }
+  }
+  lease.renewedAt = write.plannedAt;
+  lease.validUntil = write.plannedAt + HOLDER_VALID_MS;
+  if (counter.chore === "renew") counter.chore = undefined;
+  serveFromPools(state, counter);
+}
+
+/** The lease is over (let go, or lost): what its pools held is no longer ours to hand out. */
+function dropLease(counter: Counter): void {
+  if (counter.lease === undefined) return;
+  clearInterval(counter.lease.timer);
+  counter.lease = undefined;
+}
+
+/** Every LEASE_RENEW_MS while we hold a lease: let go when idle or asked, else renew it (and so see requests). */
+function leaseTick(state: StoreState, counter: Counter): void {
+  const lease = counter.lease;
+  if (lease === undefined) return;
+  const now = state.settings.now();
+  if (now - lease.lastUse >= LEASE_IDLE_MS || lease.wanted) counter.chore = "release";
+  else if (now - lease.renewedAt >= LEASE_RENEW_MS) counter.chore ??= "renew";
+  else return;
+  startDrain(state, counter);
+}
+
+/** A hash numbered in a write that landed less than this long ago is hot: a replica takes a lease for it. */
+const HOT_MS = 50;
+
+/**
+ * Whether this write may take the lease: leasing on, a hot shard no other replica writes, no free numbers
+ * to hand out first.
+ */
+function mayTakeLease(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+): boolean {
+  if (!state.settings.lease || state.closing) return false;
+  // Replicas that share a shard write it number by number: a lease would change hands at every request.
+  if (batch.length === 0 || counter.contenders > 0) return false;
+  if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
+  if (Object.keys(freeNumbersOf(base?.metadata)).length > 0) return false;
+  return hashesRepeat(state, counter, batch);
+}
+
+/**
+ * Whether numbers reserved ahead would be used: a hash of the batch is asked for twice in it, or was in our
+ * last write to the shard, which landed less than HOT_MS ago. Calls that each bring a new hash (a run with
+ * many distinct hashes) would only pay the lease's renewals and its letting go, on top of their own writes.
+ */
+function hashesRepeat(state: StoreState, counter: Counter, batch: Pending[]): boolean {
+  const recent =
+    state.settings.now() - counter.lastLandedAt < HOT_MS ? counter.lastHashes : new Set<string>();
+  const seen = new Set<string>();
+  for (const { hash } of batch) {
+    if (seen.has(hash) || recent.has(hash)) return true;
+    seen.add(hash);
+  }
+  return false;
+}
+
+/** What the next write is, or "wait" while another replica's lease binds and it has been asked to let go. */
+function choosePlan(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+): ShardWrite | "wait" {
+  // Another replica's lease that we saw moving within LEASE_MS: we may not write the counters.
+  if (base !== undefined && foreignLeaseBinds(counter.foreign, state.settings.now())) {
+    return isLeaseWanted(base.metadata) ? "wait" : planAsk(state, counter, base);
+  }
+  const lease = counter.lease;
+  if (lease !== undefined) {
+    if (counter.chore === "release" || lease.releasing || state.closing || lease.wanted) {
+      lease.releasing = true;
+      return planWrite(state, counter, base, batch, "release");
+    }
+    return planLeaseWrite(state, counter, base, batch);
+  }
+  if (mayTakeLease(state, counter, base, batch)) return planLeaseWrite(state, counter, base, batch);
+  return planWrite(state, counter, base, batch, "numbers");
+}
+
+/**
+ * A write of the batch's numbers (free ones first), this write's id and the free numbers left. A release
+ * first gives our pools' rest back. Either way no lease is left on the shard: one that is not ours was over.
+ */
+function planWrite(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+  kind: "numbers" | "release",
+): ShardWrite {
+  const id = ++counter.lastWriteId;
+  const orphans = new Map([...counter.orphans].map(([hash, list]) => [hash, [...list]]));
+  const free = mergeFree(freeNumbersOf(base?.metadata), orphans);
+  const pools = kind === "release" ? counter.lease?.pools : undefined;
+  const stored = pools ? returnReserves(base?.data ?? {}, pools) : (base?.data ?? {});
+  const { data, numbers, free: left } = reserve(stored, batch, free);
+  checkShardSize(counter, data);
+  const written = annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), left);
+  const annotations =
+    leaseOf(base?.metadata) || isLeaseWanted(base?.metadata) ? withoutLease(written) : written;
+  return {
+    kind,
+    id,
+    plannedAt: state.settings.now(),
+    grow: new Map(),
+    baseRv: base?.metadata?.resourceVersion ?? "",
+    batch,
+    numbers,
+    orphans,
+    object: shardObject(counter, base, data, annotations),
+  };
+}
+
+/**
+ * A lease write: takes or renews our lease and grows the pools of the hashes callers wait for and of those
+ * running low, each by its reserve (after the numbers its waiting callers need beyond what it has left).
+ */
+function planLeaseWrite(
+  state: StoreState,
+  counter: Counter,
+  base: ConfigMap | undefined,
+  batch: Pending[],
+): ShardWrite {
+  const id = ++counter.lastWriteId;
+  const now = state.settings.now();
+  const data = { ...(base?.data ?? {}) };
+  const waiting = new Map<string, number>();
+  for (const p of batch) waiting.set(p.hash, (waiting.get(p.hash) ?? 0) + 1);
+  const pools = counter.lease?.pools;
+  const grow: ShardWrite["grow"] = new Map();
+  for (const hash of new Set([...waiting.keys(), ...lowPools(counter)])) {
+    // While the lease is ours the stored counter is the pool's limit (checked on every read).
+    const stored = storedCount(data, hash);
+    const pool = pools?.get(hash);
+    const left = pool ? stored - pool.next : 0;
+    const reserveSize = pool ? nextReserve(pool.reserve, now - pool.refilledAt) : RESERVE_MIN;
+    const limit = stored + Math.max(0, (waiting.get(hash) ?? 0) - left) + reserveSize;
+    data[hash] = String(limit);
+    grow.set(hash, { from: pool ? pool.next : stored, limit, reserve: reserveSize });
+  }
+  checkShardSize(counter, data);
+  const free = freeNumbersOf(base?.metadata);
+  // No request for the shard survives a lease write: a holder that was asked lets go instead (choosePlan).
+  const annotations = withLease(
+    annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), free),
+    state.writer,
+  );
+  return {
+    kind: "lease",
+    id,
+    plannedAt: now,
+    grow,
+    baseRv: base?.metadata?.resourceVersion ?? "",
+    batch: [],
+    numbers: [],
+    orphans: new Map(),
+    object: shardObject(counter, base, data, annotations),
+  };
+}
+
+/** A write that changes no counter and asks the replica holding the shard's lease to let go. */
+function planAsk(state: StoreState, counter: Counter, base: ConfigMap): ShardWrite {
+  const id = ++counter.lastWriteId;
+  const free = freeNumbersOf(base.metadata);
+  const annotations = withLeaseWanted(
+    annotationsForWrite(base.metadata, state.writer, id, state.settings.wallClock(), free),
+    state.writer,
+  );
+  return {
+    kind: "ask",
+    id,
+    plannedAt: state.settings.now(),
+    grow: new Map(),
+    baseRv: base.metadata?.resourceVersion ?? "",
+    batch: [],
+    numbers: [],
+    orphans: new Map(),
+    object: shardObject(counter, base, base.data ?? {}, annotations),
+  };
+}
+
+function shardObject(
+  counter: Counter,
+  base: ConfigMap | undefined,
+  data: Record<string, string>,
+  annotations: Record<string, string>,
+): ConfigMap {
+  return base
+    ? { ...base, data, metadata: { ...metadataForWrite(base.metadata), annotations } }
+    : buildSequenceConfigMap(counter.ref, counter.scope, data, annotations);
+}
+
+/**
+ * The metadata a PUT sends back: the base copy's, without managedFields. An update that omits managedFields
+ * keeps the stored ones (kubernetes.io "Server-Side Apply", managed fields), and the API server then neither
+ * decodes nor compares them: measured against the real API server on the 2-core machine with a 5-counter
+ * shard, 10-20% less API-server CPU and 20-35% less client CPU per PUT (docs/performance.md).
+ */
+export function metadataForWrite(meta: ConfigMap["metadata"]): ConfigMap["metadata"] {
+  if (meta?.managedFields === undefined) return meta;
+  const { managedFields: _stored, ...rest } = meta;
+  return rest;
+}
+
+/**
+ * Keeps the copy the API server answered, who else has been writing it, and whose lease is on it. A copy
+ * that was read (not our own write's answer) also checks our lease: when it no longer backs our pools, the
+ * lease was taken over and its pools are not ours any more.
+ */
+function see(state: StoreState, counter: Counter, object: ConfigMap | undefined, read: boolean): void {
+  counter.cached = object;
+  const now = state.settings.wallClock();
+  counter.contenders = otherActiveWriters(object?.metadata, state.writer, now, CONTENTION_WINDOW_MS);
+  const holder = leaseOf(object?.metadata)?.holder;
+  const marker = leaseMarker(object?.metadata);
+  counter.foreign =
+    holder !== undefined && holder !== state.writer && marker !== undefined
+      ? observeForeignLease(counter.foreign, marker, state.settings.now())
+      : undefined;
+  const lease = counter.lease;
+  if (read && lease && !poolsStillHeld(object?.metadata, object?.data, state.writer, lease.pools)) {
+    dropLease(counter);
+  } else if (lease && isLeaseWanted(object?.metadata)) {
+    lease.wanted = true;
+  }
+}
+
+async function readShard(state: StoreState, counter: Counter): Promise<ConfigMap | undefined> {
+  try {
+    return await boundedCall(state.settings.deadlineMs, state.kube.read<ConfigMap>(counter.ref));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** A write answered (landed, or 409: a whole round trip either way) took `ms`. */
+function timeWrite(counter: Counter, ms: number): void {
+  counter.writeMs = counter.writeMs === 0 ? ms : 0.8 * counter.writeMs + 0.2 * ms;
+}
+
+/** Sends the write; a write whose answer is lost is kept to be decided by the next read. */
+async function sendWrite(
+  state: StoreState,
+  counter: Counter,
+  write: ShardWrite,
+  create: boolean,
+): Promise<void> {
+  const { kube, settings } = state;
+  const started = settings.now();
+  try {
+    const call = create ? kube.create(write.object) : kube.replace<ConfigMap>(write.object);
+    see(state, counter, await boundedCall(settings.deadlineMs, call), false);
+    timeWrite(counter, settings.now() - started);
+  } catch (err) {
+    if (isConflict(err)) timeWrite(counter, settings.now() - started);
+    if (isTransient(err)) counter.unknown.push(write);
+    throw err;
+  }
+  // Every earlier write of unknown outcome was based on the version this one replaced: none of them landed.
+  counter.unknown = [];
+  landed(state, counter, write);
+}
+
+// One read-modify-write for every caller waiting, plus the bookkeeping. Never throws.
+async function attempt(state: StoreState, counter: Counter): Promise<AttemptResult> {
+  let batch = counter.queue.filter((p) => !p.settled);
+  for (const p of batch) p.attempts += 1;
+  let verb = "read";
+  try {
+    if (counter.cached === undefined) {
+      const read = await readShard(state, counter);
+      decideUnknown(state, counter, read);
+      see(state, counter, read, true);
+    }
+    serveFromPools(state, counter);
+    batch = batch.filter((p) => !p.settled);
+    if (batch.length === 0 && !hasBookkeeping(counter)) return { kind: "done" };
+    const base = counter.cached;
+    const plan = choosePlan(state, counter, base, batch);
+    if (plan === "wait") {
+      // Waiting for another replica to let go is not a failed attempt: it may take up to LEASE_MS.
+      for (const p of batch) p.attempts -= 1;
+      counter.cached = undefined;
+      const holder = leaseOf(base?.metadata)?.holder ?? "?";
+      return {
+        kind: "retry",
+        backoff: "lease",
+        error: new Error(`the shard is leased by replica ${holder}`),
+      };
+    }
+    // A request races the holder's writes by design, and callers wait for a number, not for the lease:
+    // a conflict of these writes costs no attempt. The deadline still bounds the wait.
+    if (plan.kind === "lease" || plan.kind === "ask") for (const p of batch) p.attempts -= 1;
+    verb = base ? "update" : "create";
+    await sendWrite(state, counter, plan, base === undefined);
+    return { kind: "done" };
+  } catch (err) {
+    counter.cached = undefined;
+    return classifyFailure(counter, verb, err, batch);
+  }
+}
+
+/** What a failed read, create or update means for the batch: retry (and how to back off) or fail. */
+function classifyFailure(counter: Counter, verb: string, err: unknown, batch: Pending[]): AttemptResult {
+  if (err instanceof SequenceStoreError) return { kind: "fail", error: err, batch };
+  // Another replica created the object first: read it and update it.
+  if (isAlreadyExists(err)) return { kind: "retry", backoff: "none", error: err };
+  if (isConflict(err)) return { kind: "retry", backoff: "conflict", error: err };
+  // Deleted under us (by hand, or by the garbage collector at the end of the run): create it again.
+  if (verb === "update" && isNotFound(err)) return { kind: "retry", backoff: "none", error: err };
+  if (isTransient(err)) return { kind: "retry", backoff: "transient", error: err };
+  return { kind: "fail", error: refusal(counter, verb, err), batch };
+}
+
+// Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
+function checkShardSize(counter: Counter, data: Record<string, string>): void {
+  const size = configMapDataSize(data);
+  if (size <= CONFIGMAP_DATA_LIMIT_BYTES) return;
+  throw new SequenceStoreError(
+    `${where(counter)} is full: its ${Object.keys(data).length} counters would take ${size} bytes, ` +
+      `over the ${CONFIGMAP_DATA_LIMIT_BYTES} bytes a ConfigMap may hold (this run has too many distinct ` +
+      `spec hashes for ${SEQUENCE_SHARD_COUNT} shards)`,
+  );
+}
+
+function refusal(counter: Counter, verb: string, err: unknown): SequenceStoreError {
+  const e = kubeErrorOf(err);
+  let message = `could not ${verb} ${where(counter)}: ${describeError(err)}`;
+  if (e?.status === 403 || e?.status === 401) {
+    // OwnerReferencesPermissionEnforcement (OpenShift, some hardened clusters) also wants delete to set an owner.
+    const verbs = /ownerRef/i.test(e.message) ? "get, create, update and delete" : "get, create and update";
+    message += `; the function's service account needs ${verbs} on configmaps in namespace ${counter.ref.namespace}`;
+  }
+  return new SequenceStoreError(message, { cause: err });
+}
+
+// A hung API call must not stall every later next() of this simulation: give up on it after the
+// deadline and treat its outcome as unknown (the object is read again before the next try).
+function boundedCall<T>(deadlineMs: number, call: Promise<T>): Promise<T> {
+  return withDeadline(call, deadlineMs, () => {
+    throw new KubeError(0, "Timeout", `no answer from the API server within ${deadlineMs} ms`);
+  });
+}
+
+/**
+ * Full jitter, capped, and never past the oldest caller's deadline. After a conflict with replicas known to
+ * be writing the shard, the window is theirs and one write's round trip (contendedTurn) instead.
+ */
+function backoffAfter(
+  settings: StoreSettings,
+  counter: Counter,
+  backoff: "conflict" | "transient" | "lease",
+  failures: number,
+): number {
+  if (backoff === "lease") return Math.min(LEASE_POLL_MS, untilFirstDeadline(settings, counter));
+  const turn = backoff === "conflict" ? contendedTurn(settings, counter) : undefined;
+  const cap = backoff === "conflict" ? settings.conflictBackoffMaxMs : settings.backoffMaxMs;
+  const step = turn ?? backoffDelay(failures, settings.backoffBaseMs, cap, settings.random());
+  return Math.min(step, untilFirstDeadline(settings, counter));
+}
+
+/** How often a replica waiting for another's lease to be let go reads the shard again. */
+const LEASE_POLL_MS = 50;
+
+/** Other replicas count as contending for a shard while their last write there is at most this old. */
+export const CONTENTION_WINDOW_MS = 2_000;
+
+/**
+ * How long to wait after a landed write before the next one, when callers are waiting and other replicas
+ * wrote the shard within CONTENTION_WINDOW_MS: a random share of (their number x one write's round trip),
+ * capped at backoffMaxMs and at the oldest caller's deadline. Without it the replica that wrote last sends
+ * its next write first and wins the race again and again, while each of the others pays a 409, a re-read
+ * and a backoff per try, and their callers run out of attempts (measured: 4 replicas on one shard denied
+ * pods). Meanwhile the callers arriving here join one larger batch. Alone on a shard: no wait.
+ */
+function turnAfterWrite(state: StoreState, counter: Counter): number {
+  const { settings } = state;
+  // Answered calls leave the queue at the next prune(): only those still waiting count.
+  if (!counter.queue.some((p) => !p.settled)) return 0;
+  const turn = contendedTurn(settings, counter);
+  return turn === undefined ? 0 : Math.min(turn, untilFirstDeadline(settings, counter));
+}
+
+/**
+ * A random point in a window of (replicas writing the shard) x (one write's round trip), capped at
+ * backoffMaxMs; undefined when this replica is alone on the shard or has not timed a write yet. Every
+ * replica picks its next write from that window, the last winner too, so that about one write per round
+ * trip reaches the shard and each replica gets turns.
+ */
+function contendedTurn(settings: StoreSettings, counter: Counter): number | undefined {
+  if (counter.contenders === 0 || counter.writeMs === 0) return undefined;
+  const window = (counter.contenders + 1) * counter.writeMs;
+  return Math.min(Math.floor(settings.random() * window), settings.backoffMaxMs);
+}
+
+function untilFirstDeadline(settings: StoreSettings, counter: Counter): number {
+  const first = counter.queue.reduce((t, p) => Math.min(t, p.deadline), Number.POSITIVE_INFINITY);
+  return first - settings.now();
+}
+
+/**
+ * Whether drain() goes on: callers wait, or bookkeeping is left (a write to decide, numbers to free) and it
+ * has had less than one deadline and maxAttempts since the queue emptied. Bookkeeping left over is taken up
+ * again by the shard's next call.
+ */
+function worthAnotherAttempt(
+  settings: StoreSettings,
+  counter: Counter,
+  idle: { since?: number; attempts: number },
+): boolean {
+  if (counter.queue.length > 0) {
+    idle.since = undefined;
+    idle.attempts = 0;
+    return true;
+  }
+  if (!hasBookkeeping(counter)) return false;
+  idle.since ??= settings.now();
+  idle.attempts += 1;
+  return settings.now() - idle.since < settings.deadlineMs && idle.attempts <= settings.maxAttempts;
+}
+
+async function drain(state: StoreState, counter: Counter): Promise<void> {
+  const { settings } = state;
+  counter.draining = true;
+  let failures = 0;
+  let lastError: unknown;
+  const idle: { since?: number; attempts: number } = { attempts: 0 };
+  try {
+    // Let callers of the same tick join the first batch.
+    await Promise.resolve();
+    for (;;) {
+      prune(settings, counter, lastError);
+      if (!worthAnotherAttempt(settings, counter, idle)) return;
+      const result = await attempt(state, counter);
+      if (result.kind === "retry") {
+        lastError = result.error;
+        if (result.backoff === "none") continue;
+        prune(settings, counter, lastError); // no sleeping for callers that are out of attempts
+        if (counter.queue.length === 0 && !hasBookkeeping(counter)) return;
+        failures += 1;
+        const delay = backoffAfter(settings, counter, result.backoff, failures);
+        if (delay > 0) await settings.sleep(delay);
+        continue;
+      }
+      if (result.kind === "fail") {
+        for (const p of result.batch) fail(counter, p, result.error.message, result.error.cause);
+      }
+      failures = 0;
+      lastError = undefined;
+      const turn = result.kind === "done" ? turnAfterWrite(state, counter) : 0;
+      if (turn > 0) await settings.sleep(turn);
+    }
+  } catch (err) {
+    // Not expected (attempt() does not throw); fail what waits rather than leave it hanging.
+    for (const p of counter.queue) fail(counter, p, `internal error: ${describeError(err)}`, err);
+    counter.queue = [];
+  } finally {
+    counter.draining = false;
+  }
+}
+
+/** Queues one call for a number; it is answered by the deadline even while a write is in flight. */
+function enqueue(state: StoreState, hash: string, scope: SequenceScope): Promise<number> {
+  const { deadlineMs, now } = state.settings;
+  return new Promise<number>((resolve, reject) => {
+    checkSequenceHash(hash);
+    const counter = counterFor(state, scope, hash);
+    if (counter.lease !== undefined) {
+      const t = now();
+      counter.lease.lastUse = t;
+      // Nobody waits ahead of this call: a number from our lease's pool needs no write.
+      const seq = counter.queue.length === 0 ? takeFromPool(counter, hash, t) : undefined;
+      if (seq !== undefined) {
+        const pool = counter.lease.pools.get(hash);
+        if (pool && isLow(pool)) startDrain(state, counter);
+        resolve(seq);
+        return;
+      }
+    }
+    // Answer by the deadline even while a write is in flight; drain() drops the settled entry later, and a
+    // write that lands after it frees its number (landed()).
+    const timer = setTimeout(
+      () => fail(counter, pending, `${where(counter)} could not be updated within ${deadlineMs} ms`),
+      deadlineMs,
+    );
+    const pending: Pending = {
+      hash,
+      deadline: now() + deadlineMs,
+      attempts: 0,
+      settled: false,
+      resolve(seq) {
+        clearTimeout(timer);
+        resolve(seq);
+      },
+      reject(err) {
+        clearTimeout(timer);
+        reject(err);
+      },
+    };
+    counter.queue.push(pending);
+    startDrain(state, counter);
+  });
+}
+
+function startDrain(state: StoreState, counter: Counter): void {
+  if (!counter.draining) counter.drained = drain(state, counter);
+}
+
+/** Lets go of every lease, giving its reserve back, and takes no new one. */
+async function closeStore(state: StoreState): Promise<void> {
+  state.closing = true;
+  const held = [...state.counters.values()].filter((c) => c.lease !== undefined);
+  for (const counter of held) {
+    counter.chore = "release";
+    startDrain(state, counter);
+  }
+  await Promise.all(held.map((c) => c.drained));
+}
+
+export function createClusterSequenceStore(
+  kube: KubeApi,
+  options: ClusterSequenceStoreOptions,
+): SequenceStore {
+  const state: StoreState = {
+    kube,
+    settings: resolveSettings(options),
+    writer: options.writerId ?? randomBytes(6).toString("hex"),
+    counters: new Map(),
+    names: new Map(),
+    closing: false,
+  };
+  return {
+    next(hash, scope) {
+      return enqueue(state, hash, scope);
+    },
+    close() {
+      return closeStore(state);
+    },
+  };
+}
+
+const DNS_SUBDOMAIN_MAX = 253;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 10);
+}
+
+/** Which shard holds a hash's counter: FNV-1a (32-bit) of the hash string, modulo the shard count. */
+export function sequenceShardOf(hash: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < hash.length; i++) {
+    h ^= hash.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % SEQUENCE_SHARD_COUNT;
+}
+
+/**
+ * Bytes the API server counts against a ConfigMap's limit: every data key and value. Keys are checked
+ * hashes and values are counts, all ASCII, so string length is byte length (a hand-edited non-ASCII value
+ * is undercounted and then refused by the API server with its own 422).
+ */
+export function configMapDataSize(data: Record<string, string>): number {
+  let size = 0;
+  for (const key in data) size += key.length + (data[key] as string).length;
+  return size;
+}
+
+/**
+ * `sk-fn-seq-<sim>-<hash of the owner uid>-<shard, 2 hex digits>`: per run of a simulation, so a rerun
+ * under the same name starts from 0 instead of racing the garbage collector for the previous run's
+ * objects. A sim name that is not a valid DNS name, or is too long, is cleaned up and tagged with its
+ * own hash so that different names never share an object. Deterministic and at most 253 characters.
+ */
+export function sequenceConfigMapName(scope: SequenceScope, shard: number): string {
+  const sim = scope.simName;
+  const ownerPart = scope.owner ? `-${shortHash(scope.owner.uid)}` : "";
+  const tail = `${ownerPart}-${shard.toString(16).padStart(2, "0")}`;
+  const cleaned = sim
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, "-")
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
+  const room = DNS_SUBDOMAIN_MAX - SEQUENCE_CONFIGMAP_PREFIX.length - tail.length;
+  if (cleaned === sim && cleaned.length > 0 && cleaned.length <= room) {
+    return `${SEQUENCE_CONFIGMAP_PREFIX}${cleaned}${tail}`;
+  }
+  const simPart = `-${shortHash(sim)}`;
+  const head = cleaned.slice(0, room - simPart.length).replace(/[^a-z0-9]+$/, "");
+  return `${SEQUENCE_CONFIGMAP_PREFIX}${head || "sim"}${simPart}${tail}`;
+}
+
+/** The ConfigMap as first created: labelled with the simulation, owned by its root so it goes with it. */
+export function buildSequenceConfigMap(
+  ref: { namespace: string; name: string },
+  scope: SequenceScope,
+  data: Record<string, string>,
+  annotations?: Record<string, string>,
+): ConfigMap {
+  const labels: Record<string, string> = { "app.kubernetes.io/managed-by": "simkube-fn" };
+  if (scope.simName.length <= 63 && LABEL_VALUE.test(scope.simName))
+    labels[SIMULATION_LABEL_KEY] = scope.simName;
+  const metadata: ConfigMap["metadata"] = { name: ref.name, namespace: ref.namespace, labels };
+  if (annotations) metadata.annotations = annotations;
+  if (scope.owner) metadata.ownerReferences = [ownerReference(scope.owner)];
+  return { apiVersion: "v1", kind: "ConfigMap", metadata, data };
+}
+
+// No blockOwnerDeletion: setting it needs update on the owner's finalizers, which the function does not have.
+function ownerReference(owner: SequenceOwner) {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid };
+}
+
+function describeError(err: unknown): string {
+  const e = kubeErrorOf(err);
+  if (e) return `${e.status} ${e.reason}: ${e.message}`;
+  return errorMessage(err);
+}
