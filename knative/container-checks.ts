@@ -8,7 +8,7 @@
 // Resources: Kubernetes' quantity grammar (k8s.io/apimachinery pkg/api/resource/quantity.go), no negative
 // amounts and no request above its limit (kubernetes pkg/apis/core/validation ValidateResourceRequirements).
 
-import type { ResourceOptions } from "./deployment-options.js";
+import type { ResourceOptions } from "./options.js";
 
 export class ContainerCheckError extends Error {}
 

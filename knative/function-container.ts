@@ -3,15 +3,10 @@
 // path secret read from its Secret. Pure builders.
 
 import { createHash } from "node:crypto";
-import {
-  checksPathSecret,
-  type DeployedFunction,
-  functionEnvironment,
-  PATH_SECRET_KEY,
-  pathSecretName,
-  type ResolvedOptions,
-} from "./deployment-options.js";
+import type { DeployedFunction, ResolvedOptions } from "./options.js";
+import { checksPathSecret, PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 import { podReadEnvironment } from "./pod-reads.js";
+import { functionEnvironment } from "./webhook-endpoints.js";
 
 /** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
 export const CONTAINER_PORT = 8080;

@@ -13,14 +13,10 @@ import type { IClusterIssuer } from "@kubernetes-models/cert-manager/cert-manage
 import type { IClusterDomainClaim } from "@kubernetes-models/knative/networking.internal.knative.dev/v1alpha1/ClusterDomainClaim";
 import type { IDomainMapping } from "@kubernetes-models/knative/serving.knative.dev/v1beta1/DomainMapping";
 import type { IService } from "kubernetes-models/v1/Service";
-import {
-  type DeployedFunction,
-  functionResourceName,
-  type ResolvedOptions,
-  webhookClientConfig,
-} from "./deployment-options.js";
+import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { KOURIER_GATEWAY_HTTPS_PORT, KOURIER_GATEWAY_SELECTOR, usesGatewayRoute } from "./platforms.js";
 import { buildTraefikRoute, type TraefikRouteObject } from "./traefik-route.js";
+import { functionResourceName, webhookClientConfig } from "./webhook-endpoints.js";
 
 export type GatewayRouteObject =
   | IService

@@ -11,26 +11,25 @@ import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionr
 import type { ISecret } from "kubernetes-models/v1/Secret";
 import { stringify } from "yaml";
 import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/base/index.js";
+import { resolveOptions } from "./deployment-options.js";
+import { CONTAINER_PORT, functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
+import { buildGatewayRoutes } from "./gateway-route.js";
+import { buildStack } from "./openfaas-stack.js";
 import {
   type DeployedFunction,
   type DeploymentOptions,
   DeploymentOptionsError,
-  functionResourceName,
-  PATH_SECRET_KEY,
-  pathSecretName,
   type ResolvedOptions,
-  resolveOptions,
-  webhookClientConfig,
-} from "./deployment-options.js";
-import { CONTAINER_PORT, functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
-import { buildGatewayRoutes } from "./gateway-route.js";
-import { buildStack } from "./openfaas-stack.js";
+} from "./options.js";
+import { PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 import { buildPodCreatePolicy, celString } from "./pod-create-policy.js";
 import { buildPodReadObjects } from "./pod-reads.js";
 import { buildFunctionRbac, type RbacObject, serviceAccountName } from "./rbac.js";
 import { KNATIVE_DEFAULT_ACTIVATION_SCALE } from "./scale-bounds.js";
+import { functionResourceName, webhookClientConfig } from "./webhook-endpoints.js";
 import { buildDeployment, buildFunctionService, tlsSecretName } from "./workloads.js";
 
+export { isDeploymentTarget } from "./deployment-options.js";
 export {
   DEPLOYED_FUNCTIONS,
   DEPLOYMENT_TARGETS,
@@ -38,8 +37,7 @@ export {
   type DeploymentOptions,
   DeploymentOptionsError,
   type DeploymentTarget,
-  isDeploymentTarget,
-} from "./deployment-options.js";
+} from "./options.js";
 export { type RbacObject, serviceAccountName } from "./rbac.js";
 export { CONTAINER_PORT };
 
@@ -79,7 +77,7 @@ function commonLabels(o: ResolvedOptions, component?: string): Record<string, st
   return labels;
 }
 
-export { PATH_SECRET_KEY, pathSecretName } from "./deployment-options.js";
+export { PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 
 /** The Secret with the path secret; none when there is no secret, or it lives in an existing Secret. */
 export function buildPathSecret(o: ResolvedOptions): ISecret | undefined {

@@ -14,20 +14,13 @@
 // - Pro: scale to zero after scale.zero-duration, and com.openfaas.serviceaccount runs each function as its own
 //   ServiceAccount.
 
-import {
-  checksPathSecret,
-  type DeployedFunction,
-  type DeploymentOptions,
-  functionEnvironment,
-  functionResourceName,
-  MAX_REVIEW_BYTES,
-  PATH_SECRET_KEY,
-  pathSecretName,
-  type ResolvedOptions,
-  resolveOptions,
-} from "./deployment-options.js";
+import { MAX_REVIEW_BYTES } from "./defaults.js";
+import { resolveOptions } from "./deployment-options.js";
+import type { DeployedFunction, DeploymentOptions, ResolvedOptions } from "./options.js";
+import { checksPathSecret, PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 import { podReadEnvironment } from "./pod-reads.js";
 import { serviceAccountName } from "./rbac.js";
+import { functionEnvironment, functionResourceName } from "./webhook-endpoints.js";
 
 export interface StackResources {
   memory?: string;

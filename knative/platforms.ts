@@ -12,7 +12,7 @@
 // - Managed clusters: the API server resolves public names, so a Knative domain with a trusted certificate.
 // - OpenFaaS: the gateway behind the user's TLS ingress, at /function/<name>.
 
-import type { ClusterPlatform, DeploymentOptions } from "./deployment-options.js";
+import { type ClusterPlatform, type DeploymentOptions, INGRESSES } from "./options.js";
 
 export const DEFAULT_KOURIER_NAMESPACE = "kourier-system";
 export const DEFAULT_CERT_MANAGER_NAMESPACE = "cert-manager";
@@ -25,8 +25,6 @@ export const KOURIER_GATEWAY_HTTPS_PORT = 8443;
  * provider cannot serve that route (it has no host rewrite and reaches only ClusterIP Services), so its own
  * CRDs carry the request to Knative's cluster-local route instead (knative/traefik-route.ts).
  */
-export const INGRESSES = ["kourier", "traefik"] as const;
-export type Ingress = (typeof INGRESSES)[number];
 export const DEFAULT_TRAEFIK_NAMESPACE = "traefik";
 export const DEFAULT_TRAEFIK_INTERNAL_SERVICE = { name: "traefik-internal", port: 80 } as const;
 /** The label Traefik's Helm chart (and k3s' bundled Traefik) put on its pods, and its TLS entry point. */

@@ -19,7 +19,7 @@ import {
   VIRTUAL_NODE_SELECTOR_VALUE,
 } from "../shared/base/index.js";
 import { buildDenyingPolicy } from "./denying-policy.js";
-import type { ResolvedOptions } from "./deployment-options.js";
+import type { ResolvedOptions } from "./options.js";
 import { serviceAccountUsername } from "./rbac.js";
 
 /** CEL string literal. */

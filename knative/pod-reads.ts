@@ -15,7 +15,7 @@ import type { IValidatingAdmissionPolicyBinding } from "kubernetes-models/admiss
 import type { IClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { VIRTUAL_LABEL_KEY } from "../shared/base/index.js";
 import { buildDenyingPolicy } from "./denying-policy.js";
-import type { DeployedFunction, ResolvedOptions } from "./deployment-options.js";
+import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { celString } from "./pod-create-policy.js";
 import { podReadRoleName, serviceAccountName, serviceAccountUsername } from "./rbac.js";
 

@@ -15,7 +15,8 @@ import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1
 import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import { type DeployedFunction, functionResourceName, type ResolvedOptions } from "./deployment-options.js";
+import type { DeployedFunction, ResolvedOptions } from "./options.js";
+import { functionResourceName } from "./webhook-endpoints.js";
 
 export type RbacObject = IServiceAccount | IClusterRole | IClusterRoleBinding | IRole | IRoleBinding;
 

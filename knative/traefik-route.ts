@@ -13,8 +13,9 @@
 
 import type { ICertificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate";
 import type { IService } from "kubernetes-models/v1/Service";
-import { type DeployedFunction, functionResourceName, type ResolvedOptions } from "./deployment-options.js";
+import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { TRAEFIK_SELECTOR, TRAEFIK_WEBSECURE } from "./platforms.js";
+import { functionResourceName } from "./webhook-endpoints.js";
 
 const TRAEFIK_API = "traefik.io/v1alpha1";
 

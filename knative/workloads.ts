@@ -6,9 +6,10 @@
 
 import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
 import type { IService } from "kubernetes-models/v1/Service";
-import { type DeployedFunction, functionResourceName, type ResolvedOptions } from "./deployment-options.js";
 import { functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
+import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { serviceAccountName } from "./rbac.js";
+import { functionResourceName } from "./webhook-endpoints.js";
 
 /** The port the pods serve HTTPS on; the Service's 443 forwards to it. */
 export const TLS_CONTAINER_PORT = 8443;

@@ -124,10 +124,10 @@ async function run(cmd: Command): Promise<number> {
   }
 }
 
-/** Bad configuration or options (exit 2, no usage). Imports deployment-options only on this error path. */
+/** Bad configuration or options (exit 2, no usage). Imports knative/options only on this error path. */
 async function asOptionsError(err: unknown): Promise<Error | undefined> {
   if (err instanceof ConfigError) return err;
-  const { DeploymentOptionsError } = await import("../../knative/deployment-options.js");
+  const { DeploymentOptionsError } = await import("../../knative/options.js");
   return err instanceof DeploymentOptionsError ? err : undefined;
 }
 

@@ -7,13 +7,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type PodReads, resolveOptions } from "../../knative/deployment-options.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import {
   buildAllManifests,
   buildSimulationWebhookConfiguration,
   buildWebhookConfiguration,
   type DeploymentOptions,
 } from "../../knative/manifests.js";
+import type { PodReads } from "../../knative/options.js";
 import { podCreatePolicyName } from "../../knative/pod-create-policy.js";
 import {
   podReadBindingPolicyName,

@@ -13,7 +13,7 @@ import { stringify } from "yaml";
 
 export type SecurityMode = "production" | "insecure-dev";
 
-export { newPathSecret } from "../../knative/deployment-options.js";
+export { newPathSecret } from "../../knative/path-secret-options.js";
 
 /**
  * The kubeconfig kube-apiserver reads its webhook credentials from. For a URL webhook it looks a user up by

@@ -31,7 +31,7 @@ import {
   type ReviewHandler,
   UnanswerableReviewError,
 } from "../../shared/admission/index.js";
-import { type Logger, lazyChild, type WorkLogger, withDeadline } from "../../shared/base/index.js";
+import { type Logger, lazyChild, type WorkLogger, withDeadline, withRetry } from "../../shared/base/index.js";
 import type { FunctionConfig } from "../../shared/config/index.js";
 import type { Pod } from "../../shared/kube/index.js";
 import { isTransient, type KubeApi } from "../../shared/kube/index.js";
@@ -52,7 +52,6 @@ import {
   type StepCall,
   skip,
 } from "./reschedule.js";
-import { withRetry } from "./retry.js";
 import { createRescheduleStats, type RescheduleStats } from "./stats.js";
 import { createTeardownGuard, type TeardownGuard } from "./teardown.js";
 

@@ -1,5 +1,5 @@
 export { withDeadline } from "./deadline.js";
-export { DNS1123_LABEL_RULE, isDns1123Label, isDns1123Subdomain } from "./dns-names.js";
+export { DNS1123_LABEL_RULE, isDns1035Label, isDns1123Label, isDns1123Subdomain } from "./dns-names.js";
 export type { FunctionName } from "./function-names.js";
 export { FUNCTION_NAMES, isFunctionName } from "./function-names.js";
 export {
@@ -47,4 +47,5 @@ export {
   lazyChild,
   withBindings,
 } from "./log.js";
+export { backoffDelay, withRetry } from "./retry.js";
 export { VERSION } from "./version.js";

@@ -25,8 +25,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { backoffDelay } from "../../functions/reschedule-delete/retry.js";
-import { errorMessage, SIMULATION_LABEL_KEY, withDeadline } from "../base/index.js";
+import { backoffDelay, errorMessage, SIMULATION_LABEL_KEY, withDeadline } from "../base/index.js";
 import {
   isAlreadyExists,
   isConflict,

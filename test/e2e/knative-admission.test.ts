@@ -9,8 +9,9 @@ import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { parseManifestsArgs } from "../../functions/cli/manifests/args.js";
 import { runManifests } from "../../functions/cli/manifests/command.js";
-import { type DeployedFunction, resolveOptions } from "../../knative/deployment-options.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildService, renderManifests } from "../../knative/manifests.js";
+import type { DeployedFunction } from "../../knative/options.js";
 import {
   type KnativeVerdict,
   knativeValidateBinary,

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkImage, checkResources, quantityValue } from "../../knative/container-checks.js";
-import { DEFAULT_IMAGE, DEFAULT_OPENFAAS_IMAGE, resolveOptions } from "../../knative/deployment-options.js";
+import { DEFAULT_IMAGE, DEFAULT_OPENFAAS_IMAGE } from "../../knative/defaults.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import { VERSION } from "../../shared/base/version.js";
 
 const DIGEST = `sha256:${"ab".repeat(32)}`;

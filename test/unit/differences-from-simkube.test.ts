@@ -27,8 +27,8 @@ import {
   VIRTUAL_NODE_TOLERATION,
 } from "../../functions/reschedule-delete/plan.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
-import type { DeploymentOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, buildWebhookConfiguration } from "../../knative/manifests.js";
+import type { DeploymentOptions } from "../../knative/options.js";
 import { type AdmissionReview, decodePatch } from "../../shared/admission/review.js";
 import {
   GARBAGE_COLLECTOR_USER,

@@ -12,7 +12,7 @@ import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role
 import { Secret } from "kubernetes-models/v1/Secret";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { parse, parseAllDocuments } from "yaml";
-import { type DeploymentOptions, newPathSecret, resolveOptions } from "../../knative/deployment-options.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import {
   buildAllManifests,
   buildRbac,
@@ -24,6 +24,8 @@ import {
   renderDeployment,
   renderManifests,
 } from "../../knative/manifests.js";
+import type { DeploymentOptions } from "../../knative/options.js";
+import { newPathSecret } from "../../knative/path-secret-options.js";
 import { DEFAULT_DRIVER_USERS } from "../../shared/base/identities.js";
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
-import { DeploymentOptionsError, MAX_REVIEW_BYTES } from "../../knative/deployment-options.js";
+import { MAX_REVIEW_BYTES } from "../../knative/defaults.js";
 import { renderDeployment } from "../../knative/manifests.js";
 import { buildStack, openfaasImage, type StackFile } from "../../knative/openfaas-stack.js";
+import { DeploymentOptionsError } from "../../knative/options.js";
 
 describe("OpenFaaS stack.yml", () => {
   it("one function per deployed function, built from the bundle folder with the node template", () => {

@@ -7,9 +7,9 @@ import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { parseManifestsArgs } from "../../functions/cli/manifests/args.js";
 import { caBundleFromPem } from "../../functions/cli/manifests/command.js";
-import { DeploymentOptionsError } from "../../knative/deployment-options.js";
 import { renderDeployment, renderSimulationWebhook } from "../../knative/manifests.js";
 import type { StackFile } from "../../knative/openfaas-stack.js";
+import { DeploymentOptionsError } from "../../knative/options.js";
 import { validateAgainstSchema } from "../support/manifest-schemas.js";
 
 type Doc = {

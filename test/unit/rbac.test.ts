@@ -12,8 +12,9 @@ import type { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8
 import type { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import type { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import { buildFunction } from "../../functions/runtime/registry.js";
-import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../knative/manifests.js";
+import type { DeploymentOptions } from "../../knative/options.js";
 import { OWNER_KINDS, serviceAccountName } from "../../knative/rbac.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
 import type { FunctionName } from "../../shared/base/function-names.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { backoffDelay, type RetryEvent, withRetry } from "../../functions/reschedule-delete/retry.js";
+import { backoffDelay, type RetryEvent, withRetry } from "../../shared/base/retry.js";
 import { isTransient, KubeError } from "../../shared/kube/api.js";
 
 /** A fake clock whose sleep advances time instantly. */

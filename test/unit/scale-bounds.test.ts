@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseManifestsArgs } from "../../functions/cli/manifests/args.js";
-import { type DeploymentOptions, resolveOptions } from "../../knative/deployment-options.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildServices } from "../../knative/manifests.js";
+import type { DeploymentOptions } from "../../knative/options.js";
 
 const BASE: DeploymentOptions = {
   clusterPlatform: "kind",

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { POD_READS, type PodReads } from "../../../knative/deployment-options.js";
+import { POD_READS, type PodReads } from "../../../knative/options.js";
 import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/base/index.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
 import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";

@@ -8,7 +8,7 @@ import type {
   DeploymentOptions,
   PolicyRuleInput,
   ResourceOptions,
-} from "../../../knative/deployment-options.js";
+} from "../../../knative/options.js";
 import type { FunctionTuning } from "../../../knative/tuning.js";
 import { argumentErrorMessage } from "../parse-error.js";
 

@@ -2,7 +2,7 @@
 // given, and print the YAML. The builders (knative/) do the rest and name any bad option.
 
 import { readFileSync } from "node:fs";
-import { newPathSecret } from "../../../knative/deployment-options.js";
+import { newPathSecret } from "../../../knative/path-secret-options.js";
 import { MANIFESTS_USAGE, type ManifestsRequest, ManifestsUsageError, parseManifestsArgs } from "./args.js";
 
 /** A PEM file's certificates as the caBundle field wants them: base64 of the PEM text. */

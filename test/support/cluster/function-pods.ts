@@ -18,12 +18,10 @@ import { collectionPath, objectPath } from "../../../functions/local-cluster/clu
 import { issueServingCert } from "../../../functions/local-cluster/pki.js";
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
 import { REAL_NODE_LABEL, REAL_NODE_TAINT } from "../../../functions/local-cluster/real-node/configs.js";
-import {
-  type DeploymentOptions,
-  functionResourceName,
-  resolveOptions,
-} from "../../../knative/deployment-options.js";
+import { resolveOptions } from "../../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
+import type { DeploymentOptions } from "../../../knative/options.js";
+import { functionResourceName } from "../../../knative/webhook-endpoints.js";
 import { CLIENT_CA_KEY, tlsSecretName } from "../../../knative/workloads.js";
 import type { KubeObject } from "../../../shared/kube/api.js";
 import { replaceObject } from "./kube.js";

@@ -18,14 +18,11 @@ import {
 } from "../../../functions/local-cluster/knative/apply-yaml.js";
 import { issueServingCert } from "../../../functions/local-cluster/pki.js";
 import { placedOnRealNode } from "../../../functions/local-cluster/real-node/placement.js";
-import {
-  type DeployedFunction,
-  type DeploymentOptions,
-  functionResourceName,
-  resolveOptions,
-} from "../../../knative/deployment-options.js";
+import { resolveOptions } from "../../../knative/deployment-options.js";
 import { certificateName, gatewayHost } from "../../../knative/gateway-route.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
+import type { DeployedFunction, DeploymentOptions } from "../../../knative/options.js";
+import { functionResourceName } from "../../../knative/webhook-endpoints.js";
 import { eventually, replaceObject } from "./kube.js";
 
 const KSVC = "/apis/serving.knative.dev/v1/namespaces";

@@ -11,7 +11,8 @@ import https from "node:https";
 import { startFakeApiServer } from "../../../functions/local-apiserver/server.js";
 import { createRestClient, RestError } from "../../../functions/local-cluster/rest.js";
 import { podReadBinding } from "../../../functions/reschedule-delete/pod-read-grants.js";
-import { type PodReads, resolveOptions } from "../../../knative/deployment-options.js";
+import { resolveOptions } from "../../../knative/deployment-options.js";
+import type { PodReads } from "../../../knative/options.js";
 import { podReadRoleName, serviceAccountName } from "../../../knative/rbac.js";
 import { PARTIAL_METADATA_ACCEPT } from "../../../shared/kube/partial-metadata.js";
 import {

@@ -16,8 +16,8 @@ import {
   objectPath,
 } from "../../../functions/local-cluster/cluster-objects.js";
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
-import type { DeploymentOptions } from "../../../knative/deployment-options.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
+import type { DeploymentOptions } from "../../../knative/options.js";
 import type { KubeObject } from "../../../shared/kube/api.js";
 import { createTlsSecrets, placeOnRealNode, podDeploymentOptions } from "./function-pods.js";
 
