@@ -17,12 +17,15 @@ import {
   POD_SEQUENCE_NUMBER_KEY,
   POD_SPEC_STABLE_HASH_KEY,
   SIMULATION_LABEL_KEY,
-  VIRTUAL_NODE_SELECTOR_KEY,
-  VIRTUAL_NODE_SELECTOR_VALUE,
-  VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../shared/base/index.js";
 import type { OwnerReference, Pod } from "../../shared/kube/index.js";
-import { delayAnnotationValue, type LifecycleParams } from "../../shared/simulation/index.js";
+import {
+  delayAnnotationValue,
+  type LifecycleParams,
+  toleratesVirtualNodes,
+  VIRTUAL_NODE_SELECTOR,
+  virtualNodeToleration,
+} from "../../shared/simulation/index.js";
 
 const U64_MAX = 18446744073709551615n;
 
@@ -128,10 +131,8 @@ export function addNodeSelectorTolerations(spec: Record<string, unknown>): void 
   const nodeSelector = spec.nodeSelector as StringMap;
   if (!Array.isArray(tolerations)) throw new Error("pod spec.tolerations is not a list");
   // Overwrites a different `type` selector, as SimKube does: the pod must only fit virtual nodes.
-  nodeSelector[VIRTUAL_NODE_SELECTOR_KEY] = VIRTUAL_NODE_SELECTOR_VALUE;
-  if (!tolerations.some((t) => t?.key === VIRTUAL_NODE_TOLERATION_KEY)) {
-    tolerations.push({ key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" });
-  }
+  Object.assign(nodeSelector, VIRTUAL_NODE_SELECTOR);
+  if (!toleratesVirtualNodes(tolerations)) tolerations.push(virtualNodeToleration());
 }
 
 /** The stable spec hash, and the sequence number when one was reserved. */
@@ -209,14 +210,12 @@ function mapOps(path: string, current: unknown, wanted: StringMap): Operation[] 
 
 /** addNodeSelectorTolerations as patch operations against the pod's spec. */
 function nodeSelectorTolerationOps(spec: Record<string, unknown>): Operation[] {
-  const ops = mapOps("/spec/nodeSelector", spec.nodeSelector, {
-    [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE,
-  });
-  const toleration = { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" };
+  const ops = mapOps("/spec/nodeSelector", spec.nodeSelector, VIRTUAL_NODE_SELECTOR);
+  const toleration = virtualNodeToleration();
   const tolerations = spec.tolerations;
   if (isMissing(tolerations)) ops.push({ op: "add", path: "/spec/tolerations", value: [toleration] });
   else if (!Array.isArray(tolerations)) throw new Error("pod spec.tolerations is not a list");
-  else if (!tolerations.some((t) => t?.key === VIRTUAL_NODE_TOLERATION_KEY)) {
+  else if (!toleratesVirtualNodes(tolerations)) {
     ops.push({ op: "add", path: "/spec/tolerations/-", value: toleration });
   }
   return ops;

@@ -38,6 +38,7 @@ import { isTransient, type KubeApi } from "../../shared/kube/index.js";
 import { createSimulationSource, type SimulationSource } from "../../shared/simulation/index.js";
 import { createCachedReads } from "./cached-reads.js";
 import { awaitDeletion, DEFAULT_DELETION_WAIT_MS, type DeletionWaitOptions } from "./deletion-wait.js";
+import type { TeardownReason } from "./outcomes.js";
 import { createPendingClones, type PendingClones } from "./pending-clones.js";
 import type { Candidate } from "./plan.js";
 import { triageDelete } from "./plan.js";
@@ -259,7 +260,7 @@ function awaitDeletionOf(s: HandlerState, candidate: Candidate, confirmed: Confi
 }
 
 /** What this process already knows about the candidate, with no API call: handled, or torn down. */
-function knownSkip(s: HandlerState, candidate: Candidate): string | undefined {
+function knownSkip(s: HandlerState, candidate: Candidate): "already-handled" | TeardownReason | undefined {
   if (s.handled.has(candidate.uid)) return "already-handled";
   if (!candidate.directRoot) return undefined;
   return s.world.teardown.known({ namespace: candidate.namespace, root: candidate.directRoot });

@@ -29,16 +29,6 @@ import { type Candidate, confirmsInterruption } from "./plan.js";
 /** The SimulationRoot as read from the API, reduced to what an ownerReference to it must match. */
 export type RootRef = Required<Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">>;
 
-export type LiveSkip =
-  | "root-gone"
-  | "not-in-simulation"
-  | "namespace-not-virtual"
-  | "pod-gone"
-  | "uid-mismatch"
-  | "live-pod-not-interrupted"
-  | "not-bare"
-  | "not-owned-by-root";
-
 /** The root read by its name is this Simulation's: owned by the Simulation, with its uid (a rerun gets a new one). */
 export function checkSimulationRoot(
   root: KubeObject | undefined,

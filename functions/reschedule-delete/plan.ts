@@ -25,9 +25,6 @@ import {
   ORIG_OWNER_ANNOTATION_KEY,
   SIMKUBE_API_VERSION,
   SIMULATION_ROOT_KIND,
-  VIRTUAL_NODE_SELECTOR_KEY,
-  VIRTUAL_NODE_SELECTOR_VALUE,
-  VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../shared/base/index.js";
 import type { Pod, PodCondition } from "../../shared/kube/index.js";
 import {
@@ -37,8 +34,10 @@ import {
   sanitizeObject,
   stripSimkubeMetadata,
 } from "../../shared/kube/index.js";
+import { pinToVirtualNodes } from "../../shared/simulation/index.js";
 import { pinNodeAffinityTerms, withoutNamedAccountToken } from "./clone-fence.js";
 import { buildCloneName } from "./clone-name.js";
+import type { TriageSkip } from "./outcomes.js";
 
 const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
   GARBAGE_COLLECTOR_USER,
@@ -47,25 +46,9 @@ const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
 
 export type InterruptionCause = "disruption-target" | "deleted-by-user";
 
-export type SkipReason =
-  | "not-delete"
-  | "not-a-pod"
-  | "dry-run"
-  | "no-old-object"
-  | "no-uid"
-  | "not-in-simulation"
-  | "not-bare"
-  | "not-running"
-  | "succeeded"
-  | "driver-delete"
-  | "teardown-controller"
-  | "controller-manager"
-  | "final-phase"
-  | "no-user";
-
 export type Judgement =
   | { interrupted: true; cause: InterruptionCause; detail: string }
-  | { interrupted: false; reason: SkipReason };
+  | { interrupted: false; reason: TriageSkip };
 
 export function podPhase(pod: Pod): string | undefined {
   const phase = pod.status?.phase;
@@ -146,7 +129,7 @@ export interface Candidate {
   directRoot?: OwnerReference;
 }
 
-export type Triage = { candidate: Candidate } | { skip: SkipReason };
+export type Triage = { candidate: Candidate } | { skip: TriageSkip };
 
 /**
  * The checks that need no API call, cheapest first: operation, dry run, oldObject, bare, interruption.
@@ -182,32 +165,6 @@ export function triageDelete(request: AdmissionRequest, driverUsers: readonly st
   return { candidate };
 }
 
-/** The toleration SimKube's virtual nodes need (their taint is `kwok-provider` NoSchedule). */
-export const VIRTUAL_NODE_TOLERATION = {
-  key: VIRTUAL_NODE_TOLERATION_KEY,
-  operator: "Exists",
-  effect: "NoSchedule",
-} as const;
-
-/**
- * Pinned to virtual nodes by the clone itself, not by what the interrupted pod happened to carry:
- * `nodeSelector.type: virtual` set, and exactly one `kwok-provider` toleration, SimKube's (any other
- * toleration of that key, which might tolerate more, is dropped). A clone must never reach a real node,
- * even if mutate-create is not called for it.
- */
-export function pinToVirtualNodes(spec: Record<string, unknown>): Record<string, unknown> {
-  const nodeSelector = isRecord(spec.nodeSelector) ? spec.nodeSelector : {};
-  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
-  return {
-    ...spec,
-    nodeSelector: { ...nodeSelector, [VIRTUAL_NODE_SELECTOR_KEY]: VIRTUAL_NODE_SELECTOR_VALUE },
-    tolerations: [
-      ...tolerations.filter((t) => !(isRecord(t) && t.key === VIRTUAL_NODE_TOLERATION_KEY)),
-      { ...VIRTUAL_NODE_TOLERATION },
-    ],
-  };
-}
-
 /**
  * The pod that replaces an interrupted one (SimKube's rule): sanitized, without simkube.io labels and
  * annotations (mutate-create adds this run's again), without node and status, named `<name>-clone-N`, and
@@ -229,7 +186,7 @@ export function buildClone(pod: Pod, root: OwnerReference): Pod {
     annotations,
     ownerReferences: [{ ...root }],
   };
-  const spec = withoutNamedAccountToken(pinNodeAffinityTerms(pinToVirtualNodes(clone.spec ?? {})));
+  const spec = withoutNamedAccountToken(pinNodeAffinityTerms(pinToVirtualNodes(clone.spec ?? {}, "only")));
   delete spec.nodeName;
   delete spec.ephemeralContainers;
   clone.spec = spec;

@@ -27,30 +27,19 @@ import {
   checkSimulationRoot,
   checkVirtualNamespace,
   confirmLivePod,
-  type LiveSkip,
   owningSimulationName,
   type RootRef,
   virtualNamespaceRootOf,
 } from "./live-checks.js";
-import { buildClone, type Candidate, type SkipReason } from "./plan.js";
+import type { RescheduleOutcome } from "./outcomes.js";
+import { buildClone, type Candidate } from "./plan.js";
 import { type PodReadGrants, podReadIn } from "./pod-read-grants.js";
 import type { RescheduleStats } from "./stats.js";
-import type { TeardownGuard, TeardownReason, TeardownTarget } from "./teardown.js";
-
-/** Why a review ended without a clone, beyond the triage's reasons. */
-export type HandlerSkip =
-  | LiveSkip
-  | TeardownReason
-  | "already-handled"
-  | "rescheduling-off"
-  | "error"
-  | "answer-deadline"
-  | "no-deletion-seen"
-  | "pending-full";
+import type { TeardownGuard, TeardownTarget } from "./teardown.js";
 
 /** How a review ended: a skip reason, or "cloned" (created now, or found already created). */
 export type Decision =
-  | { reason: SkipReason | HandlerSkip; clone?: string }
+  | { reason: Exclude<RescheduleOutcome, "cloned">; clone?: string }
   | { reason: "cloned"; clone: string };
 
 /** Everything checked on the live pod; what the clone is made from once the deletion shows. */
@@ -85,7 +74,7 @@ export interface RescheduleWorld {
   podReads?: PodReadGrants;
 }
 
-export function skip(reason: SkipReason | HandlerSkip): Decision {
+export function skip(reason: Exclude<RescheduleOutcome, "cloned">): Decision {
   return { reason };
 }
 

@@ -1,14 +1,16 @@
 // reschedule-delete's counters, served at GET /stats (the load test and operators read them): reviews,
-// one decision per review by reason, interruptions by cause, clone outcomes, retries, clones waiting for
-// their deletion.
+// one decision per review by outcome (outcomes.ts), interruptions by cause, clone outcomes, retries, clones
+// waiting for their deletion.
+
+import type { RescheduleOutcome } from "./outcomes.js";
 
 export type CloneOutcome = "created" | "alreadyExisted" | "failed";
 
 // A type, not an interface: it must be assignable to Record<string, unknown> (what GET /stats serves).
 export type RescheduleStatsSnapshot = {
   reviews: number;
-  /** One per review: a skip reason ("not-bare", "final-phase", "namespace-terminating", ...) or "cloned". */
-  decisions: Record<string, number>;
+  /** One per review, by outcome (outcomes.ts); only the outcomes seen so far, sorted. */
+  decisions: Partial<Record<RescheduleOutcome, number>>;
   /** Reviews judged interruptions, by DisruptionTarget reason or `user:<name>`. */
   interruptions: Record<string, number>;
   clones: Record<CloneOutcome, number>;
@@ -20,7 +22,7 @@ export type RescheduleStatsSnapshot = {
 
 export interface RescheduleStats {
   review(): void;
-  decision(reason: string): void;
+  decision(outcome: RescheduleOutcome): void;
   interruption(detail: string): void;
   clone(outcome: CloneOutcome): void;
   retry(): void;
@@ -46,15 +48,15 @@ export function createRescheduleStats(): RescheduleStats {
   let reviews = 0;
   let retries = 0;
   let pendingSize = () => 0;
-  const decisions = new Map<string, number>();
+  const decisions = new Map<RescheduleOutcome, number>();
   const interruptions = new Map<string, number>();
   const clones: Record<CloneOutcome, number> = { created: 0, alreadyExisted: 0, failed: 0 };
   return {
     review() {
       reviews++;
     },
-    decision(reason) {
-      bump(decisions, reason);
+    decision(outcome) {
+      decisions.set(outcome, (decisions.get(outcome) ?? 0) + 1);
     },
     interruption(detail) {
       bump(interruptions, detail);

@@ -14,13 +14,7 @@ import { LRUCache } from "lru-cache";
 import type { KubeApi, KubeObject, OwnerReference } from "../../shared/kube/index.js";
 import { isSimulationOver, type Simulation } from "../../shared/simulation/index.js";
 import { type CachedReads, createCachedReads } from "./cached-reads.js";
-
-export type TeardownReason =
-  | "simulation-over"
-  | "root-deleting"
-  | "root-gone"
-  | "namespace-terminating"
-  | "namespace-gone";
+import type { TeardownReason } from "./outcomes.js";
 
 export interface TeardownTarget {
   /** The pod's namespace. */

@@ -10,3 +10,11 @@ export {
   virtualNsPrefix,
   wantsBarePodRescheduling,
 } from "./simulation.js";
+export type { TolerationRule } from "./virtual-nodes.js";
+export {
+  pinToVirtualNodes,
+  toleratesVirtualNodes,
+  VIRTUAL_NODE_SELECTOR,
+  virtualNodeToleration,
+  withVirtualNodeToleration,
+} from "./virtual-nodes.js";

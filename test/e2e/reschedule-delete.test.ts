@@ -14,6 +14,7 @@ import {
   buildRescheduleDeleteDeps,
   createRescheduleDeleteHandler,
 } from "../../functions/reschedule-delete/handler.js";
+import type { RescheduleOutcome } from "../../functions/reschedule-delete/outcomes.js";
 import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/stats.js";
 import { createApp, listen } from "../../functions/runtime/http-server.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
@@ -469,7 +470,11 @@ describe("reschedule-delete against the fake API server", () => {
     }
 
     /** Store `live`, post a review that shows it as the simulation's own bare pod, check nothing appeared. */
-    async function forge(env: Env, live: PodOptions & { name: string; namespace: string }, reason: string) {
+    async function forge(
+      env: Env,
+      live: PodOptions & { name: string; namespace: string },
+      reason: RescheduleOutcome,
+    ) {
       const stored = env.api.store.put(
         buildPod({ nodeName: "kwok-node-1", spec: DEFAULTED_SPEC, ownerReferences: [], ...live }),
       );

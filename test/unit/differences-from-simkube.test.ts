@@ -20,12 +20,7 @@ import {
   confirmLivePod,
 } from "../../functions/reschedule-delete/live-checks.js";
 import { createPendingClones } from "../../functions/reschedule-delete/pending-clones.js";
-import {
-  buildClone,
-  judgeDeletion,
-  triageDelete,
-  VIRTUAL_NODE_TOLERATION,
-} from "../../functions/reschedule-delete/plan.js";
+import { buildClone, judgeDeletion, triageDelete } from "../../functions/reschedule-delete/plan.js";
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
 import { buildSimulationWebhookConfiguration, buildWebhookConfiguration } from "../../knative/manifests.js";
 import type { DeploymentOptions } from "../../knative/options.js";
@@ -46,6 +41,7 @@ import type { Pod } from "../../shared/kube/pod.js";
 import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
 import { createMemorySequenceStore } from "../../shared/sequence/store.js";
 import { createSimulationSource } from "../../shared/simulation/simulation.js";
+import { virtualNodeToleration } from "../../shared/simulation/virtual-nodes.js";
 import { chooseLifecycleList, completionTime } from "../../shared/trace/lifecycle.js";
 import {
   buildCreateReview,
@@ -239,7 +235,7 @@ const DIFFERENCES: Record<string, Check> = {
     const pod = replicaSetPod();
     const out = patched(await mutateCreate(ORPHANED())(buildCreateReview({ pod })), pod);
     assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
-    assert.deepEqual(out.spec?.tolerations, [VIRTUAL_NODE_TOLERATION]);
+    assert.deepEqual(out.spec?.tolerations, [virtualNodeToleration()]);
     assert.equal(out.metadata?.annotations?.[HASH_KEY], podSpecHash(pod));
     assert.equal(out.metadata?.annotations?.[SEQ_KEY], undefined);
   },
@@ -417,7 +413,7 @@ const DIFFERENCES: Record<string, Check> = {
     const pod = buildPod({ spec: { containers: [], tolerations: [loose] } });
     const clone = buildClone(pod, rootOwnerRef());
     assert.deepEqual(clone.spec?.nodeSelector, { type: "virtual" });
-    assert.deepEqual(clone.spec?.tolerations, [VIRTUAL_NODE_TOLERATION]);
+    assert.deepEqual(clone.spec?.tolerations, [virtualNodeToleration()]);
   },
   "clone-owner": () => {
     const root = rootOwnerRef();
@@ -548,7 +544,7 @@ const SAME: Record<string, Check> = {
       HASH_KEY,
     ]);
     assert.deepEqual(out.spec?.nodeSelector, { type: "virtual" });
-    assert.deepEqual(out.spec?.tolerations, [VIRTUAL_NODE_TOLERATION]);
+    assert.deepEqual(out.spec?.tolerations, [virtualNodeToleration()]);
   },
   "completion-time-format": () => {
     // 61 s at speed 2 is 30.5 s, truncated to 30; a whole second has no fraction.

@@ -4,7 +4,6 @@ import {
   buildClone,
   type Judgement,
   judgeDeletion,
-  pinToVirtualNodes,
   triageDelete,
 } from "../../functions/reschedule-delete/plan.js";
 import type { AdmissionRequest } from "../../shared/admission/review.js";
@@ -19,6 +18,7 @@ import {
   SIMKUBE_DRIVER_USER,
 } from "../../shared/base/identities.js";
 import type { Pod } from "../../shared/kube/pod.js";
+import { pinToVirtualNodes } from "../../shared/simulation/virtual-nodes.js";
 import {
   buildCreateReview,
   buildDeleteReview,
@@ -313,7 +313,7 @@ describe("pinToVirtualNodes", () => {
   ];
   for (const [name, spec, expected] of cases) {
     it(name, () => {
-      assert.deepEqual(pinToVirtualNodes(spec), expected);
+      assert.deepEqual(pinToVirtualNodes(spec, "only"), expected);
     });
   }
 });

@@ -6,11 +6,9 @@ import {
   ORIG_NAMESPACE_ANNOTATION_KEY,
   SIMULATION_LABEL_KEY,
   VIRTUAL_LABEL_KEY,
-  VIRTUAL_NODE_SELECTOR_KEY,
-  VIRTUAL_NODE_SELECTOR_VALUE,
-  VIRTUAL_NODE_TOLERATION_KEY,
 } from "../../../shared/base/index.js";
 import type { KubeObject } from "../../../shared/kube/index.js";
+import { VIRTUAL_NODE_SELECTOR, withVirtualNodeToleration } from "../../../shared/simulation/index.js";
 import type { TracerConfig } from "../../../shared/trace/index.js";
 
 export const APP_NAME_LABEL_KEY = "app.kubernetes.io/name";
@@ -78,12 +76,11 @@ function pinTemplate(template: Json, originalNamespace: string): void {
   const metadata = objectAt(template, "metadata");
   objectAt(metadata, "annotations")[ORIG_NAMESPACE_ANNOTATION_KEY] = originalNamespace;
   const spec = objectAt(template, "spec");
-  objectAt(spec, "nodeSelector")[VIRTUAL_NODE_SELECTOR_KEY] = VIRTUAL_NODE_SELECTOR_VALUE;
-  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
-  spec.tolerations = [
-    ...tolerations,
-    { key: VIRTUAL_NODE_TOLERATION_KEY, operator: "Exists", effect: "NoSchedule" },
-  ];
+  Object.assign(objectAt(spec, "nodeSelector"), VIRTUAL_NODE_SELECTOR);
+  spec.tolerations = withVirtualNodeToleration(
+    Array.isArray(spec.tolerations) ? spec.tolerations : [],
+    "append",
+  );
   // The virtual nodes run nothing: a port would only make the scheduler look for host-port conflicts.
   for (const list of [spec.containers, spec.initContainers]) {
     if (!Array.isArray(list)) continue;
