@@ -23,10 +23,9 @@
 // Concurrent next() calls for one shard in one process share a single read-modify-write (group commit):
 // whoever waits while a write is in flight joins the next one and all of them get consecutive numbers.
 
-import { createHash, randomBytes } from "node:crypto";
-import type { V1ConfigMap } from "@kubernetes/client-node";
+import { randomBytes } from "node:crypto";
 import { backoffDelay } from "../../functions/reschedule-delete/retry.js";
-import { errorMessage, SIMULATION_LABEL_KEY, withDeadline } from "../base/index.js";
+import { errorMessage, withDeadline } from "../base/index.js";
 import {
   isAlreadyExists,
   isConflict,
@@ -34,10 +33,16 @@ import {
   isTransient,
   type KubeApi,
   KubeError,
-  type KubeObject,
   kubeErrorOf,
   type ObjectRef,
 } from "../kube/index.js";
+import {
+  cachedConfigMapName,
+  type NameCache,
+  SEQUENCE_SHARD_COUNT,
+  sequenceShardOf,
+} from "./cluster-naming.js";
+import { type ClusterSequenceStoreOptions, resolveSettings, type StoreSettings } from "./cluster-settings.js";
 import {
   type ForeignLease,
   foreignLeaseBinds,
@@ -67,75 +72,13 @@ import {
   storedCount,
 } from "./shard.js";
 import {
-  checkSequenceHash,
-  type SequenceOwner,
-  type SequenceScope,
-  type SequenceStore,
-  SequenceStoreError,
-} from "./store.js";
-
-export { reserve } from "./shard.js";
-
-export const SEQUENCE_CONFIGMAP_PREFIX = "sk-fn-seq-";
-
-/**
- * Shards per simulation run. A counter takes ~21 bytes of data (a u64 key of 19.4 digits on average and a
- * short count), so 100,000 hashes make ~390 entries and ~8.5 KB per shard, under 1% of the 1 MiB a
- * ConfigMap may hold; a shard fills at ~50,000 entries, i.e. ~12 million distinct hashes in one run. Every
- * write sends and stores its whole shard, so the shard size is what a write costs: with 64 shards, 100,000
- * hashes made writes ~20x slower than 1,000 against the API double. Changing the count moves hashes to
- * other objects: only between simulation runs.
- */
-export const SEQUENCE_SHARD_COUNT = 256;
-
-/** The API server refuses a ConfigMap whose data keys and values add up to more (kubernetes/kubernetes
- * pkg/apis/core/validation: ValidateConfigMap, MaxSecretSize). */
-export const CONFIGMAP_DATA_LIMIT_BYTES = 1024 * 1024;
-
-/**
- * How long next() may take by default. It was 3 s, and under CPU load the deadline denied pods whose writes
- * were merely slow; the webhook allows 30 s (knative/tuning.ts).
- */
-export const DEFAULT_SEQUENCE_DEADLINE_MS = 10_000;
-
-export interface ClusterSequenceStoreOptions {
-  /** Where the ConfigMaps live: the function's own namespace (its Role grants access there). */
-  namespace: string;
-  /**
-   * How long one next() may take before it fails. Default DEFAULT_SEQUENCE_DEADLINE_MS, a third of the
-   * webhook's 30 s timeout (knative/tuning.ts), so that the rest of the review and the answer still fit.
-   */
-  deadlineMs?: number;
-  /** Read-modify-write attempts one next() may take part in. Default 25. */
-  maxAttempts?: number;
-  /** First backoff step after a conflict or transient error, doubled per failure in a row. Default 5. */
-  backoffBaseMs?: number;
-  /** Largest backoff step after a transient error (the API server is struggling). Default 200. */
-  backoffMaxMs?: number;
-  /**
-   * Largest backoff step after a 409. A conflict means another replica just made progress, not that the
-   * API server is overloaded, so the cap is low: a long backoff only lets the replicas that won last
-   * time win again. Default 20 (two to four round trips of a real API server).
-   */
-  conflictBackoffMaxMs?: number;
-  /** [0, 1); jitter source. Default Math.random. */
-  random?: () => number;
-  /** Backoff sleep. Default setTimeout. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Milliseconds clock for deadlines. Default performance.now. */
-  now?: () => number;
-  /** Epoch milliseconds, stored with each write record. Default Date.now. */
-  wallClock?: () => number;
-  /** This process's name in the shards' write records. Default: 12 random hex digits. */
-  writerId?: string;
-  /**
-   * Whether a replica alone on a hot shard may lease it and reserve numbers ahead (sequence-lease.ts).
-   * Default true. Off, every batch of numbers is one write, as before the lease existed.
-   */
-  lease?: boolean;
-}
-
-type ConfigMap = V1ConfigMap & KubeObject;
+  buildSequenceConfigMap,
+  CONFIGMAP_DATA_LIMIT_BYTES,
+  type ConfigMap,
+  configMapDataSize,
+  metadataForWrite,
+} from "./shard-configmap.js";
+import { checkSequenceHash, type SequenceScope, type SequenceStore, SequenceStoreError } from "./store.js";
 
 interface Pending {
   hash: string;
@@ -228,21 +171,6 @@ type AttemptResult =
   | { kind: "retry"; backoff: "none" | "conflict" | "transient" | "lease"; error: unknown }
   | { kind: "fail"; error: SequenceStoreError; batch: Pending[] };
 
-/** The options with their defaults applied. */
-interface StoreSettings {
-  namespace: string;
-  deadlineMs: number;
-  maxAttempts: number;
-  backoffBaseMs: number;
-  backoffMaxMs: number;
-  conflictBackoffMaxMs: number;
-  random: () => number;
-  sleep: (ms: number) => Promise<void>;
-  now: () => number;
-  wallClock: () => number;
-  lease: boolean;
-}
-
 /** One store: the API, its settings and the shards this process has used. */
 interface StoreState {
   kube: KubeApi;
@@ -255,50 +183,13 @@ interface StoreState {
    * a name hashes the owner uid with sha256 and cleans the simulation name, ~1 us per review otherwise.
    * It grows as `counters` does, by the runs this process served.
    */
-  names: Map<string, Map<string, string[]>>;
+  names: NameCache;
   /** After close(): no lease is taken any more. */
   closing: boolean;
 }
 
-function resolveSettings(options: ClusterSequenceStoreOptions): StoreSettings {
-  const backoffMaxMs = options.backoffMaxMs ?? 200;
-  return {
-    namespace: options.namespace,
-    deadlineMs: options.deadlineMs ?? DEFAULT_SEQUENCE_DEADLINE_MS,
-    maxAttempts: options.maxAttempts ?? 25,
-    backoffBaseMs: options.backoffBaseMs ?? 5,
-    backoffMaxMs,
-    conflictBackoffMaxMs: Math.min(options.conflictBackoffMaxMs ?? 20, backoffMaxMs),
-    random: options.random ?? Math.random,
-    sleep: options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
-    now: options.now ?? (() => performance.now()),
-    wallClock: options.wallClock ?? Date.now,
-    lease: options.lease ?? true,
-  };
-}
-
-function counterName(state: StoreState, scope: SequenceScope, shard: number): string {
-  let byOwner = state.names.get(scope.simName);
-  if (byOwner === undefined) {
-    byOwner = new Map();
-    state.names.set(scope.simName, byOwner);
-  }
-  const ownerUid = scope.owner?.uid ?? "";
-  let byShard = byOwner.get(ownerUid);
-  if (byShard === undefined) {
-    byShard = [];
-    byOwner.set(ownerUid, byShard);
-  }
-  let name = byShard[shard];
-  if (name === undefined) {
-    name = sequenceConfigMapName(scope, shard);
-    byShard[shard] = name;
-  }
-  return name;
-}
-
 function counterFor(state: StoreState, scope: SequenceScope, hash: string): Counter {
-  const name = counterName(state, scope, sequenceShardOf(hash));
+  const name = cachedConfigMapName(state.names, scope, sequenceShardOf(hash));
   let counter = state.counters.get(name);
   if (counter === undefined) {
     counter = {
@@ -689,18 +580,6 @@ function shardObject(
 }
 
 /**
- * The metadata a PUT sends back: the base copy's, without managedFields. An update that omits managedFields
- * keeps the stored ones (kubernetes.io "Server-Side Apply", managed fields), and the API server then neither
- * decodes nor compares them: measured against the real API server on the 2-core machine with a 5-counter
- * shard, 10-20% less API-server CPU and 20-35% less client CPU per PUT (docs/performance.md).
- */
-export function metadataForWrite(meta: ConfigMap["metadata"]): ConfigMap["metadata"] {
-  if (meta?.managedFields === undefined) return meta;
-  const { managedFields: _stored, ...rest } = meta;
-  return rest;
-}
-
-/**
  * Keeps the copy the API server answered, who else has been writing it, and whose lease is on it. A copy
  * that was read (not our own write's answer) also checks our lease: when it no longer backs our pools, the
  * lease was taken over and its pools are not ours any more.
@@ -1036,78 +915,6 @@ export function createClusterSequenceStore(
       return closeStore(state);
     },
   };
-}
-
-const DNS_SUBDOMAIN_MAX = 253;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 10);
-}
-
-/** Which shard holds a hash's counter: FNV-1a (32-bit) of the hash string, modulo the shard count. */
-export function sequenceShardOf(hash: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < hash.length; i++) {
-    h ^= hash.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % SEQUENCE_SHARD_COUNT;
-}
-
-/**
- * Bytes the API server counts against a ConfigMap's limit: every data key and value. Keys are checked
- * hashes and values are counts, all ASCII, so string length is byte length (a hand-edited non-ASCII value
- * is undercounted and then refused by the API server with its own 422).
- */
-export function configMapDataSize(data: Record<string, string>): number {
-  let size = 0;
-  for (const key in data) size += key.length + (data[key] as string).length;
-  return size;
-}
-
-/**
- * `sk-fn-seq-<sim>-<hash of the owner uid>-<shard, 2 hex digits>`: per run of a simulation, so a rerun
- * under the same name starts from 0 instead of racing the garbage collector for the previous run's
- * objects. A sim name that is not a valid DNS name, or is too long, is cleaned up and tagged with its
- * own hash so that different names never share an object. Deterministic and at most 253 characters.
- */
-export function sequenceConfigMapName(scope: SequenceScope, shard: number): string {
-  const sim = scope.simName;
-  const ownerPart = scope.owner ? `-${shortHash(scope.owner.uid)}` : "";
-  const tail = `${ownerPart}-${shard.toString(16).padStart(2, "0")}`;
-  const cleaned = sim
-    .toLowerCase()
-    .replace(/[^a-z0-9.-]+/g, "-")
-    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
-  const room = DNS_SUBDOMAIN_MAX - SEQUENCE_CONFIGMAP_PREFIX.length - tail.length;
-  if (cleaned === sim && cleaned.length > 0 && cleaned.length <= room) {
-    return `${SEQUENCE_CONFIGMAP_PREFIX}${cleaned}${tail}`;
-  }
-  const simPart = `-${shortHash(sim)}`;
-  const head = cleaned.slice(0, room - simPart.length).replace(/[^a-z0-9]+$/, "");
-  return `${SEQUENCE_CONFIGMAP_PREFIX}${head || "sim"}${simPart}${tail}`;
-}
-
-/** The ConfigMap as first created: labelled with the simulation, owned by its root so it goes with it. */
-export function buildSequenceConfigMap(
-  ref: { namespace: string; name: string },
-  scope: SequenceScope,
-  data: Record<string, string>,
-  annotations?: Record<string, string>,
-): ConfigMap {
-  const labels: Record<string, string> = { "app.kubernetes.io/managed-by": "simkube-fn" };
-  if (scope.simName.length <= 63 && LABEL_VALUE.test(scope.simName))
-    labels[SIMULATION_LABEL_KEY] = scope.simName;
-  const metadata: ConfigMap["metadata"] = { name: ref.name, namespace: ref.namespace, labels };
-  if (annotations) metadata.annotations = annotations;
-  if (scope.owner) metadata.ownerReferences = [ownerReference(scope.owner)];
-  return { apiVersion: "v1", kind: "ConfigMap", metadata, data };
-}
-
-// No blockOwnerDeletion: setting it needs update on the owner's finalizers, which the function does not have.
-function ownerReference(owner: SequenceOwner) {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid };
 }
 
 function describeError(err: unknown): string {
