@@ -3,13 +3,14 @@
 //
 // Sharded so that no object grows with the trace: a simulation run has up to SEQUENCE_SHARD_COUNT
 // ConfigMaps, and a spec hash always lives in shard fnv1a(hash) % SEQUENCE_SHARD_COUNT. Each shard is an
-// independent counter below (its own cached object and resourceVersion, its own queue and writes).
+// independent counter (Counter in counter-state.ts: its own cached object and resourceVersion, its own queue
+// and writes).
 //
 // Data: { "<spec hash>": "<next free number>" }. A number is handed out only after the PUT (or POST) that
 // reserved it is known to have landed. Exact: the store skips no number for its own reasons.
 //   - A write whose outcome is unknown (no answer, 5xx, our own timeout) is resolved by reading the object
 //     back: each write records its id in the object, so the read tells whether it landed
-//     (sequence-shard.ts). If it did, its callers get its numbers; if not, they take part in the next write.
+//     (shard.ts). If it did, its callers get its numbers; if not, they take part in the next write.
 //   - A caller whose deadline passes while its write is in flight is denied; if that write lands, its number
 //     goes to the shard's free list and is handed out next (lowest first), by any replica.
 // What can still leave a hole is outside the store: a CREATE admitted and then refused by the API server
@@ -24,8 +25,7 @@
 // whoever waits while a write is in flight joins the next one and all of them get consecutive numbers.
 
 import { randomBytes } from "node:crypto";
-import { backoffDelay } from "../../functions/reschedule-delete/retry.js";
-import { errorMessage, withDeadline } from "../base/index.js";
+import { withDeadline } from "../base/index.js";
 import {
   isAlreadyExists,
   isConflict,
@@ -34,43 +34,34 @@ import {
   type KubeApi,
   KubeError,
   kubeErrorOf,
-  type ObjectRef,
 } from "../kube/index.js";
-import {
-  cachedConfigMapName,
-  type NameCache,
-  SEQUENCE_SHARD_COUNT,
-  sequenceShardOf,
-} from "./cluster-naming.js";
+import { backoffAfter, turnAfterWrite } from "./backoff.js";
+import { SEQUENCE_SHARD_COUNT } from "./cluster-naming.js";
 import { type ClusterSequenceStoreOptions, resolveSettings, type StoreSettings } from "./cluster-settings.js";
 import {
-  type ForeignLease,
+  type Counter,
+  counterFor,
+  describeError,
+  fail,
+  type Pending,
+  type ShardWrite,
+  type StoreState,
+  where,
+} from "./counter-state.js";
+import {
   foreignLeaseBinds,
-  HOLDER_VALID_MS,
   isLeaseWanted,
-  LEASE_IDLE_MS,
-  LEASE_RENEW_MS,
-  leaseMarker,
   leaseOf,
   nextReserve,
-  observeForeignLease,
-  type Pool,
-  poolsStillHeld,
   RESERVE_MIN,
   returnReserves,
   withLease,
   withLeaseWanted,
   withoutLease,
 } from "./lease.js";
-import {
-  annotationsForWrite,
-  freeNumbersOf,
-  landedWriteId,
-  mergeFree,
-  otherActiveWriters,
-  reserve,
-  storedCount,
-} from "./shard.js";
+import { isLow, lowPools, serveFromPools, takeFromPool } from "./lease-pools.js";
+import { annotationsForWrite, freeNumbersOf, mergeFree, reserve, storedCount } from "./shard.js";
+import { decideUnknown, hasBookkeeping, landed, see } from "./shard-answers.js";
 import {
   buildSequenceConfigMap,
   CONFIGMAP_DATA_LIMIT_BYTES,
@@ -79,332 +70,6 @@ import {
   metadataForWrite,
 } from "./shard-configmap.js";
 import { checkSequenceHash, type SequenceScope, type SequenceStore, SequenceStoreError } from "./store.js";
-
-interface Pending {
-  hash: string;
-  deadline: number;
-  attempts: number;
-  settled: boolean;
-  resolve(seq: number): void;
-  reject(err: SequenceStoreError): void;
-}
-
-/**
- * What a write does: "numbers" gives its batch numbers from the counters; "lease" takes or renews the lease
- * and grows the pools of `grow`; "release" gives the pools' rest back, lets go, then numbers its batch like
- * "numbers"; "ask" asks another replica's lease to be let go (sequence-lease.ts).
- */
-type WriteKind = "numbers" | "lease" | "release" | "ask";
-
-/** One write of a batch's numbers (and of the bookkeeping annotations) to a shard. */
-interface ShardWrite {
-  kind: WriteKind;
-  /** This process's id of the write, recorded in the object (WRITES_ANNOTATION) by the write itself. */
-  id: number;
-  /** When it was planned (this process's clock): a lease write's lease runs from here. */
-  plannedAt: number;
-  /** Lease writes: each hash's pool after the write ([from, limit) and the reserve it was grown by). */
-  grow: Map<string, { from: number; limit: number; reserve: number }>;
-  /** The resourceVersion the write was based on; "" for a create. */
-  baseRv: string;
-  batch: Pending[];
-  numbers: number[];
-  /** The orphans (below) this write stores in the free list or hands out again. */
-  orphans: Map<string, number[]>;
-  object: ConfigMap;
-}
-
-/** The state of one shard of a simulation run's counters (one ConfigMap) in this process. */
-interface Counter {
-  ref: ObjectRef & { namespace: string };
-  scope: SequenceScope;
-  /** The object as last answered by the API server; undefined when it must be read first. */
-  cached: ConfigMap | undefined;
-  /** Calls waiting for a number, oldest first; only next() appends and only drain() removes. */
-  queue: Pending[];
-  draining: boolean;
-  /** The id of this process's last write to the shard. */
-  lastWriteId: number;
-  /**
-   * Writes whose outcome is unknown (no answer, 5xx, our own timeout), all based on the same version: the
-   * next read of another version tells which one landed, if any (sequence-shard.ts, landedWriteId).
-   */
-  unknown: ShardWrite[];
-  /** Numbers our landed writes reserved for callers that had given up; the next write frees them. */
-  orphans: Map<string, number[]>;
-  /** Round trip of this shard's writes that were answered, ms (moving average; 0 before the first). */
-  writeMs: number;
-  /** Other replicas that wrote the shard lately, as of the last copy of it we saw (otherActiveWriters). */
-  contenders: number;
-  /** Our lease on the shard; undefined when we do not hold one. */
-  lease: HeldLease | undefined;
-  /** Another replica's lease, as we last saw it; undefined when the shard had none. */
-  foreign: ForeignLease | undefined;
-  /** A lease write due when no caller waits: renew it, or let go. */
-  chore: "renew" | "release" | undefined;
-  /** When our last write to the shard landed (this process's clock), and the hashes it numbered or grew. */
-  lastLandedAt: number;
-  lastHashes: Set<string>;
-  /** The drain() running now, for close() to wait on. */
-  drained: Promise<void>;
-}
-
-/** This replica's lease on a shard (sequence-lease.ts). */
-interface HeldLease {
-  /** Numbers reserved per hash, handed out in order without a write. */
-  pools: Map<string, Pool>;
-  /** Numbers are handed out from the pools until then: HOLDER_VALID_MS after the last lease write was planned. */
-  validUntil: number;
-  /** Another replica asked for the shard (LEASE_WANTED_ANNOTATION): we let go at our next write. */
-  wanted: boolean;
-  /** When the last lease write was planned. */
-  renewedAt: number;
-  /** When a caller last asked for a number of this shard. */
-  lastUse: number;
-  /** A release was planned: nothing more is handed out from the pools. */
-  releasing: boolean;
-  timer: NodeJS.Timeout;
-}
-
-type AttemptResult =
-  | { kind: "done" }
-  | { kind: "retry"; backoff: "none" | "conflict" | "transient" | "lease"; error: unknown }
-  | { kind: "fail"; error: SequenceStoreError; batch: Pending[] };
-
-/** One store: the API, its settings and the shards this process has used. */
-interface StoreState {
-  kube: KubeApi;
-  settings: StoreSettings;
-  /** This process's name in the shards' write records. */
-  writer: string;
-  counters: Map<string, Counter>;
-  /**
-   * The ConfigMap names of each run's shards, by simulation name, then owner uid ("" without an owner):
-   * a name hashes the owner uid with sha256 and cleans the simulation name, ~1 us per review otherwise.
-   * It grows as `counters` does, by the runs this process served.
-   */
-  names: NameCache;
-  /** After close(): no lease is taken any more. */
-  closing: boolean;
-}
-
-function counterFor(state: StoreState, scope: SequenceScope, hash: string): Counter {
-  const name = cachedConfigMapName(state.names, scope, sequenceShardOf(hash));
-  let counter = state.counters.get(name);
-  if (counter === undefined) {
-    counter = {
-      ref: { apiVersion: "v1", kind: "ConfigMap", namespace: state.settings.namespace, name },
-      scope,
-      cached: undefined,
-      queue: [],
-      draining: false,
-      lastWriteId: 0,
-      unknown: [],
-      orphans: new Map(),
-      writeMs: 0,
-      contenders: 0,
-      lease: undefined,
-      foreign: undefined,
-      chore: undefined,
-      lastLandedAt: Number.NEGATIVE_INFINITY,
-      lastHashes: new Set(),
-      drained: Promise.resolve(),
-    };
-    state.counters.set(name, counter);
-  }
-  return counter;
-}
-
-function where(counter: Counter): string {
-  return `ConfigMap ${counter.ref.namespace}/${counter.ref.name}`;
-}
-
-function fail(counter: Counter, pending: Pending, reason: string, cause?: unknown): void {
-  if (pending.settled) return;
-  pending.settled = true;
-  const what = `pod sequence store: no sequence number for spec hash ${pending.hash} of simulation ${counter.scope.simName}`;
-  pending.reject(new SequenceStoreError(`${what}: ${reason}`, { cause }));
-}
-
-// Drop what is answered, expired or out of attempts; what is left takes part in the next attempt.
-function prune(settings: StoreSettings, counter: Counter, lastError: unknown): void {
-  const { deadlineMs, maxAttempts } = settings;
-  const t = settings.now();
-  const last = lastError === undefined ? "" : `; last error: ${describeError(lastError)}`;
-  counter.queue = counter.queue.filter((p) => {
-    if (p.settled) return false;
-    if (t >= p.deadline) {
-      fail(
-        counter,
-        p,
-        `${where(counter)} could not be updated within ${deadlineMs} ms (${p.attempts} attempts${last})`,
-        lastError,
-      );
-      return false;
-    }
-    if (p.attempts >= maxAttempts) {
-      fail(counter, p, `${where(counter)} could not be updated in ${maxAttempts} attempts${last}`, lastError);
-      return false;
-    }
-    return true;
-  });
-}
-
-function addOrphan(orphans: Map<string, number[]>, hash: string, seq: number): void {
-  const list = orphans.get(hash) ?? [];
-  if (!list.includes(seq)) list.push(seq);
-  orphans.set(hash, list);
-}
-
-function removeOrphans(orphans: Map<string, number[]>, gone: ReadonlyMap<string, readonly number[]>): void {
-  for (const [hash, numbers] of gone) {
-    const left = (orphans.get(hash) ?? []).filter((n) => !numbers.includes(n));
-    if (left.length > 0) orphans.set(hash, left);
-    else orphans.delete(hash);
-  }
-}
-
-/**
- * A write is known to have landed: its callers get their numbers; a caller that gave up meanwhile (deadline)
- * leaves its number to be freed, so it is handed out again instead of becoming a gap.
- */
-function landed(state: StoreState, counter: Counter, write: ShardWrite): void {
-  counter.lastLandedAt = state.settings.now();
-  counter.lastHashes = new Set([...write.batch.map((p) => p.hash), ...write.grow.keys()]);
-  if (write.kind === "ask") return;
-  if (write.kind === "lease") {
-    installPools(state, counter, write);
-    return;
-  }
-  if (write.kind === "release") {
-    dropLease(counter);
-    counter.chore = undefined;
-  }
-  removeOrphans(counter.orphans, write.orphans);
-  write.batch.forEach((p, i) => {
-    const seq = write.numbers[i] as number;
-    if (p.settled) {
-      addOrphan(counter.orphans, p.hash, seq);
-    } else {
-      p.settled = true;
-      p.resolve(seq);
-    }
-  });
-}
-
-/** A read of the shard (undefined: it does not exist) decides the writes of unknown outcome, if it can. */
-function decideUnknown(state: StoreState, counter: Counter, read: ConfigMap | undefined): void {
-  const first = counter.unknown[0];
-  if (first === undefined) return;
-  const ids = counter.unknown.map((w) => w.id);
-  const id = landedWriteId(read?.metadata, state.writer, first.baseRv, ids);
-  if (id === undefined) return;
-  const won = counter.unknown.find((w) => w.id === id);
-  counter.unknown = [];
-  if (won) landed(state, counter, won);
-}
-
-/** Work left besides the queue: a write to decide, numbers to free, a lease to renew, refill or let go. */
-function hasBookkeeping(counter: Counter): boolean {
-  return (
-    counter.unknown.length > 0 ||
-    counter.orphans.size > 0 ||
-    counter.chore !== undefined ||
-    lowPools(counter).length > 0
-  );
-}
-
-/** Pools to refill before callers have to wait for a write: those with less than half their reserve left. */
-function lowPools(counter: Counter): string[] {
-  const lease = counter.lease;
-  if (lease === undefined || lease.releasing) return [];
-  const low: string[] = [];
-  for (const [hash, pool] of lease.pools) if (isLow(pool)) low.push(hash);
-  return low;
-}
-
-const isLow = (pool: Pool): boolean => pool.limit - pool.next < pool.reserve / 2;
-
-/** The next number of a hash from our lease's pool, if the lease is ours to use now and the pool has one. */
-function takeFromPool(counter: Counter, hash: string, now: number): number | undefined {
-  const lease = counter.lease;
-  if (lease === undefined || lease.releasing || now >= lease.validUntil) return undefined;
-  const pool = lease.pools.get(hash);
-  if (pool === undefined || pool.next >= pool.limit) return undefined;
-  lease.lastUse = now;
-  const seq = pool.next;
-  pool.next += 1;
-  return seq;
-}
-
-/** Waiting callers get numbers from the pools, in queue order. */
-function serveFromPools(state: StoreState, counter: Counter): void {
-  if (counter.lease === undefined) return;
-  const now = state.settings.now();
-  for (const p of counter.queue) {
-    if (p.settled) continue;
-    const seq = takeFromPool(counter, p.hash, now);
-    if (seq === undefined) continue;
-    p.settled = true;
-    p.resolve(seq);
-  }
-}
-
-/** A lease write landed: the lease is ours (again) for HOLDER_VALID_MS, with the pools grown. */
-function installPools(state: StoreState, counter: Counter, write: ShardWrite): void {
-  let lease = counter.lease;
-  if (lease === undefined) {
-    const timer = setInterval(() => leaseTick(state, counter), LEASE_RENEW_MS);
-    timer.unref();
-    lease = {
-      pools: new Map(),
-      validUntil: 0,
-      renewedAt: 0,
-      lastUse: write.plannedAt,
-      wanted: false,
-      releasing: false,
-      timer,
-    };
-    counter.lease = lease;
-  }
-  for (const [hash, grown] of write.grow) {
-    const pool = lease.pools.get(hash);
-    if (pool === undefined) {
-      lease.pools.set(hash, {
-        next: grown.from,
-        limit: grown.limit,
-        reserve: grown.reserve,
-        refilledAt: write.plannedAt,
-      });
-    } else {
-      pool.limit = grown.limit;
-      pool.reserve = grown.reserve;
-      pool.refilledAt = write.plannedAt;
-    }
-  }
-  lease.renewedAt = write.plannedAt;
-  lease.validUntil = write.plannedAt + HOLDER_VALID_MS;
-  if (counter.chore === "renew") counter.chore = undefined;
-  serveFromPools(state, counter);
-}
-
-/** The lease is over (let go, or lost): what its pools held is no longer ours to hand out. */
-function dropLease(counter: Counter): void {
-  if (counter.lease === undefined) return;
-  clearInterval(counter.lease.timer);
-  counter.lease = undefined;
-}
-
-/** Every LEASE_RENEW_MS while we hold a lease: let go when idle or asked, else renew it (and so see requests). */
-function leaseTick(state: StoreState, counter: Counter): void {
-  const lease = counter.lease;
-  if (lease === undefined) return;
-  const now = state.settings.now();
-  if (now - lease.lastUse >= LEASE_IDLE_MS || lease.wanted) counter.chore = "release";
-  else if (now - lease.renewedAt >= LEASE_RENEW_MS) counter.chore ??= "renew";
-  else return;
-  startDrain(state, counter);
-}
 
 /** A hash numbered in a write that landed less than this long ago is hot: a replica takes a lease for it. */
 const HOT_MS = 50;
@@ -579,28 +244,22 @@ function shardObject(
     : buildSequenceConfigMap(counter.ref, counter.scope, data, annotations);
 }
 
-/**
- * Keeps the copy the API server answered, who else has been writing it, and whose lease is on it. A copy
- * that was read (not our own write's answer) also checks our lease: when it no longer backs our pools, the
- * lease was taken over and its pools are not ours any more.
- */
-function see(state: StoreState, counter: Counter, object: ConfigMap | undefined, read: boolean): void {
-  counter.cached = object;
-  const now = state.settings.wallClock();
-  counter.contenders = otherActiveWriters(object?.metadata, state.writer, now, CONTENTION_WINDOW_MS);
-  const holder = leaseOf(object?.metadata)?.holder;
-  const marker = leaseMarker(object?.metadata);
-  counter.foreign =
-    holder !== undefined && holder !== state.writer && marker !== undefined
-      ? observeForeignLease(counter.foreign, marker, state.settings.now())
-      : undefined;
-  const lease = counter.lease;
-  if (read && lease && !poolsStillHeld(object?.metadata, object?.data, state.writer, lease.pools)) {
-    dropLease(counter);
-  } else if (lease && isLeaseWanted(object?.metadata)) {
-    lease.wanted = true;
-  }
+// Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
+function checkShardSize(counter: Counter, data: Record<string, string>): void {
+  const size = configMapDataSize(data);
+  if (size <= CONFIGMAP_DATA_LIMIT_BYTES) return;
+  throw new SequenceStoreError(
+    `${where(counter)} is full: its ${Object.keys(data).length} counters would take ${size} bytes, ` +
+      `over the ${CONFIGMAP_DATA_LIMIT_BYTES} bytes a ConfigMap may hold (this run has too many distinct ` +
+      `spec hashes for ${SEQUENCE_SHARD_COUNT} shards)`,
+  );
 }
+
+/** What one attempt came to: done, to be retried after some backoff, or failed for its batch. */
+type AttemptResult =
+  | { kind: "done" }
+  | { kind: "retry"; backoff: "none" | "conflict" | "transient" | "lease"; error: unknown }
+  | { kind: "fail"; error: SequenceStoreError; batch: Pending[] };
 
 async function readShard(state: StoreState, counter: Counter): Promise<ConfigMap | undefined> {
   try {
@@ -690,17 +349,6 @@ function classifyFailure(counter: Counter, verb: string, err: unknown, batch: Pe
   return { kind: "fail", error: refusal(counter, verb, err), batch };
 }
 
-// Fail with our own words before the API server would answer 422 (the batch then hands out nothing).
-function checkShardSize(counter: Counter, data: Record<string, string>): void {
-  const size = configMapDataSize(data);
-  if (size <= CONFIGMAP_DATA_LIMIT_BYTES) return;
-  throw new SequenceStoreError(
-    `${where(counter)} is full: its ${Object.keys(data).length} counters would take ${size} bytes, ` +
-      `over the ${CONFIGMAP_DATA_LIMIT_BYTES} bytes a ConfigMap may hold (this run has too many distinct ` +
-      `spec hashes for ${SEQUENCE_SHARD_COUNT} shards)`,
-  );
-}
-
 function refusal(counter: Counter, verb: string, err: unknown): SequenceStoreError {
   const e = kubeErrorOf(err);
   let message = `could not ${verb} ${where(counter)}: ${describeError(err)}`;
@@ -720,60 +368,27 @@ function boundedCall<T>(deadlineMs: number, call: Promise<T>): Promise<T> {
   });
 }
 
-/**
- * Full jitter, capped, and never past the oldest caller's deadline. After a conflict with replicas known to
- * be writing the shard, the window is theirs and one write's round trip (contendedTurn) instead.
- */
-function backoffAfter(
-  settings: StoreSettings,
-  counter: Counter,
-  backoff: "conflict" | "transient" | "lease",
-  failures: number,
-): number {
-  if (backoff === "lease") return Math.min(LEASE_POLL_MS, untilFirstDeadline(settings, counter));
-  const turn = backoff === "conflict" ? contendedTurn(settings, counter) : undefined;
-  const cap = backoff === "conflict" ? settings.conflictBackoffMaxMs : settings.backoffMaxMs;
-  const step = turn ?? backoffDelay(failures, settings.backoffBaseMs, cap, settings.random());
-  return Math.min(step, untilFirstDeadline(settings, counter));
-}
-
-/** How often a replica waiting for another's lease to be let go reads the shard again. */
-const LEASE_POLL_MS = 50;
-
-/** Other replicas count as contending for a shard while their last write there is at most this old. */
-export const CONTENTION_WINDOW_MS = 2_000;
-
-/**
- * How long to wait after a landed write before the next one, when callers are waiting and other replicas
- * wrote the shard within CONTENTION_WINDOW_MS: a random share of (their number x one write's round trip),
- * capped at backoffMaxMs and at the oldest caller's deadline. Without it the replica that wrote last sends
- * its next write first and wins the race again and again, while each of the others pays a 409, a re-read
- * and a backoff per try, and their callers run out of attempts (measured: 4 replicas on one shard denied
- * pods). Meanwhile the callers arriving here join one larger batch. Alone on a shard: no wait.
- */
-function turnAfterWrite(state: StoreState, counter: Counter): number {
-  const { settings } = state;
-  // Answered calls leave the queue at the next prune(): only those still waiting count.
-  if (!counter.queue.some((p) => !p.settled)) return 0;
-  const turn = contendedTurn(settings, counter);
-  return turn === undefined ? 0 : Math.min(turn, untilFirstDeadline(settings, counter));
-}
-
-/**
- * A random point in a window of (replicas writing the shard) x (one write's round trip), capped at
- * backoffMaxMs; undefined when this replica is alone on the shard or has not timed a write yet. Every
- * replica picks its next write from that window, the last winner too, so that about one write per round
- * trip reaches the shard and each replica gets turns.
- */
-function contendedTurn(settings: StoreSettings, counter: Counter): number | undefined {
-  if (counter.contenders === 0 || counter.writeMs === 0) return undefined;
-  const window = (counter.contenders + 1) * counter.writeMs;
-  return Math.min(Math.floor(settings.random() * window), settings.backoffMaxMs);
-}
-
-function untilFirstDeadline(settings: StoreSettings, counter: Counter): number {
-  const first = counter.queue.reduce((t, p) => Math.min(t, p.deadline), Number.POSITIVE_INFINITY);
-  return first - settings.now();
+function prune(settings: StoreSettings, counter: Counter, lastError: unknown): void {
+  const { deadlineMs, maxAttempts } = settings;
+  const t = settings.now();
+  const last = lastError === undefined ? "" : `; last error: ${describeError(lastError)}`;
+  counter.queue = counter.queue.filter((p) => {
+    if (p.settled) return false;
+    if (t >= p.deadline) {
+      fail(
+        counter,
+        p,
+        `${where(counter)} could not be updated within ${deadlineMs} ms (${p.attempts} attempts${last})`,
+        lastError,
+      );
+      return false;
+    }
+    if (p.attempts >= maxAttempts) {
+      fail(counter, p, `${where(counter)} could not be updated in ${maxAttempts} attempts${last}`, lastError);
+      return false;
+    }
+    return true;
+  });
 }
 
 /**
@@ -906,6 +521,7 @@ export function createClusterSequenceStore(
     counters: new Map(),
     names: new Map(),
     closing: false,
+    startDrain: (counter) => startDrain(state, counter),
   };
   return {
     next(hash, scope) {
@@ -915,10 +531,4 @@ export function createClusterSequenceStore(
       return closeStore(state);
     },
   };
-}
-
-function describeError(err: unknown): string {
-  const e = kubeErrorOf(err);
-  if (e) return `${e.status} ${e.reason}: ${e.message}`;
-  return errorMessage(err);
 }
