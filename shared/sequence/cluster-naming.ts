@@ -58,7 +58,7 @@ export function sequenceConfigMapName(scope: SequenceScope, shard: number): stri
 /** ConfigMap names already made, by simulation name, then owner uid ("" without an owner), then shard. */
 export type NameCache = Map<string, Map<string, string[]>>;
 
-/** sequenceConfigMapName, made once per run and shard (hashing the owner uid costs ~1 us per review). */
+/** sequenceConfigMapName, made once per run and shard and looked up afterwards. */
 export function cachedConfigMapName(names: NameCache, scope: SequenceScope, shard: number): string {
   let byOwner = names.get(scope.simName);
   if (byOwner === undefined) {
