@@ -1,4 +1,5 @@
-export { createClusterSequenceStore, SEQUENCE_CONFIGMAP_PREFIX } from "./cluster-store.js";
+export { SEQUENCE_CONFIGMAP_PREFIX } from "./cluster-naming.js";
+export { createClusterSequenceStore } from "./cluster-store.js";
 export { LEASE_IDLE_MS, LEASE_MS, LEASE_RENEW_MS, leaseOf } from "./lease.js";
 export type { ShardMeta } from "./shard.js";
 export { freeNumbersOf } from "./shard.js";

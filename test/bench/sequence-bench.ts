@@ -7,11 +7,9 @@
 
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import { createKubeApi } from "../../shared/kube/client.js";
-import {
-  configMapDataSize,
-  createClusterSequenceStore,
-  sequenceConfigMapName,
-} from "../../shared/sequence/cluster-store.js";
+import { sequenceConfigMapName } from "../../shared/sequence/cluster-naming.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
+import { configMapDataSize } from "../../shared/sequence/shard-configmap.js";
 import {
   createMemorySequenceStore,
   type SequenceScope,

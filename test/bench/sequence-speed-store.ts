@@ -8,7 +8,7 @@
 
 import { join } from "node:path";
 import type { KubeObject } from "../../shared/kube/api.js";
-import { sequenceShardOf } from "../../shared/sequence/cluster-store.js";
+import { sequenceShardOf } from "../../shared/sequence/cluster-naming.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { REPO, startNode } from "./node-children.js";
 import { isTimedOut, within } from "./processes.js";

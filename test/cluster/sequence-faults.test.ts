@@ -14,11 +14,8 @@ import type { AdmissionReview } from "../../shared/admission/review.js";
 import { POD_SEQUENCE_NUMBER_KEY } from "../../shared/base/keys.js";
 import type { KubeObject } from "../../shared/kube/api.js";
 import { createKubeApi } from "../../shared/kube/client.js";
-import {
-  createClusterSequenceStore,
-  sequenceConfigMapName,
-  sequenceShardOf,
-} from "../../shared/sequence/cluster-store.js";
+import { sequenceConfigMapName, sequenceShardOf } from "../../shared/sequence/cluster-naming.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
 import { leaseOf } from "../../shared/sequence/lease.js";
 import { FREE_ANNOTATION } from "../../shared/sequence/shard.js";
 import type { SequenceScope } from "../../shared/sequence/store.js";

@@ -7,11 +7,8 @@ import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
 import type { KubeObject } from "../../shared/kube/api.js";
 import { createKubeApi } from "../../shared/kube/client.js";
-import {
-  createClusterSequenceStore,
-  sequenceConfigMapName,
-  sequenceShardOf,
-} from "../../shared/sequence/cluster-store.js";
+import { sequenceConfigMapName, sequenceShardOf } from "../../shared/sequence/cluster-naming.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { assertExactRange } from "../support/assertions.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";

@@ -5,11 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
-import {
-  createClusterSequenceStore,
-  sequenceConfigMapName,
-  sequenceShardOf,
-} from "../../shared/sequence/cluster-store.js";
+import { sequenceConfigMapName, sequenceShardOf } from "../../shared/sequence/cluster-naming.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
 import type { SequenceScope, SequenceStore } from "../../shared/sequence/store.js";
 import { createMemoryKube, type MemoryKube } from "../support/memory-kube.js";
 

@@ -6,11 +6,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type KubeApi, KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
-import {
-  createClusterSequenceStore,
-  sequenceConfigMapName,
-  sequenceShardOf,
-} from "../../shared/sequence/cluster-store.js";
+import { sequenceConfigMapName, sequenceShardOf } from "../../shared/sequence/cluster-naming.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
 import {
   foreignLeaseBinds,
   HOLDER_VALID_MS,

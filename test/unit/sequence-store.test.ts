@@ -4,18 +4,19 @@ import { seededRandom } from "../../functions/cli/loadtest/seeded-random.js";
 import { SIMULATION_LABEL_KEY } from "../../shared/base/keys.js";
 import { KubeError, type KubeObject, type ObjectRef } from "../../shared/kube/api.js";
 import {
-  buildSequenceConfigMap,
-  CONFIGMAP_DATA_LIMIT_BYTES,
-  configMapDataSize,
-  createClusterSequenceStore,
-  metadataForWrite,
-  reserve,
   SEQUENCE_CONFIGMAP_PREFIX,
   SEQUENCE_SHARD_COUNT,
   sequenceConfigMapName,
   sequenceShardOf,
-} from "../../shared/sequence/cluster-store.js";
-import { FREE_ANNOTATION } from "../../shared/sequence/shard.js";
+} from "../../shared/sequence/cluster-naming.js";
+import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
+import { FREE_ANNOTATION, reserve } from "../../shared/sequence/shard.js";
+import {
+  buildSequenceConfigMap,
+  CONFIGMAP_DATA_LIMIT_BYTES,
+  configMapDataSize,
+  metadataForWrite,
+} from "../../shared/sequence/shard-configmap.js";
 import {
   createMemorySequenceStore,
   type SequenceScope,

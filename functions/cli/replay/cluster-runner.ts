@@ -279,7 +279,7 @@ async function alignToTraceMinute(trace: Trace, speed: number): Promise<void> {
 
 /**
  * How long the audit waits for mutate-create to let go of its leases on the shards: an idle holder lets go
- * within LEASE_IDLE_MS and one renewal; a holder that died is over after LEASE_MS (sequence-lease.ts).
+ * within LEASE_IDLE_MS and one renewal; a holder that died is over after LEASE_MS (shared/sequence/lease.ts).
  */
 const LEASED_SHARD_WAIT_MS = LEASE_IDLE_MS + 2 * LEASE_RENEW_MS + LEASE_MS;
 
