@@ -6,7 +6,7 @@
 import http from "node:http";
 import { join } from "node:path";
 import { runLoad } from "../../functions/cli/loadtest/load.js";
-import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../functions/local-cluster/cluster.js";
+import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { buildCreateRequests } from "./create-reviews.js";
 import { REPO, startNode } from "./node-children.js";
 import { type Child, cpuTimesOf, freePort, pinTo, waitUntil } from "./processes.js";
