@@ -12,6 +12,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../functions/local-cluster/ports.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -187,14 +188,6 @@ export async function startStalledServer(): Promise<{ url: string; stop: () => P
       await new Promise<void>((ok) => server.close(() => ok()));
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
 }
 
 /** Resolves with the first capture of the first output line matching `pattern`; rejects if the child exits. */
