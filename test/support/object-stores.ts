@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../functions/local-cluster/ports.js";
+import { stopChild } from "./child-process.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -211,13 +212,4 @@ function lineMatching(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000):
     child.stderr?.on("data", onData);
     child.once("exit", (code, signal) => fail(new Error(`exited (${code ?? signal}) before it was ready`)));
   });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((ok) => child.once("exit", () => ok()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
 }
