@@ -5,7 +5,8 @@
 // be had (no Go). BENCH_CLUSTER_PODS overrides the pod count.
 
 import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import { type LocalCluster, startLocalCluster } from "../../functions/local-cluster/cluster.js";
+import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/stats.js";
 import type { KubeObject } from "../../shared/kube/api.js";
 import {

@@ -4,12 +4,13 @@
 import http from "node:http";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../functions/local-cluster/ports.js";
 import { MAX_BODY_BYTES } from "../../functions/runtime/http-server.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
 import { buildCreateReview, buildPod, rootOwnerRef } from "../support/builders.js";
 import { BENCH_ROOT_NAME, BENCH_ROOT_UID, BENCH_VIRTUAL_NAMESPACES } from "./bench-world.js";
 import { procStatusBytes } from "./proc-status.js";
-import { type Child, freePort, startChild, waitUntil } from "./processes.js";
+import { type Child, startChild, waitUntil } from "./processes.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(HERE, "../../..");

@@ -4,7 +4,6 @@
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import { procStatusBytes } from "./proc-status.js";
 
@@ -104,19 +103,6 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | ty
 
 export function isTimedOut(value: unknown): value is typeof timedOut {
   return value === timedOut;
-}
-
-/** A port nobody listens on right now (the child binds it a moment later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Polls check() every intervalMs until it returns true; false once timeoutMs has passed. */

@@ -11,11 +11,12 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runLoad } from "../../functions/cli/loadtest/load.js";
+import { freePort } from "../../functions/local-cluster/ports.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
 import { REPO, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
-import { freePort, pinTo, waitUntil } from "./processes.js";
+import { pinTo, waitUntil } from "./processes.js";
 import { type CpuProfile, formatProfile, summarizeProfile } from "./profile-summary.js";
 import { createWrkWorkspace, runWrk, wrkErrors, wrkInstalled } from "./wrk.js";
 

@@ -43,6 +43,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { checkAnswer, fetchStats, type LoadRequest, runLoad } from "../../functions/cli/loadtest/load.js";
 import { clonesIn } from "../../functions/cli/loadtest/report.js";
+import { freePort } from "../../functions/local-cluster/ports.js";
 import { DEFAULT_IDLE_MS, DEFAULT_SETTLE_MS } from "../../functions/runtime/idle-memory.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { BENCH_REVIEW_COUNT, benchReviews, benchTeardown } from "./bench-reviews.js";
@@ -59,7 +60,7 @@ import {
   startNode,
 } from "./node-children.js";
 import { procStatusBytes } from "./proc-status.js";
-import { type Child, cpuTimesOf, freePort, pinTo, rssOf, waitUntil } from "./processes.js";
+import { type Child, cpuTimesOf, pinTo, rssOf, waitUntil } from "./processes.js";
 import { benchBigTrace } from "./trace-bench.js";
 import { createWrkWorkspace, runWrk, type WrkWorkspace, wrkErrors, wrkInstalled } from "./wrk.js";
 

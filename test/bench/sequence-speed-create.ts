@@ -6,10 +6,11 @@
 import http from "node:http";
 import { join } from "node:path";
 import { runLoad } from "../../functions/cli/loadtest/load.js";
-import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../functions/local-cluster/cluster.js";
+import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../functions/local-cluster/cluster-types.js";
+import { freePort } from "../../functions/local-cluster/ports.js";
 import { buildCreateRequests } from "./create-reviews.js";
 import { REPO, startNode } from "./node-children.js";
-import { type Child, cpuTimesOf, freePort, pinTo, waitUntil } from "./processes.js";
+import { type Child, cpuTimesOf, pinTo, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, UID_MARK, type WrkWorkspace } from "./wrk.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) > 0 ? Number(process.env.BENCH_ROUNDS) : 3;

@@ -20,11 +20,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import {
-  FUNCTIONS_NAMESPACE,
-  type LocalCluster,
-  startLocalCluster,
-} from "../../functions/local-cluster/cluster.js";
+import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
+import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { type BaseBuild, buildBase } from "./base-build.js";
 import { REPO } from "./node-children.js";
 import { benchCreate, type CreateComparison } from "./sequence-speed-create.js";

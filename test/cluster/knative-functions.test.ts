@@ -16,7 +16,7 @@ import path from "node:path";
 import { after, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../../functions/cli/loadtest/load.js";
-import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
 import { buildImage } from "../support/cluster/function-pods.js";

@@ -11,7 +11,7 @@ import path from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { V1Pod } from "@kubernetes/client-node";
-import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { REAL_NODE_LABEL, REAL_NODE_TAINT } from "../../functions/local-cluster/real-node/configs.js";
 import { PAUSE_IMAGE } from "../../functions/local-cluster/real-node/pause-image.js";
 import { clientsFor, eventually, readPod, waitPodPhase } from "../support/cluster/kube.js";

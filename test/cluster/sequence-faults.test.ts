@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import fastJsonPatch from "fast-json-patch";
-import { FUNCTIONS_NAMESPACE } from "../../functions/local-cluster/cluster.js";
+import { FUNCTIONS_NAMESPACE } from "../../functions/local-cluster/cluster-types.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
 import { POD_SEQUENCE_NUMBER_KEY } from "../../shared/base/keys.js";
 import type { KubeObject } from "../../shared/kube/api.js";

@@ -14,8 +14,9 @@ import {
   buildSimulationRoot,
   TEST_SIM_NAME,
 } from "../support/builders.js";
+import { stopChild } from "../support/child-process.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
-import { type Served, serveFunction, stopChild } from "../support/serve-cli.js";
+import { type Served, serveFunction } from "../support/serve-cli.js";
 import { type Socks5Proxy, startSocks5Proxy } from "../support/socks5-proxy.js";
 
 describe("serve (bundle) with a kubeconfig whose proxy-url is socks5://", { timeout: 60_000 }, () => {

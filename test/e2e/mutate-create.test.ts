@@ -18,8 +18,9 @@ import {
   rootOwnerRef,
   TEST_SIM_NAME,
 } from "../support/builders.js";
+import { stopChild } from "../support/child-process.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
-import { type Served, serveFunction, stopChild } from "../support/serve-cli.js";
+import { type Served, serveFunction } from "../support/serve-cli.js";
 import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const VNS = "virtual-testing";

@@ -21,6 +21,7 @@ import {
   buildSimulationRoot,
   TEST_SIM_NAME,
 } from "../support/builders.js";
+import { stopChild } from "../support/child-process.js";
 import { removeAllKubeconfigs, writeKubeconfig } from "../support/kubeconfig.js";
 import {
   fakeGcsServerBinary,
@@ -29,7 +30,7 @@ import {
   startFakeGcs,
   startS3,
 } from "../support/object-stores.js";
-import { CLI, serveFunction, stopChild } from "../support/serve-cli.js";
+import { CLI, serveFunction } from "../support/serve-cli.js";
 import { buildTraceBytes, finished, ownersTraceSpec } from "../support/trace-builder.js";
 
 const BUNDLE = path.dirname(CLI);

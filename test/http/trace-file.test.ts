@@ -10,9 +10,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { TraceError } from "../../shared/trace/error.js";
 import { loadTrace, loadTraceForLookupsIfChanged } from "../../shared/trace/reader.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
+import { rejectsWithTraceError } from "../support/trace-errors.js";
 
 const traceA = buildTraceBytes({ index: { "apps/v1.Deployment": ["ns/a"] } });
 const traceB = buildTraceBytes({ index: { "apps/v1.Deployment": ["ns/b", "ns/bb"] } });
@@ -35,23 +35,18 @@ describe("trace files: only regular files, within a deadline", () => {
   it("refuses a FIFO at once instead of hanging on its open", { timeout: 10_000 }, async () => {
     const fifo = join(dir, "fifo.sktrace");
     execFileSync("mkfifo", [fifo]);
-    await assert.rejects(loadTrace(fifo, { timeoutMs: 60_000 }), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.equal(err.message, `could not read trace file ${fifo}: not a regular file (a FIFO)`);
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(fifo, { timeoutMs: 60_000 }),
+      `could not read trace file ${fifo}: not a regular file (a FIFO)`,
+    );
     await assert.rejects(loadTrace(`file://${fifo}`, { timeoutMs: 60_000 }), /not a regular file \(a FIFO\)/);
   });
 
   it("refuses a device that never ends, before reading from it", async () => {
-    await assert.rejects(loadTrace("/dev/zero"), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.equal(
-        err.message,
-        "could not read trace file /dev/zero: not a regular file (a character device)",
-      );
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace("/dev/zero"),
+      "could not read trace file /dev/zero: not a regular file (a character device)",
+    );
   });
 
   it("gives up on a regular file the file system does not deliver within the deadline", {
@@ -68,11 +63,10 @@ describe("trace files: only regular files, within a deadline", () => {
       (blocker) => new Promise<number>((resolve) => openCallback(blocker, "r", (_err, fd) => resolve(fd))),
     );
     try {
-      await assert.rejects(loadTrace(path, { timeoutMs: 300 }), (err: unknown) => {
-        assert.ok(err instanceof TraceError);
-        assert.equal(err.message, `could not read trace file ${path}: timed out after 300 ms`);
-        return true;
-      });
+      await rejectsWithTraceError(
+        loadTrace(path, { timeoutMs: 300 }),
+        `could not read trace file ${path}: timed out after 300 ms`,
+      );
     } finally {
       // A writer for each FIFO (a child process: its own threads) lets the blocked opens return.
       const writer = spawn("sh", ["-c", 'for f in "$@"; do : > "$f"; done', "sh", ...blockers]);

@@ -18,6 +18,7 @@ import { loadTrace } from "../../shared/trace/reader.js";
 import { DEFAULT_MAX_TRACE_BYTES } from "../../shared/trace/source.js";
 import { hasObject } from "../../shared/trace/tables.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
+import { rejectsWithTraceError } from "../support/trace-errors.js";
 
 describe("loadTrace", () => {
   let dir: string;
@@ -77,11 +78,7 @@ describe("loadTrace", () => {
 
   it("names a missing file", async () => {
     const path = join(dir, "missing.sktrace");
-    await assert.rejects(loadTrace(path), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.equal(err.message, `could not read trace file ${path}: no such file`);
-      return true;
-    });
+    await rejectsWithTraceError(loadTrace(path), `could not read trace file ${path}: no such file`);
   });
 
   it("prefixes parse errors with the location", async () => {
@@ -111,13 +108,10 @@ describe("loadTrace", () => {
       "/garbage",
       to("http://127.0.0.1:1/x"),
     ]) {
-      await assert.rejects(
+      await rejectsWithTraceError(
         loadTrace(to(target), { allowRedirect: check, timeoutMs: 10_000 }),
-        (err: unknown) => {
-          assert.ok(err instanceof TraceError);
-          assert.match(err.message, /outside the allowed trace locations/, target);
-          return true;
-        },
+        /outside the allowed trace locations/,
+        target,
       );
     }
     await assert.rejects(
@@ -127,108 +121,77 @@ describe("loadTrace", () => {
   });
 
   it("reports a non-2xx status, without the query string", async () => {
-    await assert.rejects(loadTrace(`${base}/nope.sktrace?X-Amz-Signature=secret`), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(
-        err.message,
-        /could not download trace from http:\/\/127\.0\.0\.1:\d+\/nope\.sktrace: HTTP 404/,
-      );
-      assert.doesNotMatch(err.message, /secret/);
-      return true;
-    });
+    const message = await rejectsWithTraceError(
+      loadTrace(`${base}/nope.sktrace?X-Amz-Signature=secret`),
+      /could not download trace from http:\/\/127\.0\.0\.1:\d+\/nope\.sktrace: HTTP 404/,
+    );
+    assert.doesNotMatch(message, /secret/);
   });
 
   it("reports a download that is not a trace", async () => {
-    await assert.rejects(loadTrace(`${base}/garbage`), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(err.message, /\/garbage: invalid trace/);
-      return true;
-    });
+    await rejectsWithTraceError(loadTrace(`${base}/garbage`), /\/garbage: invalid trace/);
   });
 
   it("gives up on a server that never answers", async () => {
-    await assert.rejects(loadTrace(`${base}/hang`, { timeoutMs: 100 }), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(err.message, /\/hang: timed out after 100 ms/);
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(`${base}/hang`, { timeoutMs: 100 }),
+      /\/hang: timed out after 100 ms/,
+    );
   });
 
   it("rejects URL schemes that are neither files, http(s) nor an object store", async () => {
-    await assert.rejects(loadTrace("ftp://host/trace.sktrace?token=secret"), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(err.message, /unsupported trace location "ftp:\/\/host\/trace\.sktrace"/);
-      assert.match(err.message, /s3:\/\/, gs:\/\/ or azure:\/\/ URL/);
-      return true;
-    });
+    const message = await rejectsWithTraceError(
+      loadTrace("ftp://host/trace.sktrace?token=secret"),
+      /unsupported trace location "ftp:\/\/host\/trace\.sktrace"/,
+    );
+    assert.match(message, /s3:\/\/, gs:\/\/ or azure:\/\/ URL/);
   });
 
   it("cuts off an endless body at the cap, naming the URL without its query string", async () => {
-    await assert.rejects(
+    const message = await rejectsWithTraceError(
       loadTrace(`${base}/endless?X-Amz-Signature=secret`, { maxBytes: 1024 * 1024 }),
-      (err: unknown) => {
-        assert.ok(err instanceof TraceError);
-        assert.match(
-          err.message,
-          /^could not download trace from http:\/\/127\.0\.0\.1:\d+\/endless: larger than the limit of 1048576 bytes \(stopped after \d+\)$/,
-        );
-        assert.doesNotMatch(err.message, /secret/);
-        return true;
-      },
+      /^could not download trace from http:\/\/127\.0\.0\.1:\d+\/endless: larger than the limit of 1048576 bytes \(stopped after \d+\)$/,
     );
+    assert.doesNotMatch(message, /secret/);
     await waitFor(() => closedEarly.has("/endless"));
   });
 
   it("caps downloads by default", async () => {
-    await assert.rejects(loadTrace(`${base}/endless`), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(
-        err.message,
-        new RegExp(`/endless: larger than the limit of ${DEFAULT_MAX_TRACE_BYTES} bytes`),
-      );
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(`${base}/endless`),
+      new RegExp(`/endless: larger than the limit of ${DEFAULT_MAX_TRACE_BYTES} bytes`),
+    );
   });
 
   it("refuses a body whose announced length is over the cap before reading it", async () => {
-    await assert.rejects(loadTrace(`${base}/announced`, { maxBytes: 1024 * 1024 }), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(
-        err.message,
-        /\/announced: the server announced 10737418240 bytes, over the limit of 1048576 bytes/,
-      );
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(`${base}/announced`, { maxBytes: 1024 * 1024 }),
+      /\/announced: the server announced 10737418240 bytes, over the limit of 1048576 bytes/,
+    );
   });
 
   it("counts bytes after decompression, so a gzip bomb stops at the cap", async () => {
     assert.ok(zeros.length < 64 * 1024, "the compressed body is small");
-    await assert.rejects(loadTrace(`${base}/gzip-bomb`, { maxBytes: 1024 * 1024 }), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(err.message, /\/gzip-bomb: larger than the limit of 1048576 bytes/);
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(`${base}/gzip-bomb`, { maxBytes: 1024 * 1024 }),
+      /\/gzip-bomb: larger than the limit of 1048576 bytes/,
+    );
   });
 
   it("gives up on a body that trickles in past the deadline", async () => {
-    await assert.rejects(loadTrace(`${base}/drip`, { timeoutMs: 300 }), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(err.message, /\/drip: timed out after 300 ms/);
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(`${base}/drip`, { timeoutMs: 300 }),
+      /\/drip: timed out after 300 ms/,
+    );
   });
 
   it("caps files too", async () => {
     const path = join(dir, "big.sktrace");
     await writeFile(path, Buffer.alloc(5000));
-    await assert.rejects(loadTrace(path, { maxBytes: 1000 }), (err: unknown) => {
-      assert.ok(err instanceof TraceError);
-      assert.match(
-        err.message,
-        new RegExp(`^could not read trace file ${path}: larger than the limit of 1000 bytes`),
-      );
-      return true;
-    });
+    await rejectsWithTraceError(
+      loadTrace(path, { maxBytes: 1000 }),
+      new RegExp(`^could not read trace file ${path}: larger than the limit of 1000 bytes`),
+    );
   });
 });
 

@@ -4,8 +4,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { exampleTrace } from "../../functions/cli/trace/example.js";
-import { TraceError } from "../../shared/trace/error.js";
-import type { Trace } from "../../shared/trace/model.js";
 import { loadTrace, loadTraceForLookupsIfChanged } from "../../shared/trace/reader.js";
 import {
   fakeGcsServerBinary,
@@ -16,6 +14,7 @@ import {
   startStalledServer,
 } from "../support/object-stores.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
+import { rejectsWithTraceError } from "../support/trace-errors.js";
 
 const BIG = Buffer.alloc(3 * 1024 * 1024, 0x90);
 
@@ -34,14 +33,6 @@ async function withEnv<T>(env: Record<string, string | undefined>, body: () => P
   } finally {
     apply(saved);
   }
-}
-
-async function rejectsWith(load: Promise<Trace>, pattern: RegExp): Promise<void> {
-  await assert.rejects(load, (err: unknown) => {
-    assert.ok(err instanceof TraceError, String(err));
-    assert.match(err.message, pattern);
-    return true;
-  });
 }
 
 interface StoreCase {
@@ -143,7 +134,7 @@ for (const c of cases) {
 
     it("names a missing object", async () => {
       const location = at("runs/missing.sktrace");
-      await rejectsWith(
+      await rejectsWithTraceError(
         load(location),
         new RegExp(`^could not read trace from ${location}: no such object$`),
       );
@@ -151,8 +142,8 @@ for (const c of cases) {
 
     it("names a missing bucket", async () => {
       const location = `${store.scheme}://no-such-bucket/t.sktrace`;
-      await rejectsWith(load(location), new RegExp(`^could not read trace from ${location}`));
-      await rejectsWith(load(location), c.missingBucket);
+      await rejectsWithTraceError(load(location), new RegExp(`^could not read trace from ${location}`));
+      await rejectsWithTraceError(load(location), c.missingBucket);
     });
 
     // fake-gcs-server checks no credentials, so only the stores whose stand-in does get this case.
@@ -160,23 +151,16 @@ for (const c of cases) {
     if (wrongCredentials) {
       it("says access was denied for a wrong secret, without the secret", async () => {
         const location = at("runs/example.sktrace");
-        await assert.rejects(
+        const message = await rejectsWithTraceError(
           withEnv({ ...store.env, ...wrongCredentials }, () => loadTrace(location)),
-          (err: unknown) => {
-            assert.ok(err instanceof TraceError);
-            assert.match(
-              err.message,
-              new RegExp(`^could not read trace from ${location}: access denied \\(\\w+\\)$`),
-            );
-            assert.doesNotMatch(err.message, new RegExp(WRONG_SECRET));
-            return true;
-          },
+          new RegExp(`^could not read trace from ${location}: access denied \\(\\w+\\)$`),
         );
+        assert.doesNotMatch(message, new RegExp(WRONG_SECRET));
       });
     }
 
     it("stops at the byte cap", async () => {
-      await rejectsWith(
+      await rejectsWithTraceError(
         load(at("big.bin"), { maxBytes: 1024 * 1024 }),
         /^could not read trace from \S+\/big\.bin: (the object is 3145728 bytes, over|larger than) the limit of 1048576 bytes/,
       );
@@ -187,16 +171,9 @@ for (const c of cases) {
       try {
         const env = { ...store.env, [c.endpointVariable]: c.stalledEndpoint(stalled.url) };
         const started = performance.now();
-        await assert.rejects(
+        await rejectsWithTraceError(
           withEnv(env, () => loadTrace(at("runs/example.sktrace"), { timeoutMs: 500 })),
-          (err: unknown) => {
-            assert.ok(err instanceof TraceError);
-            assert.equal(
-              err.message,
-              `could not read trace from ${at("runs/example.sktrace")}: timed out after 500 ms`,
-            );
-            return true;
-          },
+          `could not read trace from ${at("runs/example.sktrace")}: timed out after 500 ms`,
         );
         assert.ok(performance.now() - started < 3_000, "the deadline ended the read");
       } finally {
@@ -209,13 +186,16 @@ for (const c of cases) {
 describe("object-store locations that are wrong before any request", () => {
   it("refuses a URL with no object name", async () => {
     for (const location of ["s3://bucket", "s3://bucket/", "gs://bucket/dir/", "azure://container"]) {
-      await rejectsWith(loadTrace(location), /^invalid trace location ".*": no object name after the bucket/);
+      await rejectsWithTraceError(
+        loadTrace(location),
+        /^invalid trace location ".*": no object name after the bucket/,
+      );
     }
   });
 
   it("needs the Azure account name, which an azure:// URL does not carry", async () => {
     await withEnv({ AZURE_STORAGE_ACCOUNT_NAME: undefined, AZURE_STORAGE_ACCOUNT_KEY: "a2V5" }, async () => {
-      await rejectsWith(
+      await rejectsWithTraceError(
         loadTrace("azure://container/t.sktrace"),
         /^could not read trace from azure:\/\/container\/t\.sktrace: no Azure storage account: set AZURE_STORAGE_ACCOUNT_NAME/,
       );

@@ -12,6 +12,8 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../functions/local-cluster/ports.js";
+import { stopChild } from "./child-process.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -189,14 +191,6 @@ export async function startStalledServer(): Promise<{ url: string; stop: () => P
   };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((ok) => server.close(() => ok()));
-  return port;
-}
-
 /** Resolves with the first capture of the first output line matching `pattern`; rejects if the child exits. */
 function lineMatching(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -218,13 +212,4 @@ function lineMatching(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000):
     child.stderr?.on("data", onData);
     child.once("exit", (code, signal) => fail(new Error(`exited (${code ?? signal}) before it was ready`)));
   });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((ok) => child.once("exit", () => ok()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
 }

@@ -53,15 +53,3 @@ export async function serveFunction(
   });
   return { child, url: `http://127.0.0.1:${port}/`, output: () => out };
 }
-
-export function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill("SIGKILL"), 5_000);
-    child.once("exit", () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}

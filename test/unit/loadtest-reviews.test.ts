@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  buildTeardownReviews,
-  type GeneratedReview,
-  type TeardownOptions,
-} from "../../functions/cli/loadtest/reviews.js";
+import type { GeneratedReview, TeardownOptions } from "../../functions/cli/loadtest/review-types.js";
+import { buildTeardownReviews } from "../../functions/cli/loadtest/reviews.js";
 import type { AdmissionRequest } from "../../shared/admission/review.js";
 import {
   ADMIN_USER,

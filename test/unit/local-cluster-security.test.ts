@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readyLine } from "../../functions/cli/cluster/command.js";
-import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { objectsToApply } from "../../functions/local-cluster/deployment.js";
 import {
   admissionConfiguration,

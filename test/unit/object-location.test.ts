@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { TraceError } from "../../shared/trace/error.js";
 import { objectStoreOf, parseObjectLocation } from "../../shared/trace/object-location.js";
+import { assertTraceError } from "../support/trace-errors.js";
 
 describe("parseObjectLocation", () => {
   it("reads the bucket from the host and the key from the path, for every scheme", () => {
@@ -54,11 +55,7 @@ describe("parseObjectLocation", () => {
       ["gs://b/%E0%A4%A", /not valid percent-encoding/],
     ];
     for (const [location, pattern] of cases) {
-      assert.throws(
-        () => parseObjectLocation(location),
-        (err: unknown) => err instanceof TraceError && pattern.test(err.message),
-        location,
-      );
+      assertTraceError(() => parseObjectLocation(location), pattern, location);
     }
   });
 

@@ -19,16 +19,15 @@ import { OWNER_KINDS, serviceAccountName } from "../../knative/rbac.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
 import type { FunctionName } from "../../shared/base/function-names.js";
 import { ADMIN_USER } from "../../shared/base/identities.js";
-import { VIRTUAL_LABEL_KEY } from "../../shared/base/keys.js";
 import { type Env, loadConfig } from "../../shared/config/config.js";
 import type { KubeObject } from "../../shared/kube/api.js";
 import {
   buildCreateReview,
   buildDeleteReview,
-  buildNamespace,
   buildPod,
   buildSimulation,
   buildSimulationRoot,
+  buildVirtualNamespace,
   disruptionTarget,
   rootOwnerRef,
   TEST_SIM_NAME,
@@ -116,9 +115,7 @@ function seedSimulation(kube: RecordingKube): void {
   kube.memory.seed(buildSimulationRoot());
   // The driver's own root (sk-<sim>-driver-root): it owns the virtual namespaces and the bare pods.
   kube.memory.seed(buildSimulationRoot({ name: TEST_SIM_ROOT_NAME }));
-  const ns = buildNamespace({ name: VIRTUAL_NS, ownerReferences: [rootOwnerRef(TEST_SIM_ROOT_NAME)] });
-  ns.metadata = { ...ns.metadata, labels: { [VIRTUAL_LABEL_KEY]: "true" } };
-  kube.memory.seed(ns);
+  kube.memory.seed(buildVirtualNamespace(rootOwnerRef(TEST_SIM_ROOT_NAME), { name: VIRTUAL_NS }));
 }
 
 function assertPatched(review: AdmissionReview, what: string): void {

@@ -10,7 +10,6 @@ import { describe, it } from "node:test";
 import { Packr } from "msgpackr";
 import { summarizeTrace } from "../../functions/cli/trace/inspect.js";
 import { encodeTrace } from "../../functions/cli/trace/trace-writer.js";
-import { TraceError } from "../../shared/trace/error.js";
 import type { Trace } from "../../shared/trace/model.js";
 import {
   loadTraceForLookups,
@@ -22,19 +21,9 @@ import { MsgpackCursor } from "../../shared/trace/strict-msgpack.js";
 import { summarizeEvents } from "../../shared/trace/tables.js";
 import { buildBigTrace } from "../bench/big-trace.js";
 import { buildTraceBytes, buildTraceValue, findSharedTrace, finished } from "../support/trace-builder.js";
+import { assertTraceError, rejectsWithTraceError } from "../support/trace-errors.js";
 
 const MB = 1024 * 1024;
-
-function assertTraceError(fn: () => unknown, message: RegExp): string {
-  let text = "";
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof TraceError, `expected a TraceError, got ${String(err)}`);
-    assert.match(err.message, message);
-    text = err.message;
-    return true;
-  });
-  return text;
-}
 
 /** Lean and full agree on everything but the event bodies. */
 function assertAgree(bytes: Uint8Array): Trace {
@@ -302,14 +291,10 @@ describe("loadTraceForLookups", () => {
       const lean = await loadTraceForLookups(good);
       assert.equal("events" in lean, false);
       assert.deepStrictEqual([lean.eventSummary.count, lean.eventSummary.startTs], [1, 5]);
-      await assert.rejects(loadTraceForLookups(bad), (err: unknown) => {
-        assert.ok(err instanceof TraceError);
-        assert.equal(
-          err.message,
-          `${bad}: unsupported trace format version 3: this function reads version 2 (SimKube >= 2.0)`,
-        );
-        return true;
-      });
+      await rejectsWithTraceError(
+        loadTraceForLookups(bad),
+        `${bad}: unsupported trace format version 3: this function reads version 2 (SimKube >= 2.0)`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,20 +4,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { Packr, Unpackr } from "msgpackr";
-import { TraceError } from "../../shared/trace/error.js";
 import { parseTrace, TRACE_MAX_DEPTH } from "../../shared/trace/reader.js";
 import { decodeMsgpack } from "../../shared/trace/strict-msgpack.js";
 import { buildTraceValue, findSharedTrace } from "../support/trace-builder.js";
+import { assertTraceError } from "../support/trace-errors.js";
 
 const MB = 1024 * 1024;
-
-function assertTraceError(fn: () => unknown, message: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof TraceError, `expected a TraceError, got ${String(err)}`);
-    assert.match(err.message, message);
-    return true;
-  });
-}
 
 /** A valid trace whose first event applies `obj`, encoded by `packr`. */
 function traceWithObject(obj: unknown, packr: Packr): Uint8Array {

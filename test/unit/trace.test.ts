@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { TraceError } from "../../shared/trace/error.js";
 import { formatGvk, GvkError, gvkOfOwner, parseGvk } from "../../shared/trace/gvk.js";
 import { parseTrace } from "../../shared/trace/reader.js";
 import { getPodLifecycles, hasObject, indexSize, lifecycleOwners } from "../../shared/trace/tables.js";
@@ -14,6 +13,7 @@ import {
   finished,
   running,
 } from "../support/trace-builder.js";
+import { assertTraceError } from "../support/trace-errors.js";
 
 const U64_MAX = "18446744073709551615";
 const TWO_POW_53_PLUS_1 = "9007199254740993";
@@ -21,14 +21,6 @@ const TWO_POW_53_PLUS_1 = "9007199254740993";
 function readShared(name: string): Uint8Array | undefined {
   const path = findSharedTrace(name);
   return path ? readFileSync(path) : undefined;
-}
-
-function assertTraceError(fn: () => unknown, message: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof TraceError, `expected a TraceError, got ${String(err)}`);
-    assert.match(err.message, message);
-    return true;
-  });
 }
 
 /** Encodes a valid trace after `edit` has changed its msgpack-shaped value. */
@@ -259,7 +251,9 @@ describe("parseTrace: versions", () => {
     ["version as a string", "2", /invalid trace: version: expected an integer, got the string "2"/],
   ];
   for (const [name, version, message] of cases) {
-    it(`rejects ${name}`, () => assertTraceError(() => parseTrace(buildTraceBytes({ version })), message));
+    it(`rejects ${name}`, () => {
+      assertTraceError(() => parseTrace(buildTraceBytes({ version })), message);
+    });
   }
 
   it("rejects a trace without a version", () => {
@@ -418,7 +412,9 @@ describe("parseTrace: corrupt input", () => {
     ],
   ];
   for (const [name, edit, message] of cases) {
-    it(`rejects ${name}`, () => assertTraceError(() => parseTrace(corrupted(edit)), message));
+    it(`rejects ${name}`, () => {
+      assertTraceError(() => parseTrace(corrupted(edit)), message);
+    });
   }
 });
 

@@ -11,7 +11,8 @@ import { parseArgs } from "node:util";
 import { POD_READS, type PodReads } from "../../../knative/options.js";
 import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/base/index.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
-import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";
+import { startLocalCluster } from "../../local-cluster/cluster.js";
+import { DEFAULT_SIM_NAME, type LocalCluster } from "../../local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../local-cluster/knative/serving-build.js";
 import { argumentErrorMessage } from "../parse-error.js";
 

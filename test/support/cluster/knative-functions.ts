@@ -11,7 +11,7 @@
 // The deployment's webhook configuration then replaces the one pointing at the host processes.
 
 import { readFile } from "node:fs/promises";
-import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import {
   createManifestStream,
   type ManifestObject,

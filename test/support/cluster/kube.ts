@@ -10,13 +10,13 @@ import {
   KubeConfig,
   type V1Pod,
 } from "@kubernetes/client-node";
-import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
 import {
   buildVirtualNamespace,
   collectionPath,
   objectPath,
   ownerRefTo,
 } from "../../../functions/local-cluster/cluster-objects.js";
+import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import type { KubeObject } from "../../../shared/kube/api.js";
 
 export interface Clients {

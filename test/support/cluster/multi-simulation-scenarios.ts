@@ -5,13 +5,13 @@
 
 import assert from "node:assert/strict";
 import type { V1MutatingWebhookConfiguration } from "@kubernetes/client-node";
-import { FUNCTIONS_NAMESPACE } from "../../../functions/local-cluster/cluster.js";
 import {
   buildSimulation,
   buildSimulationRoot,
   buildVirtualNamespace,
   collectionPath,
 } from "../../../functions/local-cluster/cluster-objects.js";
+import { FUNCTIONS_NAMESPACE } from "../../../functions/local-cluster/cluster-types.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../../knative/manifests.js";
 import { SIMULATION_LABEL_KEY } from "../../../shared/base/keys.js";
 import type { KubeObject } from "../../../shared/kube/api.js";

@@ -8,7 +8,10 @@ import { readdir, readFile } from "node:fs/promises";
 import https from "node:https";
 import path from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
-import type { LocalCluster, WebhookClientCredentials } from "../../../functions/local-cluster/cluster.js";
+import type {
+  LocalCluster,
+  WebhookClientCredentials,
+} from "../../../functions/local-cluster/cluster-types.js";
 import { MAX_BODY_BYTES } from "../../../functions/runtime/http-server.js";
 import type { Manifest } from "../../../knative/manifests.js";
 import { TLS_CONTAINER_PORT } from "../../../knative/workloads.js";

@@ -4,7 +4,7 @@
 
 import { readFileSync } from "node:fs";
 import https from "node:https";
-import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import type { AdmissionReview } from "../../../shared/admission/review.js";
 import type { FunctionName } from "../../../shared/base/function-names.js";
 

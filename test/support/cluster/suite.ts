@@ -6,11 +6,8 @@ import path from "node:path";
 import { type TestContext, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MissingControlPlaneError, resolveControlPlane } from "../../../functions/local-cluster/binaries.js";
-import {
-  type LocalCluster,
-  type LocalClusterOptions,
-  startLocalCluster,
-} from "../../../functions/local-cluster/cluster.js";
+import { startLocalCluster } from "../../../functions/local-cluster/cluster.js";
+import type { LocalCluster, LocalClusterOptions } from "../../../functions/local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../../functions/local-cluster/knative/serving-build.js";
 import { RealNodeUnavailableError } from "../../../functions/local-cluster/real-node/real-node.js";
 

@@ -4,12 +4,12 @@
 // given, so a slower or faster machine phase does not land on one side only. Used by
 // test/cluster/knative-functions.test.ts (functions behind Knative) and the cluster teardown bench.
 
-import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
 import {
   buildSimulationRoot,
   buildVirtualNamespace,
   ownerRefTo,
 } from "../../../functions/local-cluster/cluster-objects.js";
+import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import type { RestClient } from "../../../functions/local-cluster/rest.js";
 import type { KubeObject } from "../../../shared/kube/api.js";
 import { webhookErrors } from "./teardown-scenario.js";

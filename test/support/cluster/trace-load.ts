@@ -7,7 +7,6 @@
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../../functions/local-cluster/cluster.js";
 import {
   buildSimulation,
   buildSimulationRoot,
@@ -15,6 +14,7 @@ import {
   collectionPath,
   objectPath,
 } from "../../../functions/local-cluster/cluster-objects.js";
+import { FUNCTIONS_NAMESPACE, type LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
 import type { DeploymentOptions } from "../../../knative/options.js";

@@ -1,7 +1,7 @@
 // What every real-cluster scenario shares: the cluster, client-node clients for the admin and the driver,
 // the roles that name users in review rows, and the table of measured deletion paths (the table in docs/functions.md).
 
-import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import { ADMIN_USER, KWOK_USER } from "../../../functions/local-cluster/control-plane.js";
 import type { AdmissionRequest } from "../../../shared/admission/review.js";
 import type { FunctionName } from "../../../shared/base/function-names.js";
