@@ -6,6 +6,7 @@
 //   simkube-fn-serve.cjs  the same without the commands other than `serve` (scripts/serve-bundle.mjs says why)
 //                         and without client-node's typed APIs and models (scripts/client-node-slim.mjs)
 //   simkube-fn-serve.cjs.cache  its code cache, written by starting each function once (`serve --check`)
+//   simkube-fn.cjs.map, simkube-fn-serve.cjs.map  their source maps, so logged stacks name the TypeScript
 //   simkube-fn.cjs.LEGAL.txt, simkube-fn-serve.cjs.LEGAL.txt  the bundled libraries' license notices
 //   trace-sources/{s3,gcs,azure}.cjs  the object-store trace readers, each with its SDK inlined and its own
 //                         .LEGAL.txt, required only when a trace location of that store is read
@@ -59,6 +60,10 @@ const cliOptions = {
   format: "cjs",
   // The libraries' license notices go to simkube-fn.cjs.LEGAL.txt, leaving the bundle ASCII-only.
   legalComments: "linked",
+  // simkube-fn.cjs.map: mappings only (a stack needs file, line and column, not the sources, which would
+  // triple its size); functions/cli/bundle-stacks.ts reads it when a stack is formatted.
+  sourcemap: "linked",
+  sourcesContent: false,
   alias: {
     "whatwg-url": path.join(root, "scripts/whatwg-url.cjs"),
   },
