@@ -105,8 +105,15 @@ export function createTraceCache(options: TraceCacheOptions): TraceCache {
     // The slot is freed at the deadline even if a store's SDK ignores the load's own (its timeoutMs).
     fetchMethod: (location, stale) =>
       inSlot(async () => {
-        const loaded = await withDeadline(load(location, loadOptions, stale?.version), loadTimeoutMs, late);
-        return loaded ?? stale;
+        try {
+          const loaded = await withDeadline(load(location, loadOptions, stale?.version), loadTimeoutMs, late);
+          return loaded ?? stale;
+        } catch (err) {
+          // The load's own failure, not a review's wait for a slot: a location queued behind hung ones is not
+          // held against it.
+          failures.remember(location, err);
+          throw err;
+        }
       }),
   });
   return {
@@ -115,14 +122,9 @@ export function createTraceCache(options: TraceCacheOptions): TraceCache {
         throw new TraceLocationRefused("the trace location is not one this deployment allows");
       }
       failures.check(location);
-      try {
-        const entry = await withDeadline(traces.fetch(location), loadTimeoutMs, late);
-        if (!entry) throw new TraceError("the trace loader answered nothing");
-        return entry.trace;
-      } catch (err) {
-        failures.remember(location, err);
-        throw err;
-      }
+      const entry = await withDeadline(traces.fetch(location), loadTimeoutMs, late);
+      if (!entry) throw new TraceError("the trace loader answered nothing");
+      return entry.trace;
     },
     size: () => traces.size,
     bytes: () => traces.calculatedSize,

@@ -232,6 +232,36 @@ describe("trace cache", () => {
     assert.deepEqual(started, ["/t/hung", "/t/next"]);
   });
 
+  it("does not hold a review's wait for a slot against its location", { timeout: 20_000 }, async () => {
+    let now = 0;
+    const loads: string[] = [];
+    const load: LoadIfChanged = (location) => {
+      loads.push(location);
+      if (location !== "/t/c") return new Promise(() => {});
+      return Promise.resolve({ trace: tables(location), bytes: 1 });
+    };
+    const cache = createTraceCache({
+      isAllowed: allowAll,
+      load,
+      loadTimeoutMs: 50,
+      maxConcurrentLoads: 1,
+      failureCacheMs: 5_000,
+      now: () => now,
+    });
+    // a and b hang; c waits behind both, and its review gives up while b's load still holds the slot.
+    const a = cache.get("/t/a").catch((err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 5));
+    const b = cache.get("/t/b").catch((err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 5));
+    await assert.rejects(cache.get("/t/c"), /took longer than 50 ms/);
+    assert.ok(!loads.includes("/t/c"), "c's review gave up before its load could start");
+    assert.deepEqual(await Promise.all([a, b]), Array(2).fill("loading the trace took longer than 50 ms"));
+    for (let i = 0; i < 500 && !loads.includes("/t/c"); i++) await new Promise((r) => setTimeout(r, 10));
+    now += 1;
+    assert.deepEqual(await cache.get("/t/c"), tables("/t/c"), "c's location is not remembered as failed");
+    await assert.rejects(cache.get("/t/b"), /last load of this trace failed/, "b's own load is");
+  });
+
   it("defaults to a load deadline of 10 s, a third of mutate-create's 30 s webhook timeout", async () => {
     const timeouts: Array<number | undefined> = [];
     const load: LoadIfChanged = async (location, options) => {
