@@ -335,6 +335,27 @@ describe("mutate-create serving two Simulations at once", () => {
     patched(await first, a);
   });
 
+  it("refuses an object-store tracePath whose key climbs out of its allowed prefix, for every store (issue 35)", async () => {
+    for (const [allowed, tracePath] of [
+      ["azure://traces/sims/", "azure://traces/sims/..%2Fother%2Ft.sktrace"],
+      ["s3://traces/sims/", "s3://traces/sims/..%2Fother%2Ft.sktrace"],
+      ["gs://traces/sims/", "gs://traces/sims/%2e%2e%5Cother%5Ct.sktrace"],
+    ] as const) {
+      const { handle, loaded, kube } = multiSetup(async () => TRACE, [allowed]);
+      kube.put(
+        buildSimulation({
+          name: "sim-a",
+          uid: "sim-a-uid",
+          spec: { driver: { tracePath, virtualNsPrefix: "alpha" } },
+        }),
+      );
+      const denied = await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A) }));
+      assert.equal(denied.response?.allowed, false, tracePath);
+      assert.match(denied.response?.status?.message ?? "", /not a trace location this deployment allows/);
+      assert.deepEqual(loaded, [], `${tracePath}: nothing read`);
+    }
+  });
+
   it("shares one load among concurrent first reviews of a location", async () => {
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
