@@ -369,6 +369,7 @@ function multiSimulationDeps(kube: KubeApi, config: FunctionConfig): Partial<Mut
     maxTraces: memory.cacheMaxTraces,
     maxBytes: memory.cacheMaxBytes,
     recheckMs: memory.recheckMs,
+    ...config.traceLoads,
   });
   return { readNamespace, traces };
 }

@@ -27,6 +27,8 @@ export interface FunctionConfig {
   traceAllowlist?: AllowedLocation[];
   /** What bounds a trace's memory; unset: the defaults (TRACE_MEMORY_DEFAULTS). */
   traceMemory?: TraceMemoryConfig;
+  /** How Simulations' traces are loaded (without TRACE_PATH); unset: the trace cache's defaults. */
+  traceLoads?: TraceLoadConfig;
   port: number;
   logLevel: LogLevel;
   /** LOG_FORMAT: json (string levels, ISO times; default), gcp (Cloud Logging's severity), pino (numbers). */
@@ -68,6 +70,16 @@ export const TRACE_MEMORY_DEFAULTS: Readonly<TraceMemoryConfig> = {
   cacheMaxBytes: 64 * MiB,
   recheckMs: 30_000,
 };
+
+/** Each set only when its variable is; the trace cache has the defaults (10 s, 5 s, 2). */
+export interface TraceLoadConfig {
+  /** TRACE_LOAD_TIMEOUT_SECONDS, in ms: how long a review waits for its trace, and the load's deadline. */
+  loadTimeoutMs?: number;
+  /** TRACE_FAILURE_CACHE_SECONDS, in ms: how long a failed or late load is remembered. */
+  failureCacheMs?: number;
+  /** TRACE_CONCURRENT_LOADS: loads of different locations at once. */
+  maxConcurrentLoads?: number;
+}
 
 export interface TlsFiles {
   certFile: string;
@@ -154,7 +166,28 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (traceAllowlist.length > 0) config.traceAllowlist = traceAllowlist;
   const traceMemory = traceMemoryOf(env);
   if (traceMemory) config.traceMemory = traceMemory;
+  const traceLoads = traceLoadsOf(env);
+  if (traceLoads) config.traceLoads = traceLoads;
   return config;
+}
+
+/** TRACE_LOAD_TIMEOUT_SECONDS, TRACE_FAILURE_CACHE_SECONDS, TRACE_CONCURRENT_LOADS; undefined if none is set. */
+function traceLoadsOf(env: Env): TraceLoadConfig | undefined {
+  const timeout = positiveInteger(env, "TRACE_LOAD_TIMEOUT_SECONDS");
+  const failure = positiveInteger(env, "TRACE_FAILURE_CACHE_SECONDS");
+  const loads = positiveInteger(env, "TRACE_CONCURRENT_LOADS");
+  if (timeout === undefined && failure === undefined && loads === undefined) return undefined;
+  if (timeout !== undefined && timeout >= 30) {
+    // 30 s is the longest webhook timeout the API server allows: a load as long answers nobody.
+    throw new ConfigError(
+      `TRACE_LOAD_TIMEOUT_SECONDS must be well below the webhook's timeout (at most 30 s), got ${timeout}`,
+    );
+  }
+  return {
+    ...(timeout !== undefined ? { loadTimeoutMs: timeout * 1000 } : {}),
+    ...(failure !== undefined ? { failureCacheMs: failure * 1000 } : {}),
+    ...(loads !== undefined ? { maxConcurrentLoads: loads } : {}),
+  };
 }
 
 /** A whole number from 1 up, or undefined when unset or blank (the default then). */

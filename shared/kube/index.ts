@@ -14,6 +14,7 @@ export {
   createOwnerResolver,
   isBarePod,
   isOwnedBy,
+  OwnerGraphTooLarge,
   ownerReferencesOf,
   refersTo,
   simulationOwnershipOf,

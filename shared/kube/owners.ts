@@ -4,14 +4,20 @@
 // SimulationRoot would let a simulated pod through unmutated); an owner that is gone is marked in the chain,
 // so the caller can tell "not the simulation's" from "cannot tell"; and lookups of owners that exist are
 // cached and shared, while "not found" is never remembered past the admission that saw it.
+// A tenant may give its objects several ownerReferences, layer by layer, so the walk is over a graph, not a
+// chain: each owner is visited once per review (reached again, it is skipped), and a review's walk has a
+// budget of owners, of references and of time. Over budget, it fails (the caller fails closed) saying why,
+// having read and held no more than the budget (issue 35: walked once per path, 39 Deployments blocked the
+// event loop for seconds per pod).
 
 import { LRUCache } from "lru-cache";
-import type { Logger } from "../base/index.js";
 import {
+  type Logger,
   SIMKUBE_API_VERSION,
   SIMKUBE_IO_PREFIX,
   SIMULATION_KIND,
   SIMULATION_ROOT_KIND,
+  withDeadline,
 } from "../base/index.js";
 import type { KubeApi, KubeObject, OwnerReference } from "./api.js";
 import { isNotFound } from "./api.js";
@@ -39,10 +45,65 @@ export interface OwnerResolverOptions {
   maxEntries?: number;
   ttlMs?: number;
   now?: () => number;
+  /** Owners one review may look up (found or gone). Default 64; a real chain has 2 to 5. */
+  maxObjects?: number;
+  /** Owner references one review may examine, the pod's own included. Default 256. */
+  maxReferences?: number;
+  /** How long one review's walk may take, API reads included. Default 5 s, well inside the webhook's 30 s. */
+  walkMs?: number;
 }
 
 // Deeper than any real controller hierarchy; protects against reference cycles.
 const MAX_DEPTH = 16;
+export const DEFAULT_OWNER_WALK_MAX_OBJECTS = 64;
+export const DEFAULT_OWNER_WALK_MAX_REFERENCES = 256;
+export const DEFAULT_OWNER_WALK_MS = 5_000;
+
+/** A review's owner walk went over its budget: the pod is refused (fail closed), and this says why. */
+export class OwnerGraphTooLarge extends Error {
+  override name = "OwnerGraphTooLarge";
+}
+
+/** One review's budget, and what it has spent. */
+interface Budget {
+  maxObjects: number;
+  maxReferences: number;
+  walkMs: number;
+  now: () => number;
+  started: number;
+  objects: number;
+  references: number;
+}
+
+function newBudget(options: OwnerResolverOptions, now: () => number): Budget {
+  return {
+    maxObjects: options.maxObjects ?? DEFAULT_OWNER_WALK_MAX_OBJECTS,
+    maxReferences: options.maxReferences ?? DEFAULT_OWNER_WALK_MAX_REFERENCES,
+    walkMs: options.walkMs ?? DEFAULT_OWNER_WALK_MS,
+    now,
+    started: now(),
+    objects: 0,
+    references: 0,
+  };
+}
+
+/** Why the budget is spent, or undefined. `refs` more references and `objects` more owners are charged first. */
+function overBudget(budget: Budget, refs: number, objects: number): string | undefined {
+  budget.references += refs;
+  budget.objects += objects;
+  if (budget.references > budget.maxReferences)
+    return `the pod's owner graph has more than ${budget.maxReferences} owner references`;
+  if (budget.objects > budget.maxObjects)
+    return `the pod's owner graph has more than ${budget.maxObjects} owners`;
+  if (budget.now() - budget.started > budget.walkMs)
+    return `walking the pod's owner graph took longer than ${budget.walkMs} ms`;
+  return undefined;
+}
+
+function charge(budget: Budget, refs: number, objects: number): void {
+  const why = overBudget(budget, refs, objects);
+  if (why) throw new OwnerGraphTooLarge(`${why} (simkube-fn walks at most that much per review)`);
+}
 
 export function ownerReferencesOf(object: KubeObject): OwnerReference[] {
   const refs = object.metadata?.ownerReferences;
@@ -139,12 +200,18 @@ type OwnerCache = LRUCache<string, OwnerReference[], { namespace: string; ref: O
  * Existing owners' ownerReferences, cached; concurrent lookups of one owner share one API call, which is
  * what a burst of pods from one ReplicaSet needs. A "not found" (the owner is gone, or its kind is not
  * served, e.g. a CRD not installed) resolves those waiting lookups to undefined and is not stored: an owner
- * that comes back (a Deployment recreated) is seen by the next admission.
+ * that comes back (a Deployment recreated) is seen by the next admission. An owner's references are kept only
+ * up to one past the walk's reference budget (a walk reaching it fails anyway), and the cache is bounded in
+ * references kept, so a tenant's objects with thousands of ownerReferences cannot fill the heap.
  */
-function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions): OwnerCache {
-  const now = options.now ?? (() => performance.now());
+function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions, now: () => number): OwnerCache {
+  const keep = (options.maxReferences ?? DEFAULT_OWNER_WALK_MAX_REFERENCES) + 1;
+  const maxEntries = options.maxEntries ?? 10_000;
   return new LRUCache({
-    max: options.maxEntries ?? 10_000,
+    max: maxEntries,
+    // Each entry's size is its references plus one: at most about 10 MiB of references by default.
+    maxSize: Math.max(maxEntries * 5, keep * 4),
+    sizeCalculation: (refs) => refs.length + 1,
     ttl: options.ttlMs ?? 5 * 60_000,
     perf: { now },
     // Read the clock on every get: the default caches it for 1 ms behind a timer, one more timer per review.
@@ -157,7 +224,7 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions): OwnerCa
           { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace },
           { metadataOnly: true },
         );
-        return ownerReferencesOf(owner);
+        return ownerReferencesOf(owner).slice(0, keep);
       } catch (err) {
         // lru-cache stores nothing for undefined: this is what keeps "not found" out of the cache.
         if (isNotFound(err)) return undefined;
@@ -167,13 +234,16 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions): OwnerCa
   });
 }
 
-/** One admission's walk up the owner chain: the shared cache, and the owners this admission found gone. */
+/** One admission's walk over the owner graph: the shared cache, its budget, what it has visited. */
 interface OwnerWalk {
   cache: OwnerCache;
   log: Logger;
   namespace: string;
-  /** Owners not found in this admission, so one reached twice in the chain is read once. */
-  gone: Set<string>;
+  budget: Budget;
+  /** Every owner this admission has reached: reached again (a diamond, a layered graph), it is skipped. */
+  visited: Set<string>;
+  /** The owners from the pod to the current one: one reached again on it is a cycle, and warned about. */
+  path: string[];
 }
 
 /** The owner's own ownerReferences, or undefined when it is gone: at once when cached, else from the API. */
@@ -182,7 +252,6 @@ function lookUp(
   ref: OwnerReference,
   key: string,
 ): OwnerReference[] | undefined | Promise<OwnerReference[] | undefined> {
-  if (walk.gone.has(key)) return undefined;
   // A hit needs no promise: fetch() makes one even for a cached value, and most lookups are hits.
   return walk.cache.get(key) ?? fetchOwner(walk, ref, key);
 }
@@ -192,10 +261,12 @@ async function fetchOwner(
   ref: OwnerReference,
   key: string,
 ): Promise<OwnerReference[] | undefined> {
-  const { namespace } = walk;
-  const ownedBy = await walk.cache.fetch(key, { context: { namespace, ref } });
+  const { namespace, budget } = walk;
+  const left = Math.max(0, budget.walkMs - (budget.now() - budget.started));
+  const ownedBy = await withDeadline(walk.cache.fetch(key, { context: { namespace, ref } }), left, () => {
+    throw new OwnerGraphTooLarge(`walking the pod's owner graph took longer than ${budget.walkMs} ms`);
+  });
   if (ownedBy === undefined) {
-    walk.gone.add(key);
     walk.log.warn(
       { owner: { kind: ref.kind, name: ref.name, namespace } },
       "owner not found; the chain stops here",
@@ -204,26 +275,25 @@ async function fetchOwner(
   return ownedBy;
 }
 
-async function resolve(
-  walk: OwnerWalk,
-  refs: OwnerReference[],
-  depth: number,
-  seen: Set<string>,
-): Promise<OwnerLink[]> {
-  const chain: OwnerLink[] = [];
+/** Appends to `chain` the owners `refs` lead to, each once, depth first; throws when over budget. */
+async function resolve(walk: OwnerWalk, refs: OwnerReference[], chain: OwnerLink[]): Promise<void> {
+  charge(walk.budget, refs.length, 0);
   for (const ref of refs) {
     if (!isUsableRef(ref)) {
       walk.log.warn({ ref }, "malformed owner reference; skipping it");
       continue;
     }
     const key = ownerKey(walk.namespace, ref);
-    if (seen.has(key) || depth >= MAX_DEPTH) {
+    if (walk.path.includes(key) || walk.path.length >= MAX_DEPTH) {
       walk.log.warn(
         { owner: { kind: ref.kind, name: ref.name } },
         "owner reference cycle or chain too deep; stopping",
       );
       continue;
     }
+    if (walk.visited.has(key)) continue;
+    walk.visited.add(key);
+    charge(walk.budget, 0, 1);
     const found = lookUp(walk, ref, key);
     const ownedBy = found instanceof Promise ? await found : found;
     if (ownedBy === undefined) {
@@ -231,37 +301,37 @@ async function resolve(
       continue;
     }
     chain.push({ ref, ownedBy });
-    chain.push(...(await resolve(walk, ownedBy, depth + 1, new Set([...seen, key]))));
+    walk.path.push(key);
+    await resolve(walk, ownedBy, chain);
+    walk.path.pop();
   }
-  return chain;
 }
 
 /**
- * The chain when every owner in it is cached and well-formed, walked without a promise; undefined as soon
- * as anything needs resolve's care (a miss, a malformed reference, a cycle, the depth limit: resolve logs
- * them), which then walks it again.
+ * The same walk as resolve's when every owner on it is cached and well-formed, without a promise; false as
+ * soon as anything needs resolve's care (a miss, a malformed reference, a cycle, the depth limit, the budget:
+ * resolve logs or throws them), which then walks it again.
  * In a burst nearly every chain is cached, and the async walk paid a promise and a Set per level.
  */
-function cachedChain(
-  cache: OwnerCache,
-  namespace: string,
-  refs: OwnerReference[],
-  path: string[],
-  chain: OwnerLink[],
-): OwnerLink[] | undefined {
+function cachedChain(walk: OwnerWalk, refs: OwnerReference[], chain: OwnerLink[]): boolean {
+  if (overBudget(walk.budget, refs.length, 0)) return false;
+  const { path, visited } = walk;
   for (const ref of refs) {
-    if (!isUsableRef(ref) || path.length >= MAX_DEPTH) return undefined;
-    const key = ownerKey(namespace, ref);
-    if (path.includes(key)) return undefined;
-    const ownedBy = cache.get(key);
-    if (ownedBy === undefined) return undefined;
+    if (!isUsableRef(ref) || path.length >= MAX_DEPTH) return false;
+    const key = ownerKey(walk.namespace, ref);
+    if (path.includes(key)) return false;
+    if (visited.has(key)) continue;
+    visited.add(key);
+    if (overBudget(walk.budget, 0, 1)) return false;
+    const ownedBy = walk.cache.get(key);
+    if (ownedBy === undefined) return false;
     chain.push({ ref, ownedBy });
     path.push(key);
-    const rest = cachedChain(cache, namespace, ownedBy, path, chain);
+    const ok = cachedChain(walk, ownedBy, chain);
     path.pop();
-    if (rest === undefined) return undefined;
+    if (!ok) return false;
   }
-  return chain;
+  return true;
 }
 
 export function createOwnerResolver(
@@ -269,16 +339,28 @@ export function createOwnerResolver(
   log: Logger,
   options: OwnerResolverOptions = {},
 ): OwnerResolver {
-  const cache = createOwnerCache(kube, options);
-  const cachedOwnerChain = (object: KubeObject) =>
-    cachedChain(cache, object.metadata?.namespace ?? "", ownerReferencesOf(object), [], []);
+  const now = options.now ?? (() => performance.now());
+  const cache = createOwnerCache(kube, options, now);
+  const walkOf = (object: KubeObject): OwnerWalk => ({
+    cache,
+    log,
+    namespace: object.metadata?.namespace ?? "",
+    budget: newBudget(options, now),
+    visited: new Set(),
+    path: [],
+  });
+  const cachedOwnerChain = (object: KubeObject) => {
+    const chain: OwnerLink[] = [];
+    return cachedChain(walkOf(object), ownerReferencesOf(object), chain) ? chain : undefined;
+  };
   return {
     cachedOwnerChain,
-    ownerChain(object) {
+    async ownerChain(object) {
       const cached = cachedOwnerChain(object);
-      if (cached) return Promise.resolve(cached);
-      const namespace = object.metadata?.namespace ?? "";
-      return resolve({ cache, log, namespace, gone: new Set() }, ownerReferencesOf(object), 0, new Set());
+      if (cached) return cached;
+      const chain: OwnerLink[] = [];
+      await resolve(walkOf(object), ownerReferencesOf(object), chain);
+      return chain;
     },
   };
 }

@@ -10,7 +10,7 @@
 
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bucketOf, objectStoreOf } from "./object-location.js";
+import { bucketOf, objectKeyProblem, objectStoreOf } from "./object-location.js";
 
 interface Canonical {
   scheme: string;
@@ -50,11 +50,14 @@ function httpLocation(url: URL): Parsed {
   };
 }
 
-function objectLocation(url: URL, scheme: string): Parsed {
+function objectLocation(text: string, url: URL, scheme: string): Parsed {
   const store = objectStoreOf(scheme);
   if (!store) return fail(`unsupported scheme "${scheme}"`);
   const { bucket, account } = bucketOf(url, store);
   if (!bucket) return fail("no bucket or container");
+  // Refused, not normalised: which object "a%2F..%2Fb" names depends on who reads it (issue 35).
+  const problem = objectKeyProblem(text);
+  if (problem) return fail(problem);
   let key: string;
   try {
     key = decodeURIComponent(url.pathname.replace(/^\//, ""));
@@ -84,7 +87,7 @@ function canonical(location: string): Parsed {
     }
   }
   if (scheme === "http" || scheme === "https") return httpLocation(url);
-  return objectLocation(url, scheme);
+  return objectLocation(text, url, scheme);
 }
 
 /** An allowlist entry, checked; a string says what is wrong with it. */

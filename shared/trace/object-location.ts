@@ -70,6 +70,32 @@ export function objectStoreOf(scheme: string): ObjectStore | undefined {
   return Object.hasOwn(STORES, scheme) ? STORES[scheme] : undefined;
 }
 
+/**
+ * Why an object-store location's key cannot be trusted, or undefined when it can: a percent-encoded
+ * separator ("%2F", "%5C"), a backslash, or a "." or ".." segment, raw or encoded. Judged on the text as
+ * written, before URL parsing (which folds literal dot segments away): the key the allowlist compares must be
+ * the key every store and proxy on the way reads, and an SDK that normalises its request URL (Azure's) or a
+ * store that takes "a%2F..%2Fb" literally (S3) would each read something else.
+ */
+export function objectKeyProblem(location: string): string | undefined {
+  const afterScheme = location.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+  const slash = afterScheme.indexOf("/");
+  if (slash < 0) return undefined;
+  const path = afterScheme.slice(slash + 1).replace(/[?#].*$/s, "");
+  for (const segment of path.split("/")) {
+    let step: string;
+    try {
+      step = decodeURIComponent(segment);
+    } catch {
+      return "the object name is not valid percent-encoding";
+    }
+    if (/[/\\]/.test(step) || step === "." || step === "..") {
+      return "the object name holds an encoded separator or a dot segment";
+    }
+  }
+  return undefined;
+}
+
 /** Parses an object-store URL; a TraceError says what is wrong with a bad one. */
 export function parseObjectLocation(location: string): ObjectLocation {
   const bad = (why: string) =>
@@ -85,6 +111,8 @@ export function parseObjectLocation(location: string): ObjectLocation {
   if (!store) throw bad(`unknown scheme "${scheme}"`);
   const { bucket, account } = bucketOf(url, store);
   if (!bucket) throw bad(`no ${store === "azure" ? "container" : "bucket"}`);
+  const problem = objectKeyProblem(location.trim());
+  if (problem) throw bad(problem);
   let key: string;
   try {
     key = decodeURIComponent(url.pathname.replace(/^\//, ""));

@@ -241,6 +241,35 @@ describe("loadConfig: a setting that turns a check on fails closed when blank", 
   });
 });
 
+describe("loadConfig: how Simulations' traces are loaded (issue 35)", () => {
+  it("unset: the trace cache's defaults; each variable sets its own field", () => {
+    assert.equal(loadConfig(SIM).traceLoads, undefined);
+    assert.deepEqual(
+      loadConfig({
+        ...SIM,
+        TRACE_LOAD_TIMEOUT_SECONDS: "8",
+        TRACE_FAILURE_CACHE_SECONDS: "3",
+        TRACE_CONCURRENT_LOADS: "4",
+      }).traceLoads,
+      { loadTimeoutMs: 8000, failureCacheMs: 3000, maxConcurrentLoads: 4 },
+    );
+    assert.deepEqual(loadConfig({ ...SIM, TRACE_CONCURRENT_LOADS: "1" }).traceLoads, {
+      maxConcurrentLoads: 1,
+    });
+  });
+
+  it("a load deadline as long as the webhook's longest timeout, or not a whole number, is a ConfigError", () => {
+    assert.match(
+      configError({ ...SIM, TRACE_LOAD_TIMEOUT_SECONDS: "30" }),
+      /well below the webhook's timeout/,
+    );
+    assert.equal(
+      configError({ ...SIM, TRACE_CONCURRENT_LOADS: "0" }),
+      'TRACE_CONCURRENT_LOADS must be a whole number from 1 up, got "0"',
+    );
+  });
+});
+
 describe("loadConfig: what bounds a trace's memory", () => {
   it("unset: the defaults the memory limit is sized for", () => {
     assert.equal(loadConfig(SIM).traceMemory, undefined);

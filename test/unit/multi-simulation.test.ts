@@ -99,6 +99,7 @@ const TRACE: Trace = buildTrace(
 function multiSetup(
   load: (location: string) => Promise<Trace> = async () => TRACE,
   allowed: string[] = ["/traces/"],
+  traceNow?: () => number,
 ) {
   const kube = objectsKube(twoSimulations());
   const { log, lines } = capturingLog("info");
@@ -114,6 +115,7 @@ function multiSetup(
         loaded.push(location);
         return { trace: await load(location), bytes: 1 };
       },
+      ...(traceNow ? { now: traceNow } : {}),
     }),
     readNamespace: async (name) => {
       try {
@@ -232,19 +234,28 @@ describe("mutate-create serving two Simulations at once", () => {
     );
   });
 
-  it("loads a trace location once however many Simulations name it, and retries one that failed", async () => {
+  it("loads a trace location once however many Simulations name it, and retries one that failed a moment later", async () => {
     let failNext = true;
-    const { handle, loaded } = multiSetup(async (location) => {
-      if (location === "/traces/trace-a" && failNext) {
-        failNext = false;
-        throw new Error("trace-a: unreachable");
-      }
-      return TRACE;
-    });
+    let now = 1_000_000;
+    const { handle, loaded } = multiSetup(
+      async (location) => {
+        if (location === "/traces/trace-a" && failNext) {
+          failNext = false;
+          throw new Error("trace-a: unreachable");
+        }
+        return TRACE;
+      },
+      ["/traces/"],
+      () => now,
+    );
     const a = runningPod("alpha-default", ROOT_A);
     const denied = await handle(buildCreateReview({ pod: a }));
     assert.equal(denied.response?.allowed, false);
     assert.match(denied.response?.status?.message ?? "", /the Simulation's trace could not be loaded/);
+    // The failure is remembered for 5 s (issue 35): a review within them is denied without a load.
+    const again = await handle(buildCreateReview({ pod: a }));
+    assert.equal(again.response?.allowed, false);
+    now += 5_001;
     patched(await handle(buildCreateReview({ pod: a })), a);
     patched(await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A, "a2") })), a);
     assert.deepEqual(loaded, ["/traces/trace-a", "/traces/trace-a"]);
@@ -297,6 +308,51 @@ describe("mutate-create serving two Simulations at once", () => {
       const a = runningPod("alpha-default", ROOT_A);
       patched(await handle(buildCreateReview({ pod: a })), a);
       assert.deepEqual(loaded, ["/traces/trace-a"], JSON.stringify(allowed));
+    }
+  });
+
+  it("one Simulation's hung trace delays no other Simulation's pods (issue 35)", {
+    timeout: 10_000,
+  }, async () => {
+    let release = () => {};
+    const hung = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { handle, loaded } = multiSetup(async (location) => {
+      if (location === "/traces/trace-a") await hung;
+      return TRACE;
+    });
+    const a = runningPod("alpha-default", ROOT_A);
+    const first = handle(buildCreateReview({ pod: a }));
+    for (let tick = 0; loaded.length === 0 && tick < 1000; tick++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(loaded, ["/traces/trace-a"], "sim-a's trace is loading");
+    // While sim-a's trace server hangs, sim-b's pod is answered with its own trace.
+    const b = runningPod("beta-default", ROOT_B);
+    const out = patched(await handle(buildCreateReview({ pod: b })), b);
+    assert.ok(out.metadata?.annotations?.[COMPLETE_TIME_KEY], "sim-b's pod got its completion time");
+    assert.deepEqual(loaded, ["/traces/trace-a", "/traces/trace-b"]);
+    release();
+    patched(await first, a);
+  });
+
+  it("refuses an object-store tracePath whose key climbs out of its allowed prefix, for every store (issue 35)", async () => {
+    for (const [allowed, tracePath] of [
+      ["azure://traces/sims/", "azure://traces/sims/..%2Fother%2Ft.sktrace"],
+      ["s3://traces/sims/", "s3://traces/sims/..%2Fother%2Ft.sktrace"],
+      ["gs://traces/sims/", "gs://traces/sims/%2e%2e%5Cother%5Ct.sktrace"],
+    ] as const) {
+      const { handle, loaded, kube } = multiSetup(async () => TRACE, [allowed]);
+      kube.put(
+        buildSimulation({
+          name: "sim-a",
+          uid: "sim-a-uid",
+          spec: { driver: { tracePath, virtualNsPrefix: "alpha" } },
+        }),
+      );
+      const denied = await handle(buildCreateReview({ pod: runningPod("alpha-default", ROOT_A) }));
+      assert.equal(denied.response?.allowed, false, tracePath);
+      assert.match(denied.response?.status?.message ?? "", /not a trace location this deployment allows/);
+      assert.deepEqual(loaded, [], `${tracePath}: nothing read`);
     }
   });
 

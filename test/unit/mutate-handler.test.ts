@@ -276,6 +276,28 @@ describe("mutate-create handler", () => {
     assert.equal(review.response?.status?.code, 403);
   });
 
+  it("denies a pod whose owner graph is over the walk's budget, saying so, without reading past it (issue 35)", async () => {
+    // The tenant's pod names its ReplicaSet (which leads to the root) and 300 more owners.
+    const extra = Array.from({ length: 300 }, (_, i) => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: `d-${i}`,
+      uid: `u-${i}`,
+    }));
+    const { handle, kube } = setup();
+    const pod = buildPod({ ownerReferences: [replicaSetOwnerRef(), ...extra] });
+    const review = await handle(buildCreateReview({ pod }));
+    assert.equal(review.response?.allowed, false);
+    assert.match(
+      review.response?.status?.message ?? "",
+      /could not mutate pod test-namespace\/the-pod: the pod's owner graph has more than 256 owner references/,
+    );
+    assert.ok(
+      kube.reads.filter((r) => r.startsWith("Deployment/")).length === 0,
+      "no owner read past the budget",
+    );
+  });
+
   it("denies when the sequence store cannot answer", async () => {
     const sequences: SequenceStore = {
       next: async () => {

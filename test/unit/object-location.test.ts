@@ -15,7 +15,7 @@ describe("parseObjectLocation", () => {
       ["az://container/t.sktrace", "azure", "container", "t.sktrace"],
       ["abfss://container/t.sktrace", "azure", "container", "t.sktrace"],
       ["S3://Traces/Mixed Case.sktrace", "s3", "Traces", "Mixed Case.sktrace"],
-      ["gs://b/with%20space%2Fand-slash.sktrace", "gcs", "b", "with space/and-slash.sktrace"],
+      ["gs://b/with%20space/and-slash.sktrace", "gcs", "b", "with space/and-slash.sktrace"],
     ];
     for (const [location, store, bucket, key] of cases) {
       const parsed = parseObjectLocation(location);
@@ -66,5 +66,27 @@ describe("parseObjectLocation", () => {
       ),
       ["s3", "s3", "gcs", "azure", "azure", "azure", "azure", undefined, undefined, undefined, undefined],
     );
+  });
+
+  it("refuses keys with encoded separators or dot segments, whatever the store (issue 35)", () => {
+    for (const scheme of ["s3", "gs", "azure", "abfss"]) {
+      for (const key of [
+        "..%2Fother/t.sktrace",
+        "%2E%2E/t.sktrace",
+        "a/../t.sktrace",
+        "./t.sktrace",
+        "a%5Ct.sktrace",
+        "a%2ft.sktrace",
+      ]) {
+        const location = `${scheme}://bucket/sims/${key}`;
+        assert.throws(
+          () => parseObjectLocation(location),
+          (err: unknown) =>
+            err instanceof TraceError && /encoded separator or a dot segment/.test(err.message),
+          location,
+        );
+      }
+      assert.equal(parseObjectLocation(`${scheme}://bucket/sims/a%20b.sktrace`).key, "sims/a b.sktrace");
+    }
   });
 });

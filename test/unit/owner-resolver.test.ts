@@ -124,7 +124,8 @@ describe("owner resolver", () => {
     const fake = fakeKube([a, b]);
     const pod = buildPod({ ownerReferences: [replicaSetOwnerRef("rs-a"), replicaSetOwnerRef("rs-b")] });
     const chain = await createOwnerResolver(fake.kube, quiet).ownerChain(pod);
-    assert.equal(chain.filter((link) => link.gone).length, 2);
+    // Each owner is visited once per admission (issue 35): the Deployment both reach is one link.
+    assert.equal(chain.filter((link) => link.gone).length, 1);
     assert.equal(count(fake.reads, `Deployment/${TEST_DEPLOYMENT}`), 1);
   });
 
@@ -227,5 +228,90 @@ describe("owner resolver", () => {
       );
       assert.equal(lines.length, 1, pass);
     }
+  });
+
+  describe("a tenant's layered owner graph (issue 35)", () => {
+    const layerRef = (layer: number, i: number): OwnerReference => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: `d-${layer}-${i}`,
+      uid: `u-${layer}-${i}`,
+    });
+    /** `layers` layers of `width` Deployments, each owned by every Deployment of the layer above. */
+    function layered(layers: number, width: number) {
+      const objects: KubeObject[] = [];
+      for (let layer = 0; layer < layers; layer++) {
+        for (let i = 0; i < width; i++) {
+          const above =
+            layer + 1 < layers ? Array.from({ length: width }, (_, j) => layerRef(layer + 1, j)) : [];
+          objects.push({
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            metadata: { name: `d-${layer}-${i}`, namespace: TEST_NAMESPACE, ownerReferences: above },
+          });
+        }
+      }
+      const pod = buildPod({ ownerReferences: Array.from({ length: width }, (_, j) => layerRef(0, j)) });
+      return { objects, pod };
+    }
+
+    it("visits each owner once, cold and warm, however many paths lead to it", async () => {
+      // 3^10 paths through 30 Deployments: walked once per path, the chain had tens of thousands of links.
+      const { objects, pod } = layered(10, 3);
+      const fake = fakeKube(objects);
+      const owners = createOwnerResolver(fake.kube, quiet);
+      const cold = await owners.ownerChain(pod);
+      assert.equal(cold.length, 30);
+      assert.equal(new Set(cold.map((link) => link.ref.name)).size, 30);
+      assert.equal(fake.reads.length, 30, "each owner read once");
+      const warm = owners.cachedOwnerChain(pod);
+      assert.deepEqual(warm, cold);
+      assert.deepEqual(await owners.ownerChain(pod), cold);
+    });
+
+    it("refuses a graph over the object budget with a clear reason, having read no more than the budget", async () => {
+      // 13 layers of 3, the shape that blocked the event loop for 5.2 s per pod: 39 owners, over a budget of 32.
+      const { objects, pod } = layered(13, 3);
+      const fake = fakeKube(objects);
+      const owners = createOwnerResolver(fake.kube, quiet, { maxObjects: 32 });
+      for (const pass of ["cold", "warm"]) {
+        await assert.rejects(owners.ownerChain(pod), /owner graph has more than 32 owners/, pass);
+        assert.ok(fake.reads.length <= 32, `${pass}: ${fake.reads.length} reads`);
+      }
+      assert.equal(owners.cachedOwnerChain(pod), undefined);
+    });
+
+    it("refuses an owner with more references than the budget, and keeps no more of them", async () => {
+      const many = Array.from({ length: 5_000 }, (_, i) => layerRef(1, i));
+      const fake = fakeKube([
+        {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          metadata: { name: "d-0-0", namespace: TEST_NAMESPACE, ownerReferences: many },
+        },
+      ]);
+      const owners = createOwnerResolver(fake.kube, quiet, { maxReferences: 100 });
+      await assert.rejects(
+        owners.ownerChain(buildPod({ ownerReferences: [layerRef(0, 0)] })),
+        /more than 100 owner references/,
+      );
+      assert.ok(fake.reads.length <= 100, `${fake.reads.length} reads`);
+    });
+
+    it("gives up when the walk's time budget runs out, saying so", async () => {
+      let now = 0;
+      const { objects, pod } = layered(8, 2);
+      const fake = fakeKube(objects);
+      const slow: KubeApi = {
+        ...fake.kube,
+        read: async (ref, options) => {
+          now += 1_000;
+          return fake.kube.read(ref, options);
+        },
+      };
+      const owners = createOwnerResolver(slow, quiet, { walkMs: 5_000, now: () => now });
+      await assert.rejects(owners.ownerChain(pod), /owner graph took longer than 5000 ms/);
+      assert.ok(fake.reads.length <= 6, `${fake.reads.length} reads`);
+    });
   });
 });

@@ -97,4 +97,31 @@ describe("trace allowlist", () => {
       );
     }
   });
+
+  it("refuses object keys with encoded separators or dot segments, for s3, gs and azure alike (issue 35)", () => {
+    const allowed = allowlist("s3://bucket/sims/", "gs://bucket/sims/", "azure://container/sims/");
+    for (const scheme of ["s3", "s3a", "gs", "azure", "az"]) {
+      const bucket = scheme.startsWith("az") ? "container" : "bucket";
+      const base = `${scheme}://${bucket}/sims`;
+      assert.ok(isAllowedLocation(allowed, `${base}/a.sktrace`), `${base}/a.sktrace`);
+      assert.ok(isAllowedLocation(allowed, `${base}/a%20b.sktrace`), "an encoded space is a plain name");
+      for (const key of [
+        "..%2Fother%2Fsecret.sktrace",
+        "%2e%2e/other/secret.sktrace",
+        "../other/secret.sktrace",
+        "a/../../other/secret.sktrace",
+        "./a.sktrace",
+        "a%2Fb.sktrace",
+        "a%2fb.sktrace",
+        "a%5Cb.sktrace",
+        "..%5Cother%5Csecret.sktrace",
+        "%2E/a.sktrace",
+      ]) {
+        assert.ok(!isAllowedLocation(allowed, `${base}/${key}`), `${base}/${key}`);
+      }
+    }
+    for (const entry of ["s3://bucket/a/../", "azure://container/a%2Fb/"]) {
+      assert.equal(typeof parseAllowedLocation(entry), "string", entry);
+    }
+  });
 });

@@ -1,5 +1,6 @@
 // The trace cache of a deployment serving every Simulation: bounded in traces and bytes, a changed trace
-// reloaded after the recheck interval, failures never kept, one load per location and one at a time.
+// reloaded after the recheck interval, a failure kept only briefly, one load per location, loads of different
+// locations at once (up to a bound), each within a deadline well inside the webhook's timeout (issue 35).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -98,7 +99,7 @@ describe("trace cache", () => {
     assert.equal(calls.length, 3);
   });
 
-  it("never keeps a failure: the next admission loads again, and a failed recheck drops the old trace", async () => {
+  it("keeps a failure for failureCacheMs only: then the next admission loads again; a failed recheck drops the old trace", async () => {
     let now = 1_000_000;
     let failing = true;
     let loads = 0;
@@ -107,10 +108,20 @@ describe("trace cache", () => {
       if (failing) throw new Error("unreachable");
       return known === "v1" ? undefined : { trace: tables("a"), version: "v1", bytes: 1 };
     };
-    const cache = createTraceCache({ isAllowed: allowAll, load, recheckMs: 1000, now: () => now });
+    const cache = createTraceCache({
+      isAllowed: allowAll,
+      load,
+      recheckMs: 1000,
+      failureCacheMs: 5000,
+      now: () => now,
+    });
     await assert.rejects(cache.get("/t/a"), /unreachable/);
     assert.equal(cache.size(), 0);
     failing = false;
+    now += 4_999;
+    await assert.rejects(cache.get("/t/a"), /last load of this trace failed.*unreachable/);
+    assert.equal(loads, 1, "a failure is remembered briefly: no second load within failureCacheMs");
+    now += 2;
     assert.deepEqual(await cache.get("/t/a"), tables("a"));
     assert.equal(loads, 2);
     failing = true;
@@ -138,7 +149,30 @@ describe("trace cache", () => {
     assert.ok(got.every((t) => t === got[0]));
   });
 
-  it("loads one location at a time: a load peaks at several times its file", async () => {
+  it("a hung load of one location delays no other location's (issue 35)", async () => {
+    const gates = new Map<string, () => void>();
+    const started: string[] = [];
+    const load: LoadIfChanged = async (location) => {
+      started.push(location);
+      if (location === "/t/hung") await new Promise<void>((resolve) => gates.set(location, resolve));
+      return { trace: tables(location), bytes: 1 };
+    };
+    const cache = createTraceCache({ isAllowed: allowAll, load });
+    const hung = cache.get("/t/hung");
+    let answered = false;
+    const other = cache.get("/t/other").then((t) => {
+      answered = true;
+      return t;
+    });
+    for (let i = 0; i < 20 && !answered; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(started, ["/t/hung", "/t/other"], "the other location's load started at once");
+    assert.ok(answered, "and answered while the hung one still loads");
+    assert.deepEqual(await other, tables("/t/other"));
+    gates.get("/t/hung")?.();
+    await hung;
+  });
+
+  it("loads at most maxConcurrentLoads locations at once: a load peaks at several times its file", async () => {
     const gates = new Map<string, () => void>();
     const started: string[] = [];
     const load: LoadIfChanged = async (location) => {
@@ -146,17 +180,96 @@ describe("trace cache", () => {
       await new Promise<void>((resolve) => gates.set(location, resolve));
       return { trace: tables(location), bytes: 1 };
     };
-    const cache = createTraceCache({ isAllowed: allowAll, load });
-    const a = cache.get("/t/a");
-    const b = cache.get("/t/b");
+    const cache = createTraceCache({ isAllowed: allowAll, load, maxConcurrentLoads: 2 });
+    const loads = ["/t/a", "/t/b", "/t/c"].map((l) => cache.get(l));
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    assert.deepEqual(started, ["/t/a"], "b waits while a loads");
+    assert.deepEqual(started, ["/t/a", "/t/b"], "c waits for a free slot");
     gates.get("/t/a")?.();
-    await a;
-    for (let i = 0; i < 20 && started.length < 2; i++) await new Promise((r) => setImmediate(r));
-    assert.deepEqual(started, ["/t/a", "/t/b"]);
+    await loads[0];
+    for (let i = 0; i < 20 && started.length < 3; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(started, ["/t/a", "/t/b", "/t/c"]);
     gates.get("/t/b")?.();
-    await b;
+    gates.get("/t/c")?.();
+    await Promise.all(loads);
+  });
+
+  it("gives up on a load at its deadline, tells the loader the deadline, and remembers the failure briefly (issue 35)", {
+    timeout: 20_000,
+  }, async () => {
+    let now = 0;
+    const timeouts: Array<number | undefined> = [];
+    // A load that never ends, whatever it is told: the cache's own deadline must answer.
+    const load: LoadIfChanged = (_location, options) => {
+      timeouts.push(options.timeoutMs);
+      return new Promise(() => {});
+    };
+    const cache = createTraceCache({
+      isAllowed: allowAll,
+      load,
+      loadTimeoutMs: 50,
+      failureCacheMs: 5_000,
+      now: () => now,
+    });
+    await assert.rejects(cache.get("/t/hung"), /loading the trace took longer than 50 ms/);
+    assert.deepEqual(timeouts, [50]);
+    now += 1_000;
+    await assert.rejects(cache.get("/t/hung"), /last load of this trace failed/);
+    assert.equal(timeouts.length, 1, "not loaded again while the failure is remembered");
+  });
+
+  it("frees a load's slot at its deadline, even when the load itself never ends", {
+    timeout: 20_000,
+  }, async () => {
+    const started: string[] = [];
+    const load: LoadIfChanged = (location) => {
+      started.push(location);
+      if (location === "/t/hung") return new Promise(() => {});
+      return Promise.resolve({ trace: tables(location), bytes: 1 });
+    };
+    const cache = createTraceCache({ isAllowed: allowAll, load, loadTimeoutMs: 50, maxConcurrentLoads: 1 });
+    await assert.rejects(cache.get("/t/hung"), /took longer than 50 ms/);
+    assert.deepEqual(await cache.get("/t/next"), tables("/t/next"));
+    assert.deepEqual(started, ["/t/hung", "/t/next"]);
+  });
+
+  it("does not hold a review's wait for a slot against its location", { timeout: 20_000 }, async () => {
+    let now = 0;
+    const loads: string[] = [];
+    const load: LoadIfChanged = (location) => {
+      loads.push(location);
+      if (location !== "/t/c") return new Promise(() => {});
+      return Promise.resolve({ trace: tables(location), bytes: 1 });
+    };
+    const cache = createTraceCache({
+      isAllowed: allowAll,
+      load,
+      loadTimeoutMs: 50,
+      maxConcurrentLoads: 1,
+      failureCacheMs: 5_000,
+      now: () => now,
+    });
+    // a and b hang; c waits behind both, and its review gives up while b's load still holds the slot.
+    const a = cache.get("/t/a").catch((err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 5));
+    const b = cache.get("/t/b").catch((err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 5));
+    await assert.rejects(cache.get("/t/c"), /took longer than 50 ms/);
+    assert.ok(!loads.includes("/t/c"), "c's review gave up before its load could start");
+    assert.deepEqual(await Promise.all([a, b]), Array(2).fill("loading the trace took longer than 50 ms"));
+    for (let i = 0; i < 500 && !loads.includes("/t/c"); i++) await new Promise((r) => setTimeout(r, 10));
+    now += 1;
+    assert.deepEqual(await cache.get("/t/c"), tables("/t/c"), "c's location is not remembered as failed");
+    await assert.rejects(cache.get("/t/b"), /last load of this trace failed/, "b's own load is");
+  });
+
+  it("defaults to a load deadline of 10 s, a third of mutate-create's 30 s webhook timeout", async () => {
+    const timeouts: Array<number | undefined> = [];
+    const load: LoadIfChanged = async (location, options) => {
+      timeouts.push(options.timeoutMs);
+      return { trace: tables(location), bytes: 1 };
+    };
+    await createTraceCache({ isAllowed: allowAll, load }).get("/t/a");
+    assert.deepEqual(timeouts, [10_000]);
   });
 
   it("refuses a location outside the allowlist without loading it", async () => {
