@@ -49,6 +49,42 @@ export const SIMKUBE_CITED_NOT_IN_FOLDER: readonly string[] = [
   "sk-store/src/trace.rs",
 ];
 
+/**
+ * For each of the page's links into a file the folder holds (`[key]: …/blob/<commit>/<file>#L<a>-L<b>`), a
+ * piece of SimKube's code the cited lines must hold: what the page says is there. A link moved to the wrong
+ * lines, or a file changed under it, fails.
+ */
+export const SIMKUBE_CITED_CODE: Readonly<Record<string, string>> = {
+  owners: "GVK::from_owner_ref(rf)",
+  m40: "pod_counts: Mutex<HashMap<u64, usize>>",
+  m96: "owners.iter().any(|o| o.name == ctx.root_name)",
+  m108: "could not reschedule pod; allowing old pod to be deleted",
+  m114: "pod.metadata.deletion_timestamp.is_none()",
+  m141: "add_node_selector_tolerations(pod, &mut patches)",
+  m154: "!pod.labels_contains_key(KWOK_STAGE_COMPLETE_KEY)",
+  m172: "filtered_owners.is_empty() && pod_is_running(pod)",
+  m309: "abs_end_ts.to_rfc3339()",
+  m315: "compute_step_size(speed, *start_ts, *end_ts)",
+  m331: "parse::<usize>().unwrap()",
+  m342: "None => mut_data.count(hash)",
+  m200: 'json!({"key": VIRTUAL_NODE_TOLERATION_KEY, "operator": "Exists", "effect": "NoSchedule"})',
+  main86: "sim_api.get(&opts.sim_name)",
+  main90: 'format!("{name}-root")',
+  runner201: "if ns_api.get_opt(&virtual_ns).await?.is_none()",
+  stepsize: "(normal_step_duration / speed) as i64",
+  podext31: "fn stable_spec(&self)",
+  o125: "build_global_object_meta(&ctx.webhook_name",
+  o126: "CERT_MANAGER_INJECT_ANNOTATION_KEY",
+  o142: "object.metadata.namespace.startsWith('{}-')",
+  o146: "if let Some(true) = sim.spec.reschedule_interrupted_bare_pods",
+  o157: "admissionv1::MutatingWebhook",
+  o159: "name: ctx.driver_svc.clone()",
+  o168: 'failure_policy: Some("Fail".into())',
+  o169: 'operations.join("-").to_ascii_lowercase()',
+  o170: 'side_effects: "None".into()',
+  o175: 'resources: Some(vec!["pods".into(), "pods/status".into()])',
+};
+
 /** Why the tests that read SimKube skip, or undefined when they can run. In CI a missing folder fails. */
 export function simkubeMissing(): string | undefined {
   if (existsSync(path.join(SIMKUBE_DIR, "sk-driver/src/mutation.rs"))) return undefined;

@@ -44,6 +44,7 @@ import {
   parseDebugAnswer,
   parseDebugJson,
   readSimkube,
+  SIMKUBE_CITED_CODE,
   SIMKUBE_CITED_NOT_IN_FOLDER,
   SIMKUBE_COMMIT,
   SIMKUBE_DIR,
@@ -295,6 +296,31 @@ describe(`SimKube ${SIMKUBE_COMMIT.slice(0, 7)}'s files, as reviewed`, { skip: m
       const lines = readSimkube(file).split("\n").length;
       assert.ok(last <= lines, `${file}: the page cites line ${last}, the file has ${lines}`);
     }
+  });
+
+  it("every cited line range holds the code the page cites it for", () => {
+    const pattern = new RegExp(
+      `^\\[([a-z0-9]+)\\]: https://github\\.com/acrlabs/simkube/blob/${SIMKUBE_COMMIT}/([^#\\s]+)#L(\\d+)(?:-L(\\d+))?$`,
+      "gm",
+    );
+    const checked: string[] = [];
+    for (const m of DOC.matchAll(pattern)) {
+      const [, key = "", file = "", first = "0", last] = m;
+      if (!(file in SIMKUBE_FILE_SHA256)) continue;
+      const code = SIMKUBE_CITED_CODE[key];
+      assert.ok(code, `[${key}] cites ${file}#L${first}: say in SIMKUBE_CITED_CODE what it cites`);
+      const lines = readSimkube(file)
+        .split("\n")
+        .slice(Number(first) - 1, Number(last ?? first))
+        .join("\n");
+      assert.ok(lines.includes(code), `[${key}] ${file}#L${first}-L${last ?? first} does not hold ${code}`);
+      checked.push(key);
+    }
+    assert.deepEqual(
+      checked.sort(),
+      Object.keys(SIMKUBE_CITED_CODE).sort(),
+      "a cited code entry without a link",
+    );
   });
 });
 
