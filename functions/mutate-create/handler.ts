@@ -53,6 +53,7 @@ import {
 import {
   deploymentTraceCheck,
   describeLocation,
+  type Instant,
   loadTraceForLookups,
   type TraceTables,
 } from "../../shared/trace/index.js";
@@ -76,6 +77,7 @@ import {
   type SkipReason,
   triageReview,
 } from "./triage.js";
+import { createWallClockNanos } from "./wall-clock.js";
 
 export interface MutateCreateDeps {
   /** The one Simulation served (SIM_NAME); unset: every Simulation, each pod's found from the cluster. */
@@ -90,7 +92,8 @@ export interface MutateCreateDeps {
   traces?: TraceCache;
   /** Without SIM_NAME: the namespace object (undefined when not found), to tell a virtual namespace's Simulation. */
   readNamespace?: (name: string) => Promise<KubeObject | undefined>;
-  now?: () => Date;
+  /** The wall clock; default: nanoseconds since the epoch, as SimKube's clock has them. */
+  now?: () => Instant;
   /** Default: fresh stats (pass one to read them, as GET /stats does). */
   stats?: MutateStats;
 }
@@ -110,7 +113,7 @@ interface Facts {
 interface Context {
   deps: MutateCreateDeps;
   stats: MutateStats;
-  now: () => Date;
+  now: () => Instant;
 }
 
 type Mutation = Exclude<Scope, { skip: unknown }>;
@@ -326,7 +329,7 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
   const ctx: Context = {
     deps,
     stats: deps.stats ?? createMutateStats(),
-    now: deps.now ?? (() => new Date()),
+    now: deps.now ?? createWallClockNanos(),
   };
   return async (body) => {
     ctx.stats.review();

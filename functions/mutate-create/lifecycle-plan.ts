@@ -5,6 +5,7 @@ import {
   completionTime,
   gvkOfOwner,
   hasObject,
+  type Instant,
   lookupPodLifecycle,
   type TraceTables,
 } from "../../shared/trace/index.js";
@@ -20,7 +21,7 @@ export function findCompletionTime(
   hash: string,
   sequence: number,
   speed: number,
-  now: Date,
+  now: Instant,
 ): LifecycleOutcome {
   if (candidates.length === 0) return { found: false, reason: "no-original-namespace" };
   let anyInTrace = false;

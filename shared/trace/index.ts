@@ -2,6 +2,7 @@ export type { AllowedLocation } from "./allowlist.js";
 export { deploymentTraceCheck, parseAllowedLocation } from "./allowlist.js";
 export { TraceError } from "./error.js";
 export { gvkOfOwner, normalizeGvk, parseGvk } from "./gvk.js";
+export type { Instant } from "./lifecycle.js";
 export {
   chooseLifecycleList,
   completionTime,

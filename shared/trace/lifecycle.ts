@@ -84,36 +84,58 @@ export function simulatedDurationSeconds(start: number, end: number, speed: numb
   return Math.trunc(Math.max(0, end - start) / speed);
 }
 
+/** A wall-clock instant: a Date (milliseconds) or nanoseconds since the Unix epoch. */
+export type Instant = Date | bigint;
+
+const NANOS_PER_MS = 1_000_000n;
+const NANOS_PER_SECOND = 1_000_000_000n;
+
 /**
  * The completion time to annotate a pod with: `now` plus the (speed-scaled) recorded run time, for a
  * Finished lifecycle; undefined for Running and Empty (the pod runs until deleted).
  */
-export function completionTime(lifecycle: PodLifecycle, speed: number, now: Date): string | undefined {
+export function completionTime(lifecycle: PodLifecycle, speed: number, now: Instant): string | undefined {
   if (!(Number.isFinite(speed) && speed > 0)) {
     throw new RangeError(`simulation speed must be a finite number > 0, got ${speed}`);
   }
   if (lifecycle.kind !== "Finished") return undefined;
   const seconds = simulatedDurationSeconds(lifecycle.start, lifecycle.end, speed);
-  const at = new Date(now.getTime() + seconds * 1000);
-  if (Number.isNaN(at.getTime())) {
-    throw new RangeError(`completion time out of range: now ${now.getTime()} ms + ${seconds} s`);
-  }
-  return formatRfc3339(at);
+  return formatRfc3339(nanosOf(now) + BigInt(seconds) * NANOS_PER_SECOND);
+}
+
+function nanosOf(at: Instant): bigint {
+  if (typeof at === "bigint") return at;
+  const ms = at.getTime();
+  if (Number.isNaN(ms)) throw new RangeError("cannot format an invalid date");
+  return BigInt(ms) * NANOS_PER_MS;
 }
 
 /**
- * RFC 3339 in UTC as chrono's DateTime<Utc>::to_rfc3339() prints it: "+00:00" rather than "Z", and
- * fractional seconds only when non-zero (chrono picks 3, 6 or 9 digits; a JS Date has milliseconds, so
- * 0 or 3 here: "2024-01-01T00:00:00+00:00", "2026-12-02T12:00:30.123+00:00"). SimKube's clock has
- * nanoseconds, so its own output usually shows 9 digits; both parse to the same instant to the ms.
+ * RFC 3339 in UTC as chrono's DateTime<Utc>::to_rfc3339() prints it: "+00:00" rather than "Z", and the
+ * fraction of a second only when non-zero, in 3, 6 or 9 digits, the fewest that hold it exactly
+ * ("2024-01-01T00:00:00+00:00", "…:30.100+00:00", "…:30.123456+00:00", "…:30.123456789+00:00").
  */
-export function formatRfc3339(date: Date): string {
-  const ms = date.getTime();
-  if (Number.isNaN(ms)) throw new RangeError("cannot format an invalid date");
+export function formatRfc3339(at: Instant): string {
+  const nanos = nanosOf(at);
+  let seconds = nanos / NANOS_PER_SECOND;
+  let fraction = nanos % NANOS_PER_SECOND;
+  if (fraction < 0n) {
+    fraction += NANOS_PER_SECOND;
+    seconds -= 1n;
+  }
+  const date = new Date(Number(seconds) * 1000);
+  if (Number.isNaN(date.getTime()))
+    throw new RangeError(`completion time out of range: ${nanos} ns since the epoch`);
   const year = date.getUTCFullYear();
   if (year < 0 || year > 9999) throw new RangeError(`year ${year} is outside RFC 3339's 0000-9999`);
-  const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ for years 0-9999
-  const whole = iso.slice(0, 19);
-  const millis = iso.slice(20, 23);
-  return millis === "000" ? `${whole}+00:00` : `${whole}.${millis}+00:00`;
+  return `${date.toISOString().slice(0, 19)}${fractionDigits(fraction)}+00:00`;
+}
+
+/** chrono's SecondsFormat::AutoSi: nothing, or milli-, micro- or nanoseconds, whichever is exact. */
+function fractionDigits(nanos: bigint): string {
+  if (nanos === 0n) return "";
+  const nine = nanos.toString().padStart(9, "0");
+  if (nanos % NANOS_PER_MS === 0n) return `.${nine.slice(0, 3)}`;
+  if (nanos % 1_000n === 0n) return `.${nine.slice(0, 6)}`;
+  return `.${nine}`;
 }

@@ -10,7 +10,8 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import fastJsonPatch from "fast-json-patch";
 import { createMutateCreateHandler } from "../../functions/mutate-create/handler.js";
-import { planMutation } from "../../functions/mutate-create/plan.js";
+import { mutationPatch, planMutation } from "../../functions/mutate-create/plan.js";
+import { TraceLocationRefused } from "../../functions/mutate-create/trace-cache.js";
 import { planScope, planScopeAnySimulation, triageReview } from "../../functions/mutate-create/triage.js";
 import { buildCloneName, isValidPodName } from "../../functions/reschedule-delete/clone-name.js";
 import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
@@ -24,8 +25,11 @@ import { buildClone, judgeDeletion, triageDelete } from "../../functions/resched
 import { createRescheduleStats } from "../../functions/reschedule-delete/stats.js";
 import { buildSimulationWebhookConfiguration, buildWebhookConfiguration } from "../../knative/manifests.js";
 import type { DeploymentOptions } from "../../knative/options.js";
+import { podCreateValidations } from "../../knative/pod-create-policy.js";
+import { OWNER_KINDS } from "../../knative/rbac.js";
 import { type AdmissionReview, decodePatch } from "../../shared/admission/review.js";
 import {
+  CONTROLLER_MANAGER_USER,
   GARBAGE_COLLECTOR_USER,
   KWOK_USER,
   NAMESPACE_CONTROLLER_USER,
@@ -33,9 +37,10 @@ import {
   POD_GC_USER,
   SIMKUBE_DRIVER_USER,
 } from "../../shared/base/identities.js";
+import { withRetry } from "../../shared/base/retry.js";
 import { loadConfig } from "../../shared/config/config.js";
 import { podSpecHash } from "../../shared/hash/pod-hash.js";
-import { KubeError, type KubeObject } from "../../shared/kube/api.js";
+import { isTransient, KubeError, type KubeObject } from "../../shared/kube/api.js";
 import { createOwnerResolver, type OwnerLink, simulationRootOf } from "../../shared/kube/owners.js";
 import type { Pod } from "../../shared/kube/pod.js";
 import { createClusterSequenceStore } from "../../shared/sequence/cluster-store.js";
@@ -302,9 +307,6 @@ const DIFFERENCES: Record<string, Check> = {
     const newer = { containers, resources: { limits: { cpu: "1" } } };
     assert.notEqual(podSpecHash({ spec: newer }), podSpecHash({ spec: { containers } }));
   },
-  "completion-time-precision": () => {
-    assert.equal(completionTime(finished(0, 30), 1, NOW), "2026-12-02T12:00:30.123+00:00");
-  },
   "node-status-write": () => {
     const pod = buildPod();
     const triage = triageOf(
@@ -517,6 +519,151 @@ const DIFFERENCES: Record<string, Check> = {
     const { create, del } = webhooks();
     assert.deepEqual([create.timeoutSeconds, del.timeoutSeconds], [30, 15]);
   },
+  "delete-webhook-per-deployment": () => {
+    const rendered = buildWebhookConfiguration({ ...BASE, rescheduleInterruptedBarePods: false });
+    assert.deepEqual(
+      rendered.webhooks?.map((w) => w.name),
+      ["mutate-create.simkube-fn.simkube.io"],
+      "without --reschedule, no DELETE webhook for any Simulation",
+    );
+  },
+  "owner-kinds": async () => {
+    assert.deepEqual(
+      OWNER_KINDS.map((k) => k.kind),
+      ["ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"],
+    );
+    // A custom kind the rendered RBAC does not grant: the API server answers 403, and the pod is denied.
+    const custom = { apiVersion: "example.com/v1", kind: "Widget", name: "w", uid: "w-uid" };
+    const pod = buildPod({ namespace: VIRTUAL_NS, phase: "Pending", ownerReferences: [custom] });
+    const failures = new Map([["Widget/w", new KubeError(403, "Forbidden", "widgets is forbidden")]]);
+    const answer = await mutateCreate(
+      [buildSimulation(), buildSimulationRoot()],
+      failures,
+    )(buildCreateReview({ pod }));
+    assert.equal(answer.response?.allowed, false);
+  },
+  "clone-keyless-toleration": () => {
+    const keyless = { operator: "Exists" };
+    const clone = buildClone(buildPod({ spec: { containers: [], tolerations: [keyless] } }), rootOwnerRef());
+    assert.ok(
+      (clone.spec?.tolerations as Array<{ key?: string }> | undefined)?.some((t) => !t.key),
+      "the clone keeps the key-less toleration",
+    );
+    const rule = podCreateValidations().find((v) => v.expression.includes("spec.tolerations"));
+    assert.match(
+      rule?.expression ?? "",
+      /has\(t\.key\) && t\.key != ''/,
+      "which the pod-create policy refuses",
+    );
+  },
+  "clone-affinity-token": () => {
+    const term = { matchExpressions: [{ key: "zone", operator: "In", values: ["a"] }] };
+    const affinity = {
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] } },
+    };
+    const pod = buildPod({ spec: { containers: [], affinity, serviceAccountName: "app" } });
+    const clone = buildClone(pod, rootOwnerRef()).spec as {
+      affinity: typeof affinity;
+      automountServiceAccountToken?: boolean;
+    };
+    const terms =
+      clone.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+    assert.deepEqual(terms[0]?.matchExpressions, [
+      { key: "zone", operator: "In", values: ["a"] },
+      { key: "type", operator: "In", values: ["virtual"] },
+    ]);
+    assert.equal(clone.automountServiceAccountToken, false);
+  },
+  "skipped-delete-users": () => {
+    const running = buildPod();
+    assert.deepEqual(judgeDeletion({ pod: running, username: undefined, driverUsers: [] }), {
+      interrupted: false,
+      reason: "no-user",
+    });
+    assert.deepEqual(judgeDeletion({ pod: running, username: CONTROLLER_MANAGER_USER, driverUsers: [] }), {
+      interrupted: false,
+      reason: "controller-manager",
+    });
+  },
+  "transient-retries": async () => {
+    let attempts = 0;
+    const answer = await withRetry(
+      async () => {
+        attempts += 1;
+        if (attempts === 1) throw new KubeError(503, "ServiceUnavailable", "etcd down");
+        return "read";
+      },
+      { deadlineMs: 1_000, isRetryable: isTransient, sleep: async () => {} },
+    );
+    assert.deepEqual([answer, attempts], ["read", 2]);
+  },
+  "simulation-reread": async () => {
+    let clock = 1_000_000;
+    const kube = objectsKube([buildSimulation()]);
+    const source = createSimulationSource(kube, TEST_SIM_NAME, { now: () => clock });
+    await source.get();
+    clock += 4_999;
+    await source.get();
+    clock += 2;
+    await source.get();
+    assert.equal(kube.reads.length, 2, "read again once 5 s have passed");
+  },
+  "trace-refusal": async () => {
+    const kube = objectsKube([buildSimulation(), buildSimulationRoot()]);
+    const log = silentLog();
+    const refusing = {
+      get: async () => {
+        throw new TraceLocationRefused("not allowed");
+      },
+      size: () => 0,
+      bytes: () => 0,
+    };
+    const handle = createMutateCreateHandler({
+      log,
+      owners: createOwnerResolver(kube, log),
+      simulation: createSimulationSource(kube),
+      sequences: createMemorySequenceStore(),
+      traces: refusing,
+      now: () => NOW,
+    });
+    const pod = buildPod({ ownerReferences: [rootOwnerRef()] });
+    const answer = await handle(buildCreateReview({ pod }));
+    assert.equal(answer.response?.allowed, false);
+    assert.match(answer.response?.status?.message ?? "", /not a trace location this deployment allows/);
+  },
+  "patch-shape": () => {
+    const pod = buildPod({ phase: "Pending" });
+    delete pod.metadata?.labels;
+    const input = {
+      operation: "CREATE" as const,
+      pod,
+      simName: TEST_SIM_NAME,
+      hash: "1",
+      lifecycleParams: {},
+    };
+    const [first] = mutationPatch(input);
+    assert.deepEqual(first, {
+      op: "add",
+      path: "/metadata/labels",
+      value: { "simkube.io/simulation": TEST_SIM_NAME },
+    });
+    const pinned = buildPod({
+      phase: "Pending",
+      spec: { containers: [], nodeSelector: { type: "virtual" } },
+    });
+    assert.ok(
+      !mutationPatch({ ...input, pod: pinned }).some((op) => op.path.startsWith("/spec/nodeSelector")),
+    );
+  },
+  "clone-counter-overflow": () => {
+    assert.equal(buildCloneName("web-clone-18446744073709551615"), "web-clone-18446744073709551616");
+  },
+  "unlabelled-virtual-namespace": () => {
+    const { create } = webhooks();
+    const labels: Record<string, string> = {}; // a virtual-* namespace made before, never labelled
+    const wanted = Object.entries(create.namespaceSelector?.matchLabels ?? {});
+    assert.ok(wanted.length > 0 && !wanted.every(([k, v]) => labels[k] === v), "its pods are never sent");
+  },
   "every-simulation": () => {
     assert.equal(loadConfig({}).simName, undefined);
     for (const sim of ["sim-a", "sim-b"]) {
@@ -552,6 +699,15 @@ const SAME: Record<string, Check> = {
       completionTime(finished(0, 61), 2, new Date("2026-12-02T12:00:00Z")),
       "2026-12-02T12:00:30+00:00",
     );
+    // chrono's to_rfc3339: the fewest of 3, 6 or 9 digits that hold a clock's nanoseconds.
+    const at = BigInt(Date.parse("2026-12-02T12:00:00Z")) * 1_000_000n;
+    const cases: Array<[bigint, string]> = [
+      [123_456_789n, "2026-12-02T12:00:30.123456789+00:00"],
+      [123_456_000n, "2026-12-02T12:00:30.123456+00:00"],
+      [120_000_000n, "2026-12-02T12:00:30.120+00:00"],
+    ];
+    for (const [nanos, expected] of cases)
+      assert.equal(completionTime(finished(0, 61), 2, at + nanos), expected);
   },
   "eviction-api-clone": () => {
     const pod = buildPod({

@@ -191,6 +191,11 @@ describe("completionTime", () => {
     );
   });
 
+  it("keeps now's nanoseconds when the clock has them", () => {
+    const nowNanos = BigInt(Date.parse("2026-12-02T12:00:00Z")) * 1_000_000n + 123_456_789n;
+    assert.equal(completionTime(finished(0, 30), 2, nowNanos), "2026-12-02T12:00:15.123456789+00:00");
+  });
+
   it("crosses day and year boundaries", () => {
     const lateNow = new Date("2024-12-31T23:59:50Z");
     assert.equal(completionTime(finished(0, 86_400 + 10), 1, lateNow), "2025-01-02T00:00:00+00:00");
@@ -224,5 +229,24 @@ describe("formatRfc3339", () => {
     assert.equal(formatRfc3339(new Date(0)), "1970-01-01T00:00:00+00:00");
     assert.equal(formatRfc3339(new Date(1)), "1970-01-01T00:00:00.001+00:00");
     assert.throws(() => formatRfc3339(new Date(Number.NaN)), RangeError);
+  });
+
+  it("prints 3, 6 or 9 digits of nanoseconds, the fewest that are exact, as chrono's AutoSi does", () => {
+    const cases: Array<[bigint, string]> = [
+      [0n, "1970-01-01T00:00:00+00:00"],
+      [21_000_000_000n, "1970-01-01T00:00:21+00:00"],
+      [100_000_000n, "1970-01-01T00:00:00.100+00:00"],
+      [123_456_000n, "1970-01-01T00:00:00.123456+00:00"],
+      [120_000_000n + 1_000n, "1970-01-01T00:00:00.120001+00:00"],
+      [123_456_789n, "1970-01-01T00:00:00.123456789+00:00"],
+      [1n, "1970-01-01T00:00:00.000000001+00:00"],
+      [1_764_676_800_000_000_010n, "2025-12-02T12:00:00.000000010+00:00"],
+      [-1n, "1969-12-31T23:59:59.999999999+00:00"],
+    ];
+    for (const [nanos, expected] of cases) assert.equal(formatRfc3339(nanos), expected, `${nanos} ns`);
+  });
+
+  it("refuses an instant past year 9999", () => {
+    assert.throws(() => formatRfc3339(253_402_300_800n * 1_000_000_000n), RangeError);
   });
 });
