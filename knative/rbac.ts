@@ -21,8 +21,9 @@ import { functionResourceName } from "./webhook-endpoints.js";
 export type RbacObject = IServiceAccount | IClusterRole | IClusterRoleBinding | IRole | IRoleBinding;
 
 /**
- * Owner kinds mutate-create follows up a pod's owner chain (SimKube's simulated workloads). A chain through
- * another kind is skipped with a warning unless extraRules grant get on it.
+ * Owner kinds mutate-create follows up a pod's owner chain (SimKube's simulated workloads). A pod whose chain
+ * goes through another kind is refused, naming the kind and the flag that grants it (shared/kube/owners.ts
+ * OwnerReadForbidden), unless extraRules grant get on it (--owner-resource, --owner-kinds-from-trace).
  */
 export const OWNER_KINDS: readonly { apiVersion: string; kind: string; resource: string }[] = [
   { apiVersion: "apps/v1", kind: "ReplicaSet", resource: "replicasets" },

@@ -15,6 +15,7 @@ export {
   isBarePod,
   isOwnedBy,
   OwnerGraphTooLarge,
+  OwnerReadForbidden,
   ownerReferencesOf,
   refersTo,
   simulationOwnershipOf,
@@ -23,4 +24,5 @@ export {
   workloadOwners,
 } from "./owners.js";
 export type { Pod, PodCondition } from "./pod.js";
+export { groupOfApiVersion, guessResourceOfKind } from "./resource-names.js";
 export { sanitizeObject, stripSimkubeMetadata } from "./sanitize.js";

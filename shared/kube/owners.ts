@@ -20,7 +20,8 @@ import {
   withDeadline,
 } from "../base/index.js";
 import type { KubeApi, KubeObject, OwnerReference } from "./api.js";
-import { isNotFound } from "./api.js";
+import { isNotFound, kubeErrorOf } from "./api.js";
+import { groupOfApiVersion, guessResourceOfKind } from "./resource-names.js";
 
 /** One owner in a chain, with the owner's own ownerReferences. */
 export interface OwnerLink {
@@ -62,6 +63,27 @@ export const DEFAULT_OWNER_WALK_MS = 5_000;
 /** A review's owner walk went over its budget: the pod is refused (fail closed), and this says why. */
 export class OwnerGraphTooLarge extends Error {
   override name = "OwnerGraphTooLarge";
+}
+
+/**
+ * The function's account may not read an owner in the pod's chain (the rendered RBAC reads SimKube's six
+ * built-in workload kinds): the pod is refused, and the message names the kind and the flag that grants it.
+ */
+export class OwnerReadForbidden extends Error {
+  override name = "OwnerReadForbidden";
+  constructor(ref: Pick<OwnerReference, "apiVersion" | "kind" | "name">, cause: unknown) {
+    const group = groupOfApiVersion(ref.apiVersion);
+    const resource = guessResourceOfKind(ref.kind);
+    const grant = group
+      ? `manifests --owner-resource ${resource}.${group} (the chart: ownerResources), or --owner-kinds-from-trace TRACE for every kind the trace tracks`
+      : `a get rule on ${resource} in the core group`;
+    super(
+      `may not read the pod's owner ${ref.kind} ${ref.name} (${ref.apiVersion}); grant it with ${grant}`,
+      {
+        cause,
+      },
+    );
+  }
 }
 
 /** One review's budget, and what it has spent. */
@@ -263,7 +285,10 @@ async function fetchOwner(
 ): Promise<OwnerReference[] | undefined> {
   const { namespace, budget } = walk;
   const left = Math.max(0, budget.walkMs - (budget.now() - budget.started));
-  const ownedBy = await withDeadline(walk.cache.fetch(key, { context: { namespace, ref } }), left, () => {
+  const fetched = walk.cache.fetch(key, { context: { namespace, ref } }).catch((err: unknown) => {
+    throw kubeErrorOf(err)?.status === 403 ? new OwnerReadForbidden(ref, err) : err;
+  });
+  const ownedBy = await withDeadline(fetched, left, () => {
     throw new OwnerGraphTooLarge(`walking the pod's owner graph took longer than ${budget.walkMs} ms`);
   });
   if (ownedBy === undefined) {

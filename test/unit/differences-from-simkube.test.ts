@@ -541,6 +541,7 @@ const DIFFERENCES: Record<string, Check> = {
       failures,
     )(buildCreateReview({ pod }));
     assert.equal(answer.response?.allowed, false);
+    assert.match(answer.response?.status?.message ?? "", /Widget w .*--owner-resource widgets\.example\.com/);
   },
   "clone-keyless-toleration": () => {
     const keyless = { operator: "Exists" };

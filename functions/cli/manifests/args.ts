@@ -68,7 +68,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   resources: ["--cpu-request", "--memory-request", "--cpu-limit", "--memory-limit"],
   pathSecret: ["--path-secret"],
   pathSecretFrom: ["--path-secret-from"],
-  extraRules: ["--owner-resource"],
+  extraRules: ["--owner-resource", "--owner-kinds-from-trace"],
   gateway: ["--gateway-url"],
   webhookGateway: ["--webhook-gateway-url"],
   openfaasLang: ["--openfaas-lang"],
@@ -138,6 +138,8 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 or only in virtual namespaces, through a binding it makes per namespace
                                 after checking it (docs/safety.md#least-privilege)
       --virtual-ns-prefix PREFIX (virtual)  --owner-resource RESOURCE.GROUP (repeatable: get on a custom owner kind)
+      --owner-kinds-from-trace TRACE  get on every kind the trace tracks beyond SimKube's built-in workloads
+                                (resources named as the API server names a CRD's plural by default)
       --allow-trace-location LOCATION (repeatable: TRACE_ALLOWED_LOCATIONS, where a Simulation's tracePath may point)
       --cpu-request Q  --memory-request Q  --cpu-limit Q  --memory-limit Q  --cluster-local true|false
   Scaling and timeouts (per function: mutate-create, reschedule-delete; defaults in docs/deploying.md):
@@ -153,6 +155,8 @@ export type ManifestsRequest = {
   kind: "deployment" | "webhook";
   options: DeploymentOptions;
   caBundleFile?: string;
+  /** --owner-kinds-from-trace: read when run, for its tracked kinds. */
+  ownerKindsTrace?: string;
 };
 export type ManifestsCommand = { kind: "help" } | ManifestsRequest;
 
@@ -321,9 +325,11 @@ export function parseManifestsArgs(args: string[]): ManifestsCommand {
   }
   const kind = positionals[0] === "webhook" ? "webhook" : "deployment";
   const caBundleFile = str(values, "ca-bundle");
+  const ownerKindsTrace = str(values, "owner-kinds-from-trace");
   return {
     kind,
     options: toDeploymentOptions(values),
     ...(caBundleFile !== undefined ? { caBundleFile } : {}),
+    ...(ownerKindsTrace !== undefined ? { ownerKindsTrace } : {}),
   };
 }

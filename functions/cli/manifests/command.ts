@@ -2,7 +2,9 @@
 // given, and print the YAML. The builders (knative/) do the rest and name any bad option.
 
 import { readFileSync } from "node:fs";
+import { ownerRulesForTrackedKinds } from "../../../knative/owner-rules.js";
 import { newPathSecret } from "../../../knative/path-secret-options.js";
+import { loadTraceForLookups } from "../../../shared/trace/index.js";
 import { MANIFESTS_USAGE, type ManifestsRequest, ManifestsUsageError, parseManifestsArgs } from "./args.js";
 
 /** A PEM file's certificates as the caBundle field wants them: base64 of the PEM text. */
@@ -25,6 +27,16 @@ function readCaBundle(file: string): string {
   return caBundleFromPem(file, text);
 }
 
+/** Get rules for the owner kinds the trace at `location` tracks (its config, read with the trace's limits). */
+async function ownerRulesFromTrace(location: string) {
+  try {
+    const trace = await loadTraceForLookups(location);
+    return ownerRulesForTrackedKinds(Object.keys(trace.config.trackedObjects));
+  } catch (err) {
+    throw new ManifestsUsageError(`--owner-kinds-from-trace: ${(err as Error).message}`);
+  }
+}
+
 /** Parses and runs; returns the exit status. Usage errors throw ManifestsUsageError (exit 2 with usage). */
 export async function runManifestsCommand(args: string[], out: (text: string) => void): Promise<number> {
   const command = parseManifestsArgs(args);
@@ -40,6 +52,12 @@ export async function runManifests(command: ManifestsRequest, out: (text: string
   const { renderDeployment, renderSimulationWebhook } = await import("../../../knative/manifests.js");
   const options = { ...command.options };
   if (command.caBundleFile !== undefined) options.caBundle = readCaBundle(command.caBundleFile);
+  if (command.ownerKindsTrace !== undefined) {
+    options.extraRules = [
+      ...(options.extraRules ?? []),
+      ...(await ownerRulesFromTrace(command.ownerKindsTrace)),
+    ];
+  }
   if (command.kind === "webhook") {
     // The per-simulation webhook must call the deployed functions at their path: the same secret.
     if (options.pathSecret === undefined) {
