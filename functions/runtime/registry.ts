@@ -5,7 +5,8 @@ import type { ReviewHandler } from "../../shared/admission/index.js";
 import type { FunctionName, Logger } from "../../shared/base/index.js";
 import type { FunctionConfig } from "../../shared/config/index.js";
 import type { KubeApi } from "../../shared/kube/index.js";
-import { buildMutateCreateDeps, createMutateCreateHandler } from "../mutate-create/handler.js";
+import { createMutateCreateHandler } from "../mutate-create/handler.js";
+import { buildMutateCreateDeps } from "../mutate-create/wiring.js";
 import {
   buildRescheduleDeleteDeps,
   createRescheduleDeleteHandler,

@@ -5,13 +5,10 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import fastJsonPatch from "fast-json-patch";
-import {
-  buildMutateCreateDeps,
-  createMutateCreateHandler,
-  type MutateCreateDeps,
-} from "../../functions/mutate-create/handler.js";
+import { createMutateCreateHandler, type MutateCreateDeps } from "../../functions/mutate-create/handler.js";
 import { rememberClaims } from "../../functions/mutate-create/sequence-claims.js";
 import { createMutateStats } from "../../functions/mutate-create/stats.js";
+import { buildMutateCreateDeps } from "../../functions/mutate-create/wiring.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
 import { decodePatch } from "../../shared/admission/review.js";
 import { createLogger } from "../../shared/base/log.js";

@@ -1,6 +1,7 @@
 // OpenFaaS entry for mutate-create: bundled to dist/openfaas/mutate-create/handler.js (module.exports = handler).
 
-import { buildMutateCreateDeps, createMutateCreateHandler } from "../../mutate-create/handler.js";
+import { createMutateCreateHandler } from "../../mutate-create/handler.js";
+import { buildMutateCreateDeps } from "../../mutate-create/wiring.js";
 import { collectWhenIdle } from "../idle-memory.js";
 import { closeOnSigterm, createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
 
