@@ -46,6 +46,8 @@ export interface FunctionConfig {
   podReads?: { role: string; account: { namespace: string; name: string } };
   /** Serve https with this certificate and key (PEM file paths) instead of plain http. */
   tls?: TlsFiles;
+  /** MAX_CONNECTIONS: open connections the server keeps at most; unset: its default (http-server.ts). */
+  maxConnections?: number;
 }
 
 export interface TraceMemoryConfig {
@@ -154,6 +156,8 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (traceAllowlist.length > 0) config.traceAllowlist = traceAllowlist;
   const traceMemory = traceMemoryOf(env);
   if (traceMemory) config.traceMemory = traceMemory;
+  const maxConnections = positiveInteger(env, "MAX_CONNECTIONS");
+  if (maxConnections !== undefined) config.maxConnections = maxConnections;
   return config;
 }
 

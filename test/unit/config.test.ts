@@ -290,3 +290,16 @@ describe("loadConfig: what bounds a trace's memory", () => {
     );
   });
 });
+
+describe("MAX_CONNECTIONS (the server's connection cap)", () => {
+  it("unset leaves the server's default; a whole number from 1 sets it; anything else is a ConfigError", () => {
+    assert.equal(loadConfig(BASE).maxConnections, undefined);
+    assert.equal(loadConfig({ ...BASE, MAX_CONNECTIONS: " 250 " }).maxConnections, 250);
+    for (const value of ["0", "-5", "many", "1.5"]) {
+      assert.equal(
+        configError({ ...BASE, MAX_CONNECTIONS: value }),
+        `MAX_CONNECTIONS must be a whole number from 1 up, got "${value}"`,
+      );
+    }
+  });
+});
