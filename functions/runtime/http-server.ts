@@ -1,5 +1,6 @@
 // The Knative adapter: an HTTP server around one ReviewHandler. POST / takes the review, GET /healthz says
-// ready, GET /stats serves the counters, GET /metrics the same and more for Prometheus. It translates and
+// ready, GET /stats serves the counters (behind the same check as reviews), GET /metrics the same counts and
+// more for Prometheus (open, like /healthz: it names no one). It translates and
 // nothing else: a well-formed review always gets 200 with the handler's answer; HTTP errors are for transport
 // only (400 bad JSON or no uid to answer, 413 too large, 500 anything unexpected), always as JSON.
 //
@@ -10,7 +11,8 @@
 //
 // Who may call: with a path secret (WEBHOOK_PATH_SECRET) reviews are taken only at POST /<secret>, compared in
 // constant time; with a client CA (CLIENT_CA_FILE, https only) only from a caller whose certificate that CA
-// signed. Everything else about a review is the handler's business.
+// signed. GET /stats is guarded alike (GET /<secret>/stats). Everything else about a review is the handler's
+// business.
 
 import {
   createServer,
@@ -38,7 +40,10 @@ import { createWriteBatch } from "./write-batch.js";
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export interface AppOptions {
-  /** Counters the function keeps (decisions by reason, clones created); served at GET /stats with the RSS. */
+  /**
+   * Counters the function keeps (decisions by reason, clones created); served with the RSS at GET /stats, or
+   * GET /<pathSecret>/stats, to callers that pass the same checks as reviews.
+   */
   stats?: () => Record<string, unknown>;
   /** Take reviews only at POST /<pathSecret>; POST / then gets the same 404 as any unknown path. */
   pathSecret?: string;
@@ -222,23 +227,40 @@ function hasVerifiedClientCert(req: IncomingMessage): boolean {
   return (req.socket as TLSSocket).authorized === true;
 }
 
-/** express for every route but the review and the probe: /stats, /metrics, 404s and transport errors. */
+/** Whether a request is for the counters: GET /stats, or GET /<secret>/stats with a path secret. */
+function statsRequestCheck(pathSecret: string | undefined): (req: IncomingMessage) => boolean {
+  const isStatsPath = reviewPathCheck(pathSecret === undefined ? "stats" : `${pathSecret}/stats`);
+  return (req) => (req.method === "GET" || req.method === "HEAD") && isStatsPath(req.url ?? "");
+}
+
+function answerStats(res: ServerResponse, options: AppOptions): void {
+  const memory = process.memoryUsage();
+  sendJson(res, 200, {
+    ...(options.stats?.() ?? {}),
+    rssBytes: memory.rss,
+    // What of the RSS is V8's heap, and what of that is live: tells a grown heap from a leak.
+    heapTotalBytes: memory.heapTotal,
+    heapUsedBytes: memory.heapUsed,
+  });
+}
+
+/** Why a caller of the review or /stats is refused (403), or undefined when it proved itself. */
+function callerRefusal(options: AppOptions, log: Logger): (req: IncomingMessage) => string | undefined {
+  if (!options.requireClientCert) return () => undefined;
+  return (req) => {
+    if (hasVerifiedClientCert(req)) return undefined;
+    log.warn({ remote: req.socket.remoteAddress, url: req.url }, "no verified client certificate");
+    return "a client certificate signed by the configured client CA is required";
+  };
+}
+
+/** express for every GET but the review, the probe and /stats: /metrics, 404s and transport errors. */
 function expressRoutes(express: typeof import("express"), log: Logger, options: AppOptions): RequestListener {
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
-  });
-  app.get("/stats", (_req, res) => {
-    const memory = process.memoryUsage();
-    res.json({
-      ...(options.stats?.() ?? {}),
-      rssBytes: memory.rss,
-      // What of the RSS is V8's heap, and what of that is live: tells a grown heap from a leak.
-      heapTotalBytes: memory.heapTotal,
-      heapUsedBytes: memory.heapUsed,
-    });
   });
   const { metrics } = options;
   if (metrics) {
@@ -283,16 +305,22 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   const others = lazyExpressRoutes(log, options);
   const reviews = reviewRoute(handle, log, options);
   const isReviewRequest = reviewRequestCheck(options.pathSecret);
+  // /stats is behind the same check as reviews: at /<secret>/stats, and only for a verified caller.
+  const isStatsRequest = statsRequestCheck(options.pathSecret);
+  const refusal = callerRefusal(options, log);
   return (req, res) => {
-    if (isProbe(req)) answerProbe(req, res);
-    else if (!isReviewRequest(req)) {
+    if (isProbe(req)) return answerProbe(req, res);
+    const review = isReviewRequest(req);
+    if (!review && !isStatsRequest(req)) {
       // Only GET and HEAD have routes besides the review; a body sent anywhere else is never read.
       if (req.method === "GET" || req.method === "HEAD") others(req, res);
       else refuseCaller(res, 404, NOT_FOUND);
-    } else if (options.requireClientCert && !hasVerifiedClientCert(req)) {
-      log.warn({ remote: req.socket.remoteAddress }, "review without a verified client certificate");
-      refuseCaller(res, 403, "a client certificate signed by the configured client CA is required");
-    } else reviews(req, res);
+      return;
+    }
+    const refused = refusal(req);
+    if (refused !== undefined) refuseCaller(res, 403, refused);
+    else if (review) reviews(req, res);
+    else answerStats(res, options);
   };
 }
 
