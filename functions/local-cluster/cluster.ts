@@ -51,7 +51,7 @@ import { CLUSTER_DNS_IP } from "./knative/cluster-dns.js";
 import { installKnativeServing, type KnativeServing } from "./knative/serving.js";
 import type { KnativeServingBuild } from "./knative/serving-build.js";
 import { startKwok } from "./kwok.js";
-import { createPki, type Pki } from "./pki.js";
+import { createPki, type Pki, WEBHOOK_CLIENT_CN } from "./pki.js";
 import { freePort } from "./ports.js";
 import type { ManagedProcess } from "./processes.js";
 import { waitUntil } from "./readiness.js";
@@ -541,7 +541,10 @@ async function serveFunctions(
   if (!o.everySimulation) env.SIM_NAME = s.simName;
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
   if (s.pathSecret) env.WEBHOOK_PATH_SECRET = s.pathSecret;
-  if (s.security === "production") env.CLIENT_CA_FILE = s.pki.webhookClientCaFile;
+  if (s.security === "production") {
+    env.CLIENT_CA_FILE = s.pki.webhookClientCaFile;
+    env.CLIENT_CERT_SUBJECTS = `CN=${WEBHOOK_CLIENT_CN}`;
+  }
   const functions = {} as Record<FunctionName, LocalFunction>;
   for (const name of FUNCTION_NAMES) {
     functions[name] = await serveFunction({

@@ -32,6 +32,8 @@ import {
   UnanswerableReviewError,
 } from "../../shared/admission/index.js";
 import type { Logger } from "../../shared/base/index.js";
+import type { ClientCertSubject } from "../../shared/config/index.js";
+import { certificateMatches } from "./client-cert.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
 import { createWriteBatch } from "./write-batch.js";
@@ -49,6 +51,8 @@ export interface AppOptions {
   pathSecret?: string;
   /** Take reviews only over a TLS connection whose client certificate the server's client CA verified. */
   requireClientCert?: boolean;
+  /** With requireClientCert: only a certificate naming one of these (CLIENT_CERT_SUBJECTS; client-cert.ts). */
+  clientCertSubjects?: readonly ClientCertSubject[];
   /** Prometheus metrics: every review is timed into them, GET /metrics serves them (open, like /healthz). */
   metrics?: FunctionMetrics;
   /** Called as each review arrives (idle-memory.ts's collectWhenIdle watches for the end of a burst). */
@@ -247,10 +251,18 @@ function answerStats(res: ServerResponse, options: AppOptions): void {
 /** Why a caller of the review or /stats is refused (403), or undefined when it proved itself. */
 function callerRefusal(options: AppOptions, log: Logger): (req: IncomingMessage) => string | undefined {
   if (!options.requireClientCert) return () => undefined;
+  const pinned = options.clientCertSubjects ?? [];
   return (req) => {
-    if (hasVerifiedClientCert(req)) return undefined;
-    log.warn({ remote: req.socket.remoteAddress, url: req.url }, "no verified client certificate");
-    return "a client certificate signed by the configured client CA is required";
+    const remote = req.socket.remoteAddress;
+    if (!hasVerifiedClientCert(req)) {
+      log.warn({ remote, url: req.url }, "no verified client certificate");
+      return "a client certificate signed by the configured client CA is required";
+    }
+    if (pinned.length === 0) return undefined;
+    const cert = (req.socket as TLSSocket).getPeerCertificate();
+    if (certificateMatches(cert, pinned)) return undefined;
+    log.warn({ remote, url: req.url, subject: cert.subject?.CN }, "client certificate not pinned");
+    return "the client certificate names none of CLIENT_CERT_SUBJECTS";
   };
 }
 

@@ -11,7 +11,7 @@ import { dirname, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import request from "supertest";
-import { createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
+import { type AppOptions, createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
 import { createFunctionMetrics } from "../../functions/runtime/metrics.js";
 import { readTlsMaterial } from "../../functions/runtime/tls-files.js";
 import {
@@ -169,5 +169,46 @@ describe("TLS with a client CA (the API server's client certificate)", () => {
 
   it("keeps /healthz open to callers without a certificate (kubelet probes)", async () => {
     assert.deepEqual(await call(port, "/healthz"), { status: 200, body: "ok" });
+  });
+});
+
+describe("client certificates pinned to the API server's identity (CLIENT_CERT_SUBJECTS)", () => {
+  const servers: Server[] = [];
+  after(async () => {
+    for (const s of servers) await drainAndClose(s, 2_000);
+  });
+
+  async function pinnedTo(subjects: AppOptions["clientCertSubjects"]) {
+    const { handle, seen } = countingEcho();
+    const tls = readTlsMaterial({
+      certFile: resolve(tlsDir, "server.crt"),
+      keyFile: resolve(tlsDir, "server.key"),
+      clientCaFile: resolve(tlsDir, "test-ca.crt"),
+    });
+    const options: AppOptions = { requireClientCert: true, stats: () => ({ reviews: 1 }) };
+    if (subjects) options.clientCertSubjects = subjects;
+    const server = await listen(createApp(handle, quiet, options), 0, "127.0.0.1", tls);
+    servers.push(server);
+    return { port: (server.address() as AddressInfo).port, seen };
+  }
+
+  it("answers the certificate whose CN is pinned", async () => {
+    const { port, seen } = await pinnedTo([{ kind: "CN", value: "kube-apiserver" }]);
+    assert.equal((await call(port, "/", "apiserver", review("pinned"))).status, 200);
+    assert.equal((await call(port, "/stats", "apiserver")).status, 200);
+    assert.deepEqual(seen, ["pinned"]);
+  });
+
+  it("refuses a certificate the client CA signed for anyone else (403), for reviews and /stats", async () => {
+    const { port, seen } = await pinnedTo([
+      { kind: "CN", value: "kube-apiserver-webhook-client" },
+      { kind: "DNS", value: "kube-apiserver" },
+    ]);
+    const answer = await call(port, "/", "apiserver", review("not-pinned"));
+    assert.equal(answer.status, 403);
+    assert.match(answer.body, /CLIENT_CERT_SUBJECTS/);
+    assert.equal((await call(port, "/stats", "apiserver")).status, 403);
+    assert.equal((await call(port, "/healthz")).status, 200);
+    assert.deepEqual(seen, []);
   });
 });
