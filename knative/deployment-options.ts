@@ -302,6 +302,18 @@ function resolveClientCaSecret(options: DeploymentOptions): string | undefined {
   return secret;
 }
 
+/** CLIENT_CERT_SUBJECTS entries: each one name (no comma), and only where the client CA is checked. */
+function resolveClientCertSubjects(options: DeploymentOptions): string[] {
+  const subjects = (options.clientCertSubjects ?? []).map((s) => s.trim()).filter((s) => s !== "");
+  if (subjects.length > 0 && options.clientCaSecret === undefined) {
+    rejectOption("clientCertSubjects needs clientCaSecret: they narrow the certificates that CA signed");
+  }
+  for (const subject of subjects) {
+    if (subject.includes(",")) rejectOption(`clientCertSubjects "${subject}" holds a comma: one name each`);
+  }
+  return subjects;
+}
+
 /** What the options give as is, with a default, or with a check of its own. */
 function passThrough(
   options: DeploymentOptions,
@@ -326,6 +338,7 @@ function passThrough(
     pathSecretFrom: resolvePathSecretFrom(options),
     caBundle: options.caBundle,
     clientCaSecret: resolveClientCaSecret(options),
+    clientCertSubjects: resolveClientCertSubjects(options),
     clusterLocal: options.clusterLocal ?? webhookMode === "service",
     resources: options.resources
       ? checkResources(options.resources)

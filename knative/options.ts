@@ -146,6 +146,11 @@ export interface DeploymentOptions {
    * certificate is refused (README "Who may call the functions").
    */
   clientCaSecret?: string;
+  /**
+   * With clientCaSecret: the API server's identity, as CLIENT_CERT_SUBJECTS entries (`CN=name`, `DNS:name`,
+   * `URI:uri`): of the certificates that CA signed, only one naming one of these is taken.
+   */
+  clientCertSubjects?: readonly string[];
   /** mutate-create's webhook timeout (1-30 s); tuning["mutate-create"].timeoutSeconds wins. Default: knative/tuning.ts. */
   mutateTimeoutSeconds?: number;
   /** reschedule-delete's webhook timeout (1-30 s); tuning["reschedule-delete"].timeoutSeconds wins. */
@@ -244,6 +249,7 @@ export interface ResolvedOptions {
   caBundle: string | undefined;
   caInjectFrom: string | undefined;
   clientCaSecret: string | undefined;
+  clientCertSubjects: string[];
   maxScale: Record<DeployedFunction, number>;
   clusterLocal: boolean;
   resources: ResourceOptions;

@@ -39,6 +39,9 @@ function tlsContainer(o: ResolvedOptions, fn: DeployedFunction) {
       { name: "TLS_CERT_FILE", value: `${TLS_DIR}/tls.crt` },
       { name: "TLS_KEY_FILE", value: `${TLS_DIR}/tls.key` },
       ...(o.clientCaSecret ? [{ name: "CLIENT_CA_FILE", value: `${CLIENT_CA_DIR}/${CLIENT_CA_KEY}` }] : []),
+      ...(o.clientCertSubjects.length > 0
+        ? [{ name: "CLIENT_CERT_SUBJECTS", value: o.clientCertSubjects.join(",") }]
+        : []),
     ],
     readinessProbe: {
       httpGet: { path: "/healthz", port: "https", scheme: "HTTPS" as const },

@@ -29,7 +29,9 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       TRACE_MAX_MIB (64), TRACE_CACHE_MAX_TRACES (16), TRACE_CACHE_MAX_MIB (64), TRACE_RECHECK_SECONDS (30),
       PORT (8080), LOG_LEVEL (info), LOG_FORMAT (json|gcp|pino), DRIVER_USERS, SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,
       WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
-      CLIENT_CA_FILE (https only: reviews only from callers with a certificate this CA signed).
+      CLIENT_CA_FILE (https only: reviews and /stats only from callers with a certificate this CA signed),
+      CLIENT_CERT_SUBJECTS (with CLIENT_CA_FILE: only a certificate naming one of these, comma-separated
+      CN=name, DNS:name or URI:uri: the API server's own), MAX_CONNECTIONS (1000: open connections at most).
 `,
   replay: `  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
       The main job without a cluster: replay a trace's bare pods through both functions against the

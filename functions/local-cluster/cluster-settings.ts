@@ -5,6 +5,7 @@ import type { DeploymentOptions } from "../../knative/manifests.js";
 import { FUNCTION_NAMES } from "../../shared/base/index.js";
 import { FUNCTIONS_NAMESPACE, type LocalClusterOptions, type Setup } from "./cluster-types.js";
 import type { AccountTarget } from "./deployment.js";
+import { WEBHOOK_CLIENT_CN } from "./pki.js";
 
 export function accountTarget(s: Setup): AccountTarget {
   return {
@@ -43,6 +44,9 @@ export function functionEnvironment(s: Setup, o: LocalClusterOptions): Record<st
   if (!o.everySimulation) env.SIM_NAME = s.simName;
   if (o.tracePath) env.TRACE_PATH = o.tracePath;
   if (s.pathSecret) env.WEBHOOK_PATH_SECRET = s.pathSecret;
-  if (s.security === "production") env.CLIENT_CA_FILE = s.pki.webhookClientCaFile;
+  if (s.security === "production") {
+    env.CLIENT_CA_FILE = s.pki.webhookClientCaFile;
+    env.CLIENT_CERT_SUBJECTS = `CN=${WEBHOOK_CLIENT_CN}`;
+  }
   return env;
 }

@@ -91,6 +91,7 @@ export async function serveFunction(o: ServeFunctionOptions): Promise<LocalFunct
   const appOptions: AppOptions = { stats: built.stats };
   if (o.config.pathSecret) appOptions.pathSecret = o.config.pathSecret;
   if (o.config.tls?.clientCaFile) appOptions.requireClientCert = true;
+  if (o.config.tls?.clientCertSubjects) appOptions.clientCertSubjects = o.config.tls.clientCertSubjects;
   const app = createApp(handle, log, appOptions);
   if (!o.config.tls) throw new Error(`${o.name}: the local cluster serves the functions over TLS only`);
   const tls = readTlsMaterial(o.config.tls);

@@ -149,6 +149,9 @@ async function selfSignedCa(dir: string, name: string, cn: string): Promise<void
   ]);
 }
 
+/** The subject CN of kube-apiserver's webhook client certificate: the functions pin it (CLIENT_CERT_SUBJECTS). */
+export const WEBHOOK_CLIENT_CN = "kube-apiserver-webhook-client";
+
 /** extraApiserverIps: where else the API server is reached (the real node's side of its veth). */
 export async function createPki(dir: string, extraApiserverIps: readonly string[] = []): Promise<Pki> {
   await selfSignedCa(dir, "ca", "simkube-fn-local-ca");
@@ -158,7 +161,7 @@ export async function createPki(dir: string, extraApiserverIps: readonly string[
   await issue(dir, "apiserver", "kube-apiserver", server(apiserverSans));
   await issue(dir, "webhook", "simkube-fn-functions", server(["IP:127.0.0.1", "DNS:localhost"]));
   const client = { ca: "webhook-client-ca", usage: "clientAuth", sans: [] } as const;
-  await issue(dir, "webhook-client", "kube-apiserver-webhook-client", client);
+  await issue(dir, "webhook-client", WEBHOOK_CLIENT_CN, client);
   await openssl(dir, ["genrsa", "-out", "sa.key", "2048"]);
   await openssl(dir, ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
   const file = (name: string) => path.join(dir, name);

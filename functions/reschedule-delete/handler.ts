@@ -191,7 +191,7 @@ async function decide(
   log: WorkLogger,
 ): Promise<Decision | AwaitingDeletion> {
   const cause = interruptionCause(candidate);
-  s.stats.interruption(cause);
+  s.stats.interruption(candidate.judgement.cause, candidate.judgement.detail);
   let decision: Decision | AwaitingDeletion;
   try {
     decision = await reschedule(s.world, candidate, stepCaller(s.deps, s.stats, log));

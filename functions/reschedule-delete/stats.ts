@@ -3,6 +3,7 @@
 // waiting for their deletion.
 
 import type { RescheduleOutcome } from "./outcomes.js";
+import type { InterruptionCause } from "./plan.js";
 
 export type CloneOutcome = "created" | "alreadyExisted" | "failed";
 
@@ -11,7 +12,11 @@ export type RescheduleStatsSnapshot = {
   reviews: number;
   /** One per review, by outcome (outcomes.ts); only the outcomes seen so far, sorted. */
   decisions: Partial<Record<RescheduleOutcome, number>>;
-  /** Reviews judged interruptions, by DisruptionTarget reason or `user:<name>`. */
+  /**
+   * Reviews judged interruptions, by cause only: `deleted-by-user`, or the DisruptionTarget condition's reason
+   * when Kubernetes sets it (DISRUPTION_REASONS), else `disruption-other`. Never a user name: /stats and
+   * /metrics say what happened, not who did it (the log says who).
+   */
   interruptions: Record<string, number>;
   clones: Record<CloneOutcome, number>;
   /** Transient API errors retried. */
@@ -23,7 +28,8 @@ export type RescheduleStatsSnapshot = {
 export interface RescheduleStats {
   review(): void;
   decision(outcome: RescheduleOutcome): void;
-  interruption(detail: string): void;
+  /** `reason`: the DisruptionTarget condition's reason (ignored for a user's delete). */
+  interruption(cause: InterruptionCause, reason: string): void;
   clone(outcome: CloneOutcome): void;
   retry(): void;
   /** Where `pendingClones` is read from (the handler's registry). */
@@ -31,13 +37,28 @@ export interface RescheduleStats {
   snapshot(): RescheduleStatsSnapshot;
 }
 
-// Interruption details include usernames; keep the map bounded whatever the cluster sends.
-const MAX_KEYS = 100;
-const OTHER = "other";
+/**
+ * The DisruptionTarget reasons Kubernetes' own controllers set (and "DisruptionTarget" for a condition without
+ * one). Anything else is whatever a writer of pod status chose, and is counted as `disruption-other`.
+ */
+export const DISRUPTION_REASONS: ReadonlySet<string> = new Set([
+  "PreemptionByScheduler",
+  "PreemptionByKubeScheduler",
+  "DeletionByTaintManager",
+  "EvictionByEvictionAPI",
+  "DeletionByPodGC",
+  "TerminationByKubelet",
+  "DisruptionTarget",
+]);
+
+/** The key an interruption is counted under: from a fixed set, whatever the review says. */
+export function interruptionKey(cause: InterruptionCause, reason: string): string {
+  if (cause === "deleted-by-user") return "deleted-by-user";
+  return DISRUPTION_REASONS.has(reason) ? reason : "disruption-other";
+}
 
 function bump(map: Map<string, number>, key: string): void {
-  const slot = map.has(key) || map.size < MAX_KEYS ? key : OTHER;
-  map.set(slot, (map.get(slot) ?? 0) + 1);
+  map.set(key, (map.get(key) ?? 0) + 1);
 }
 
 function sorted(map: Map<string, number>): Record<string, number> {
@@ -58,8 +79,8 @@ export function createRescheduleStats(): RescheduleStats {
     decision(outcome) {
       decisions.set(outcome, (decisions.get(outcome) ?? 0) + 1);
     },
-    interruption(detail) {
-      bump(interruptions, detail);
+    interruption(cause, reason) {
+      bump(interruptions, interruptionKey(cause, reason));
     },
     clone(outcome) {
       clones[outcome]++;

@@ -1,5 +1,6 @@
 // The Knative adapter: an HTTP server around one ReviewHandler. POST / takes the review, GET /healthz says
-// ready, GET /stats serves the counters, GET /metrics the same and more for Prometheus. It translates and
+// ready, GET /stats serves the counters (behind the same check as reviews), GET /metrics the same counts and
+// more for Prometheus (open, like /healthz: it names no one). It translates and
 // nothing else: a well-formed review always gets 200 with the handler's answer; HTTP errors are for transport
 // only (400 bad JSON or no uid to answer, 413 too large, 500 anything unexpected), always as JSON.
 //
@@ -10,7 +11,8 @@
 //
 // Who may call: with a path secret (WEBHOOK_PATH_SECRET) reviews are taken only at POST /<secret>, compared in
 // constant time; with a client CA (CLIENT_CA_FILE, https only) only from a caller whose certificate that CA
-// signed. Everything else about a review is the handler's business.
+// signed. GET /stats is guarded alike (GET /<secret>/stats). Everything else about a review is the handler's
+// business.
 
 import {
   createServer,
@@ -30,6 +32,8 @@ import {
   UnanswerableReviewError,
 } from "../../shared/admission/index.js";
 import type { Logger } from "../../shared/base/index.js";
+import type { ClientCertSubject } from "../../shared/config/index.js";
+import { certificateMatches } from "./client-cert.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
 import { createWriteBatch } from "./write-batch.js";
@@ -38,12 +42,17 @@ import { createWriteBatch } from "./write-batch.js";
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export interface AppOptions {
-  /** Counters the function keeps (decisions by reason, clones created); served at GET /stats with the RSS. */
+  /**
+   * Counters the function keeps (decisions by reason, clones created); served with the RSS at GET /stats, or
+   * GET /<pathSecret>/stats, to callers that pass the same checks as reviews.
+   */
   stats?: () => Record<string, unknown>;
   /** Take reviews only at POST /<pathSecret>; POST / then gets the same 404 as any unknown path. */
   pathSecret?: string;
   /** Take reviews only over a TLS connection whose client certificate the server's client CA verified. */
   requireClientCert?: boolean;
+  /** With requireClientCert: only a certificate naming one of these (CLIENT_CERT_SUBJECTS; client-cert.ts). */
+  clientCertSubjects?: readonly ClientCertSubject[];
   /** Prometheus metrics: every review is timed into them, GET /metrics serves them (open, like /healthz). */
   metrics?: FunctionMetrics;
   /** Called as each review arrives (idle-memory.ts's collectWhenIdle watches for the end of a burst). */
@@ -153,6 +162,16 @@ function parseBody(chunks: Buffer[], size: number): unknown {
   }
 }
 
+/**
+ * The answer to a caller that failed authentication (wrong path 404, no verified certificate 403): nothing
+ * more of its request is read. `Connection: close` makes node:http end the socket once the answer is out,
+ * and the socket stops reading now, so a body that keeps coming is never drained into this process.
+ */
+export function refuseCaller(res: ServerResponse, status: 403 | 404, message: string): void {
+  res.setHeader("connection", "close");
+  sendJson(res, status, { message });
+}
+
 function sendError(res: ServerResponse, err: unknown, log: Logger): void {
   const status = err instanceof HttpError ? err.status : err instanceof UnanswerableReviewError ? 400 : 500;
   if (status === 500) log.error({ err }, "request failed");
@@ -212,7 +231,42 @@ function hasVerifiedClientCert(req: IncomingMessage): boolean {
   return (req.socket as TLSSocket).authorized === true;
 }
 
-/** express for every route but the review and the probe: /stats, /metrics, 404s and transport errors. */
+/** Whether a request is for the counters: GET /stats, or GET /<secret>/stats with a path secret. */
+function statsRequestCheck(pathSecret: string | undefined): (req: IncomingMessage) => boolean {
+  const isStatsPath = reviewPathCheck(pathSecret === undefined ? "stats" : `${pathSecret}/stats`);
+  return (req) => (req.method === "GET" || req.method === "HEAD") && isStatsPath(req.url ?? "");
+}
+
+function answerStats(res: ServerResponse, options: AppOptions): void {
+  const memory = process.memoryUsage();
+  sendJson(res, 200, {
+    ...(options.stats?.() ?? {}),
+    rssBytes: memory.rss,
+    // What of the RSS is V8's heap, and what of that is live: tells a grown heap from a leak.
+    heapTotalBytes: memory.heapTotal,
+    heapUsedBytes: memory.heapUsed,
+  });
+}
+
+/** Why a caller of the review or /stats is refused (403), or undefined when it proved itself. */
+function callerRefusal(options: AppOptions, log: Logger): (req: IncomingMessage) => string | undefined {
+  if (!options.requireClientCert) return () => undefined;
+  const pinned = options.clientCertSubjects ?? [];
+  return (req) => {
+    const remote = req.socket.remoteAddress;
+    if (!hasVerifiedClientCert(req)) {
+      log.warn({ remote, url: req.url }, "no verified client certificate");
+      return "a client certificate signed by the configured client CA is required";
+    }
+    if (pinned.length === 0) return undefined;
+    const cert = (req.socket as TLSSocket).getPeerCertificate();
+    if (certificateMatches(cert, pinned)) return undefined;
+    log.warn({ remote, url: req.url, subject: cert.subject?.CN }, "client certificate not pinned");
+    return "the client certificate names none of CLIENT_CERT_SUBJECTS";
+  };
+}
+
+/** express for every GET but the review, the probe and /stats: /metrics, 404s and transport errors. */
 function expressRoutes(express: typeof import("express"), log: Logger, options: AppOptions): RequestListener {
   const app = express();
   app.disable("x-powered-by");
@@ -220,31 +274,19 @@ function expressRoutes(express: typeof import("express"), log: Logger, options: 
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
   });
-  app.get("/stats", (_req, res) => {
-    const memory = process.memoryUsage();
-    res.json({
-      ...(options.stats?.() ?? {}),
-      rssBytes: memory.rss,
-      // What of the RSS is V8's heap, and what of that is live: tells a grown heap from a leak.
-      heapTotalBytes: memory.heapTotal,
-      heapUsedBytes: memory.heapUsed,
-    });
-  });
   const { metrics } = options;
   if (metrics) {
     app.get("/metrics", (_req, res, next) => {
       metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
     });
   }
-  app.use((_req, res) => {
-    res
-      .status(404)
-      .json({ message: "not found: POST / takes an AdmissionReview, GET /healthz reports readiness" });
-  });
+  app.use((_req, res) => refuseCaller(res, 404, NOT_FOUND));
   const jsonErrors: ErrorRequestHandler = (err, _req, res, _next) => sendError(res, err, log);
   app.use(jsonErrors);
   return app;
 }
+
+const NOT_FOUND = "not found: POST / takes an AdmissionReview, GET /healthz reports readiness";
 
 /** Loads express on the first request that needs it: evaluating it was a large part of every cold start. */
 function lazyExpressRoutes(log: Logger, options: AppOptions): RequestListener {
@@ -275,14 +317,22 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   const others = lazyExpressRoutes(log, options);
   const reviews = reviewRoute(handle, log, options);
   const isReviewRequest = reviewRequestCheck(options.pathSecret);
+  // /stats is behind the same check as reviews: at /<secret>/stats, and only for a verified caller.
+  const isStatsRequest = statsRequestCheck(options.pathSecret);
+  const refusal = callerRefusal(options, log);
   return (req, res) => {
-    if (isProbe(req)) answerProbe(req, res);
-    else if (!isReviewRequest(req)) others(req, res);
-    else if (options.requireClientCert && !hasVerifiedClientCert(req)) {
-      req.resume();
-      log.warn({ remote: req.socket.remoteAddress }, "review without a verified client certificate");
-      sendJson(res, 403, { message: "a client certificate signed by the configured client CA is required" });
-    } else reviews(req, res);
+    if (isProbe(req)) return answerProbe(req, res);
+    const review = isReviewRequest(req);
+    if (!review && !isStatsRequest(req)) {
+      // Only GET and HEAD have routes besides the review; a body sent anywhere else is never read.
+      if (req.method === "GET" || req.method === "HEAD") others(req, res);
+      else refuseCaller(res, 404, NOT_FOUND);
+      return;
+    }
+    const refused = refusal(req);
+    if (refused !== undefined) refuseCaller(res, 403, refused);
+    else if (review) reviews(req, res);
+    else answerStats(res, options);
   };
 }
 
@@ -293,15 +343,56 @@ export interface TlsMaterial {
   ca?: Buffer;
 }
 
-/** An http server, or an https one (asking for a client certificate when `tls.ca` is set). */
-export function createAnyServer(tls: TlsMaterial | undefined): Server {
-  if (!tls) return createServer();
-  // rejectUnauthorized false: the handshake still succeeds without a certificate, so kubelet probes reach
-  // /healthz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).
-  const options = tls.ca
-    ? { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: false }
-    : { cert: tls.cert, key: tls.key };
-  return createHttpsServer(options) as unknown as Server;
+/**
+ * What any caller may cost before it has proved who it is. A review is small and the API server sends it at
+ * once; the webhook's own timeout is 30 s at most, so a request that takes longer to arrive is answered to
+ * nobody. Measured with 2,000 hostile TLS connections to 127.0.0.1 (docs/safety.md): before these limits
+ * they held ~+100 MiB for ~88 s (headers never ended) or indefinitely (a slow body after a 404).
+ */
+export interface ServerLimits {
+  /** From a request's first byte to the end of its headers. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to the end of its body. */
+  requestTimeoutMs: number;
+  /** https: from the connection to the end of the TLS handshake. */
+  handshakeTimeoutMs: number;
+  /** Open connections at most (MAX_CONNECTIONS); more are closed as they arrive. */
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  handshakeTimeoutMs: 5_000,
+  maxConnections: 1_000,
+};
+
+/** An http server, or an https one (asking for a client certificate when `tls.ca` is set), with `limits`. */
+export function createAnyServer(tls: TlsMaterial | undefined, limits: Partial<ServerLimits> = {}): Server {
+  const l = { ...DEFAULT_SERVER_LIMITS, ...limits };
+  // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by default, which
+  // would let a 5 s limit hold a connection for 35 s).
+  const http = {
+    headersTimeout: l.headersTimeoutMs,
+    requestTimeout: l.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, l.headersTimeoutMs),
+  };
+  let server: Server;
+  if (!tls) server = createServer(http);
+  else {
+    // rejectUnauthorized false: the handshake still succeeds without a certificate, so kubelet probes reach
+    // /healthz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).
+    const credentials = tls.ca
+      ? { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: false }
+      : { cert: tls.cert, key: tls.key };
+    const options = { ...credentials, ...http, handshakeTimeout: l.handshakeTimeoutMs };
+    server = createHttpsServer(options) as unknown as Server;
+  }
+  server.maxConnections = l.maxConnections;
+  // Knative's queue-proxy keeps connections alive; outlive its idle timeout so it never races a close. An idle
+  // keep-alive connection is not a request, so the header and request timeouts above do not cut it.
+  server.keepAliveTimeout = 65_000;
+  return server;
 }
 
 /**
@@ -313,12 +404,10 @@ export function listen(
   port: number,
   host = "0.0.0.0",
   tls?: TlsMaterial,
+  limits: Partial<ServerLimits> = {},
 ): Promise<Server> {
-  const server = createAnyServer(tls);
+  const server = createAnyServer(tls, limits);
   server.on("request", trackConnections(server).wrap(app));
-  // Knative's queue-proxy keeps connections alive; outlive its idle timeout so it never races a close.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

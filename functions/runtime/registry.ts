@@ -82,7 +82,9 @@ export async function startFunction(
   const appOptions: AppOptions = { stats: built.stats, metrics, onReview: collectWhenIdle() };
   if (config.pathSecret) appOptions.pathSecret = config.pathSecret;
   if (config.tls?.clientCaFile) appOptions.requireClientCert = true;
-  const server = await listen(createApp(built.handle, log, appOptions), config.port, host, tls);
+  if (config.tls?.clientCertSubjects) appOptions.clientCertSubjects = config.tls.clientCertSubjects;
+  const limits = config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections };
+  const server = await listen(createApp(built.handle, log, appOptions), config.port, host, tls, limits);
   // process.uptime() counts from the process's own start: the cold start as far as Node can see it.
   metrics.setColdStart(process.uptime());
   metrics.collectProcessMetrics();

@@ -48,6 +48,8 @@ export interface FunctionConfig {
   podReads?: { role: string; account: { namespace: string; name: string } };
   /** Serve https with this certificate and key (PEM file paths) instead of plain http. */
   tls?: TlsFiles;
+  /** MAX_CONNECTIONS: open connections the server keeps at most; unset: its default (http-server.ts). */
+  maxConnections?: number;
 }
 
 export interface TraceMemoryConfig {
@@ -86,6 +88,17 @@ export interface TlsFiles {
   keyFile: string;
   /** Require a client certificate signed by this CA (CLIENT_CA_FILE): the API server's, from its kubeConfigFile. */
   clientCaFile?: string;
+  /**
+   * CLIENT_CERT_SUBJECTS: of the certificates that CA signed, only one naming one of these (subject CN, or a
+   * DNS or URI SAN) is taken: the API server's own identity.
+   */
+  clientCertSubjects?: ClientCertSubject[];
+}
+
+/** A name a client certificate must carry: its subject CN, or a DNS or URI subject alternative name. */
+export interface ClientCertSubject {
+  kind: "CN" | "DNS" | "URI";
+  value: string;
 }
 
 export interface ConfigFlags {
@@ -168,6 +181,8 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (traceMemory) config.traceMemory = traceMemory;
   const traceLoads = traceLoadsOf(env);
   if (traceLoads) config.traceLoads = traceLoads;
+  const maxConnections = positiveInteger(env, "MAX_CONNECTIONS");
+  if (maxConnections !== undefined) config.maxConnections = maxConnections;
   return config;
 }
 
@@ -322,6 +337,12 @@ function tlsOf(env: Env, flags: ConfigFlags): TlsFiles | undefined {
     guardSetting(flags.tlsCert, "--tls-cert") ?? guardSetting(env.TLS_CERT_FILE, "TLS_CERT_FILE");
   const keyFile = guardSetting(flags.tlsKey, "--tls-key") ?? guardSetting(env.TLS_KEY_FILE, "TLS_KEY_FILE");
   const clientCaFile = guardSetting(env.CLIENT_CA_FILE, "CLIENT_CA_FILE");
+  const subjects = clientCertSubjectsOf(env);
+  if (subjects && !clientCaFile) {
+    throw new ConfigError(
+      "CLIENT_CERT_SUBJECTS needs CLIENT_CA_FILE: it narrows the certificates that CA signed",
+    );
+  }
   if (!certFile && !keyFile) {
     if (clientCaFile) {
       throw new ConfigError(
@@ -335,5 +356,40 @@ function tlsOf(env: Env, flags: ConfigFlags): TlsFiles | undefined {
       "TLS needs both a certificate and a key (--tls-cert/TLS_CERT_FILE, --tls-key/TLS_KEY_FILE)",
     );
   }
-  return clientCaFile ? { certFile, keyFile, clientCaFile } : { certFile, keyFile };
+  if (!clientCaFile) return { certFile, keyFile };
+  return subjects
+    ? { certFile, keyFile, clientCaFile, clientCertSubjects: subjects }
+    : { certFile, keyFile, clientCaFile };
+}
+
+const SUBJECT_KINDS = [
+  ["CN=", "CN"],
+  ["DNS:", "DNS"],
+  ["URI:", "URI"],
+] as const;
+
+/** Names of another kind, which are not pinned (a bare name is a CN, and `system:` CNs are common). */
+const OTHER_NAME_KINDS = /^(IP|IP Address|email|othername|DirName|Registered ID):|^[A-Za-z]{1,12}=/i;
+
+/** CLIENT_CERT_SUBJECTS: comma-separated `CN=name`, `DNS:name`, `URI:uri`, or a bare name (a CN). */
+function clientCertSubjectsOf(env: Env): ClientCertSubject[] | undefined {
+  const raw = guardSetting(env.CLIENT_CERT_SUBJECTS, "CLIENT_CERT_SUBJECTS");
+  if (raw === undefined) return undefined;
+  const entries = raw
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  if (entries.length === 0) throw new ConfigError(`CLIENT_CERT_SUBJECTS names no subject: "${raw}"`);
+  return entries.map((entry) => {
+    const prefixed = SUBJECT_KINDS.find(([prefix]) => entry.startsWith(prefix));
+    const subject: ClientCertSubject = prefixed
+      ? { kind: prefixed[1], value: entry.slice(prefixed[0].length) }
+      : { kind: "CN", value: entry };
+    if (subject.value === "" || (!prefixed && OTHER_NAME_KINDS.test(entry))) {
+      throw new ConfigError(
+        `CLIENT_CERT_SUBJECTS: "${entry}" is not CN=, DNS: or URI: followed by a name (or a bare CN)`,
+      );
+    }
+    return subject;
+  });
 }

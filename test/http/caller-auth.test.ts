@@ -11,7 +11,8 @@ import { dirname, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import request from "supertest";
-import { createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
+import { type AppOptions, createApp, drainAndClose, listen } from "../../functions/runtime/http-server.js";
+import { createFunctionMetrics } from "../../functions/runtime/metrics.js";
 import { readTlsMaterial } from "../../functions/runtime/tls-files.js";
 import {
   type AdmissionReview,
@@ -60,6 +61,20 @@ describe("path secret", () => {
     }
     assert.deepEqual(seen, ["a", "b"], "refused reviews never reach the handler");
     await request(app).get("/healthz").expect(200, "ok");
+  });
+
+  it("serves /stats only at GET /<secret>/stats; /healthz and /metrics stay open", async () => {
+    const { handle } = countingEcho();
+    const metrics = createFunctionMetrics("mutate-create", () => ({ reviews: 3 }));
+    const app = createApp(handle, quiet, { pathSecret: SECRET, stats: () => ({ reviews: 3 }), metrics });
+    await request(app).get("/stats").expect(404);
+    await request(app)
+      .get(`/${SECRET.slice(0, -1)}X/stats`)
+      .expect(404);
+    const stats = await request(app).get(`/${SECRET}/stats`).expect(200);
+    assert.equal((stats.body as { reviews: number }).reviews, 3);
+    await request(app).get("/healthz").expect(200);
+    await request(app).get("/metrics").expect(200);
   });
 
   it("without a secret, POST / is the review route as before", async () => {
@@ -120,7 +135,8 @@ describe("TLS with a client CA (the API server's client certificate)", () => {
       keyFile: resolve(tlsDir, "server.key"),
       clientCaFile: resolve(tlsDir, "test-ca.crt"),
     });
-    server = await listen(createApp(handle, quiet, { requireClientCert: true }), 0, "127.0.0.1", tls);
+    const app = createApp(handle, quiet, { requireClientCert: true, stats: () => ({ reviews: 1 }) });
+    server = await listen(app, 0, "127.0.0.1", tls);
     port = (server.address() as AddressInfo).port;
   });
   after(async () => {
@@ -142,7 +158,57 @@ describe("TLS with a client CA (the API server's client certificate)", () => {
     assert.deepEqual(seen, ["from-apiserver"]);
   });
 
+  it("serves /stats only to a caller whose certificate the CA signed", async () => {
+    for (const client of [undefined, "stranger"] as const) {
+      assert.equal((await call(port, "/stats", client)).status, 403, String(client));
+    }
+    const stats = await call(port, "/stats", "apiserver");
+    assert.equal(stats.status, 200);
+    assert.equal((JSON.parse(stats.body) as { reviews: number }).reviews, 1);
+  });
+
   it("keeps /healthz open to callers without a certificate (kubelet probes)", async () => {
     assert.deepEqual(await call(port, "/healthz"), { status: 200, body: "ok" });
+  });
+});
+
+describe("client certificates pinned to the API server's identity (CLIENT_CERT_SUBJECTS)", () => {
+  const servers: Server[] = [];
+  after(async () => {
+    for (const s of servers) await drainAndClose(s, 2_000);
+  });
+
+  async function pinnedTo(subjects: AppOptions["clientCertSubjects"]) {
+    const { handle, seen } = countingEcho();
+    const tls = readTlsMaterial({
+      certFile: resolve(tlsDir, "server.crt"),
+      keyFile: resolve(tlsDir, "server.key"),
+      clientCaFile: resolve(tlsDir, "test-ca.crt"),
+    });
+    const options: AppOptions = { requireClientCert: true, stats: () => ({ reviews: 1 }) };
+    if (subjects) options.clientCertSubjects = subjects;
+    const server = await listen(createApp(handle, quiet, options), 0, "127.0.0.1", tls);
+    servers.push(server);
+    return { port: (server.address() as AddressInfo).port, seen };
+  }
+
+  it("answers the certificate whose CN is pinned", async () => {
+    const { port, seen } = await pinnedTo([{ kind: "CN", value: "kube-apiserver" }]);
+    assert.equal((await call(port, "/", "apiserver", review("pinned"))).status, 200);
+    assert.equal((await call(port, "/stats", "apiserver")).status, 200);
+    assert.deepEqual(seen, ["pinned"]);
+  });
+
+  it("refuses a certificate the client CA signed for anyone else (403), for reviews and /stats", async () => {
+    const { port, seen } = await pinnedTo([
+      { kind: "CN", value: "kube-apiserver-webhook-client" },
+      { kind: "DNS", value: "kube-apiserver" },
+    ]);
+    const answer = await call(port, "/", "apiserver", review("not-pinned"));
+    assert.equal(answer.status, 403);
+    assert.match(answer.body, /CLIENT_CERT_SUBJECTS/);
+    assert.equal((await call(port, "/stats", "apiserver")).status, 403);
+    assert.equal((await call(port, "/healthz")).status, 200);
+    assert.deepEqual(seen, []);
   });
 });

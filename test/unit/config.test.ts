@@ -319,3 +319,48 @@ describe("loadConfig: what bounds a trace's memory", () => {
     );
   });
 });
+
+describe("MAX_CONNECTIONS (the server's connection cap)", () => {
+  it("unset leaves the server's default; a whole number from 1 sets it; anything else is a ConfigError", () => {
+    assert.equal(loadConfig(BASE).maxConnections, undefined);
+    assert.equal(loadConfig({ ...BASE, MAX_CONNECTIONS: " 250 " }).maxConnections, 250);
+    for (const value of ["0", "-5", "many", "1.5"]) {
+      assert.equal(
+        configError({ ...BASE, MAX_CONNECTIONS: value }),
+        `MAX_CONNECTIONS must be a whole number from 1 up, got "${value}"`,
+      );
+    }
+  });
+});
+
+describe("CLIENT_CERT_SUBJECTS (client certificates pinned to the API server's identity)", () => {
+  const TLS = { ...BASE, TLS_CERT_FILE: "/c.crt", TLS_KEY_FILE: "/c.key", CLIENT_CA_FILE: "/ca.crt" };
+
+  it("names subject CNs and DNS/URI SANs, a bare name being a CN", () => {
+    const config = loadConfig({
+      ...TLS,
+      CLIENT_CERT_SUBJECTS: "kube-apiserver, CN=apiserver-webhook ,DNS:api.example.com,URI:spiffe://c/ns/x",
+    });
+    assert.deepEqual(config.tls?.clientCertSubjects, [
+      { kind: "CN", value: "kube-apiserver" },
+      { kind: "CN", value: "apiserver-webhook" },
+      { kind: "DNS", value: "api.example.com" },
+      { kind: "URI", value: "spiffe://c/ns/x" },
+    ]);
+    assert.equal(loadConfig(TLS).tls?.clientCertSubjects, undefined);
+    assert.deepEqual(
+      loadConfig({ ...TLS, CLIENT_CERT_SUBJECTS: "system:kube-apiserver" }).tls?.clientCertSubjects,
+      [{ kind: "CN", value: "system:kube-apiserver" }],
+    );
+  });
+
+  it("needs CLIENT_CA_FILE, and a blank or empty list is a ConfigError, never 'any'", () => {
+    const { CLIENT_CA_FILE: _ca, ...noCa } = TLS;
+    assert.match(configError({ ...noCa, CLIENT_CERT_SUBJECTS: "kube-apiserver" }), /needs CLIENT_CA_FILE/);
+    assert.match(configError({ ...TLS, CLIENT_CERT_SUBJECTS: " " }), /set but empty/);
+    assert.match(configError({ ...TLS, CLIENT_CERT_SUBJECTS: ",," }), /names no subject/);
+    assert.match(configError({ ...TLS, CLIENT_CERT_SUBJECTS: "IP:10.0.0.1" }), /CN=, DNS: or URI:/);
+    assert.match(configError({ ...TLS, CLIENT_CERT_SUBJECTS: "DNS:" }), /CN=, DNS: or URI:/);
+    assert.match(configError({ ...TLS, CLIENT_CERT_SUBJECTS: "O=system:masters" }), /CN=, DNS: or URI:/);
+  });
+});

@@ -578,6 +578,38 @@ describe("--platform kubernetes: a Deployment serving TLS and a ClusterIP Servic
     }
   });
 
+  it("--client-cert-subject pins the client certificate: CLIENT_CERT_SUBJECTS, only with --client-ca-secret", () => {
+    const base = ["--platform", "kubernetes", "--sim-name", "s1", "--ca-bundle", "ca.pem"];
+    const pinned = render([
+      ...base,
+      "--client-ca-secret",
+      "apiserver-webhook-client-ca",
+      "--client-cert-subject",
+      "CN=kube-apiserver-webhook-client",
+      "--client-cert-subject",
+      "DNS:apiserver.example.com",
+    ]);
+    for (const doc of pinned) validateAgainstSchema(doc);
+    const deployment = only(pinned, "Deployment", "simkube-fn-mutate-create");
+    // biome-ignore lint/suspicious/noExplicitAny: the pod template is read field by field
+    const env = (deployment.spec as any).template.spec.containers[0].env as {
+      name: string;
+      value?: string;
+    }[];
+    assert.equal(
+      env.find((e) => e.name === "CLIENT_CERT_SUBJECTS")?.value,
+      "CN=kube-apiserver-webhook-client,DNS:apiserver.example.com",
+    );
+    assert.throws(
+      () => render([...base, "--client-cert-subject", "CN=kube-apiserver"]),
+      /clientCertSubjects needs clientCaSecret/,
+    );
+    assert.throws(
+      () => render([...base, "--client-ca-secret", "ca", "--client-cert-subject", "CN=a,CN=b"]),
+      /clientCertSubjects "CN=a,CN=b"/,
+    );
+  });
+
   it("refuses --client-ca-secret where TLS ends before the function, and a name no Secret can have", () => {
     assert.throws(
       () => render(["--platform", "kind", "--sim-name", "s1", "--client-ca-secret", "ca"]),

@@ -180,7 +180,7 @@ describe("reschedule-delete handler", () => {
     );
     assert.deepEqual(w.stats.snapshot().clones, { created: 1, alreadyExisted: 0, failed: 0 });
     assert.deepEqual(w.stats.snapshot().decisions, { cloned: 1 });
-    assert.deepEqual(w.stats.snapshot().interruptions, { [`user:${ADMIN_USER}`]: 1 });
+    assert.deepEqual(w.stats.snapshot().interruptions, { "deleted-by-user": 1 });
     const done = w.lines.find((l) => l.msg === "review done");
     assert.equal(done?.decision, "clone");
     assert.equal(done?.interruption, `user:${ADMIN_USER}`);
@@ -610,6 +610,19 @@ describe("reschedule-delete handler", () => {
     );
     assert.ok(w.mem.get(CLONE_REF));
     assert.deepEqual(w.stats.snapshot().interruptions, { DeletionByPodGC: 1 });
+  });
+
+  it("counts interruptions by cause only: no user name, no reason outside Kubernetes' own, in /stats", async () => {
+    const byUser = world();
+    await byUser.deleted(deleteOf({}, "mallory@example.com"));
+    const odd = [disruptionTarget("mallory-was-here")];
+    const byCondition = world({ live: { conditions: odd } });
+    await byCondition.deleted(deleteOf({ conditions: odd }, KWOK_USER));
+    assert.ok(byUser.mem.get(CLONE_REF) && byCondition.mem.get(CLONE_REF), "both were interruptions");
+    assert.deepEqual(byUser.stats.snapshot().interruptions, { "deleted-by-user": 1 });
+    assert.deepEqual(byCondition.stats.snapshot().interruptions, { "disruption-other": 1 });
+    const snapshot = [byUser.stats.snapshot(), byCondition.stats.snapshot()];
+    assert.doesNotMatch(JSON.stringify(snapshot), /mallory/);
   });
 });
 

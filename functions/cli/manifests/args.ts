@@ -60,6 +60,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   caBundle: ["--ca-bundle"],
   caInjectFrom: ["--ca-inject-from"],
   clientCaSecret: ["--client-ca-secret"],
+  clientCertSubjects: ["--client-cert-subject"],
   mutateTimeoutSeconds: ["--timeout-mutate-create"],
   rescheduleTimeoutSeconds: ["--timeout-reschedule-delete"],
   minScale: ["--min-scale"],
@@ -77,7 +78,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
 };
 
 const BOOLEAN_FLAGS = new Set(["reschedule", "without-webhook", "help"]);
-const MULTIPLE_FLAGS = new Set(["owner-resource", "allow-trace-location"]);
+const MULTIPLE_FLAGS = new Set(["owner-resource", "allow-trace-location", "client-cert-subject"]);
 
 type Spec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
@@ -121,6 +122,8 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 Secret NAME-FUNCTION-tls and a ClusterIP Service; webhooks in service mode
         --client-ca-secret SECRET  require the API server's client certificate: SECRET's ca.crt (the CA
                                 that signed it) mounted as CLIENT_CA_FILE
+        --client-cert-subject NAME  (repeatable) only the API server's certificate of those that CA
+                                signed: CN=name, DNS:name or URI:uri (CLIENT_CERT_SUBJECTS)
       --ca-bundle FILE          PEM the API server trusts (needed for a private CA without cert-manager)
       --ca-inject-from NS/CERT  cert-manager's CA injection instead
       --target knative|openfaas|openfaas-stack  --webhook-mode url|service  --webhook-url-base URL
@@ -285,6 +288,7 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
   for (const [option, flag] of STRING_FLAGS) set(loose, option, str(values, flag));
   set(options, "driverUsers", str(values, "driver-users")?.split(","));
   set(options, "traceAllowedLocations", values["allow-trace-location"] as string[] | undefined);
+  set(options, "clientCertSubjects", values["client-cert-subject"] as string[] | undefined);
   set(options, "minScale", whole(values, "min-scale"));
   set(
     options,

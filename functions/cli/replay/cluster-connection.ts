@@ -4,6 +4,7 @@
 
 import { readFile } from "node:fs/promises";
 import https from "node:https";
+import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { KubeObject } from "../../../shared/kube/index.js";
 import { driverRootName } from "../../../shared/simulation/index.js";
@@ -99,11 +100,12 @@ async function connectToRunning(kubeconfig: string): Promise<ReplayCluster> {
   kc.loadFromFile(kubeconfig);
   const caFile = kc.getCurrentCluster()?.caFile;
   const ca = caFile ? await readFile(caFile, "utf8") : undefined;
+  const client = await webhookClientBeside(kubeconfig);
   return {
     driver,
     simulation,
     root,
-    counters: async () => countersOf(await getJson(statsUrl, ca)),
+    counters: async () => countersOf(await getJson(statsUrl, { ...(ca ? { ca } : {}), ...client })),
     stop: async () => {},
   };
 }
@@ -117,14 +119,43 @@ async function rescheduleStatsUrl(api: RestClient): Promise<string> {
   for (const config of list.items)
     for (const hook of config.webhooks ?? [])
       if (hook.clientConfig?.url && hook.rules?.some((r) => r.operations?.includes("DELETE")))
-        return new URL("/stats", hook.clientConfig.url).toString();
+        return statsUrlOf(hook.clientConfig.url);
   throw new Error("no DELETE webhook with a URL: cannot read reschedule-delete's /stats");
 }
 
-function getJson(url: string, ca: string | undefined): Promise<Record<string, unknown>> {
+/** /stats is guarded as reviews are: under the webhook URL's path (its secret), the query dropped. */
+export function statsUrlOf(webhookUrl: string): string {
+  const url = new URL(webhookUrl);
+  url.search = "";
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/stats`;
+  return url.toString();
+}
+
+/**
+ * The API server's webhook client certificate of a production-mode `cluster up` (its files sit beside the
+ * driver's kubeconfig in the run's directory): /stats asks for it as reviews do. None under --insecure-dev.
+ */
+async function webhookClientBeside(kubeconfig: string): Promise<{ cert?: string; key?: string }> {
+  const dir = path.dirname(kubeconfig);
+  try {
+    const cert = await readFile(path.join(dir, "webhook-client.crt"), "utf8");
+    const key = await readFile(path.join(dir, "webhook-client.key"), "utf8");
+    return { cert, key };
+  } catch {
+    return {};
+  }
+}
+
+interface TlsOptions {
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+function getJson(url: string, tls: TlsOptions): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     https
-      .get(url, { ...(ca ? { ca } : {}), timeout: 5_000 }, (res) => {
+      .get(url, { ...tls, timeout: 5_000 }, (res) => {
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (c: string) => {

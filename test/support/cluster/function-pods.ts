@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { Exec, KubeConfig } from "@kubernetes/client-node";
 import { collectionPath, objectPath } from "../../../functions/local-cluster/cluster-objects.js";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
-import { issueServingCert } from "../../../functions/local-cluster/pki.js";
+import { issueServingCert, WEBHOOK_CLIENT_CN } from "../../../functions/local-cluster/pki.js";
 import { waitUntil } from "../../../functions/local-cluster/readiness.js";
 import { REAL_NODE_LABEL, REAL_NODE_TAINT } from "../../../functions/local-cluster/real-node/configs.js";
 import { resolveOptions } from "../../../knative/deployment-options.js";
@@ -46,7 +46,9 @@ export function podDeploymentOptions(c: LocalCluster): DeploymentOptions {
     caBundle: Buffer.from(c.caCertPem).toString("base64"),
     tuning: { "mutate-create": { minScale: 2 } },
     // The API server presents its webhook client certificate to `*.simkube.svc`; the pods verify it.
-    ...(c.webhookClient ? { clientCaSecret: CLIENT_CA_SECRET } : {}),
+    ...(c.webhookClient
+      ? { clientCaSecret: CLIENT_CA_SECRET, clientCertSubjects: [`CN=${WEBHOOK_CLIENT_CN}`] }
+      : {}),
   };
 }
 
