@@ -23,14 +23,21 @@ export function countOf(raw: string | undefined): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-/** The sum of the counters, as TOTAL_ANNOTATION stores it (a decimal string; BigInt, so never rounded). */
+/**
+ * The sum of the well-formed counters, as TOTAL_ANNOTATION stores it (a decimal string). Summed as a number
+ * while that is exact, in BigInt past it, so it is never rounded.
+ */
 export function totalOf(data: Record<string, string>): string {
-  let total = 0n;
+  let sum = 0;
+  let big: bigint | undefined;
   for (const key in data) {
     const n = countOf(data[key]);
-    if (n !== undefined) total += BigInt(n);
+    if (n === undefined) continue;
+    if (big !== undefined) big += BigInt(n);
+    else if (sum + n <= Number.MAX_SAFE_INTEGER) sum += n;
+    else big = BigInt(sum) + BigInt(n);
   }
-  return total.toString();
+  return big === undefined ? String(sum) : big.toString();
 }
 
 /** The free numbers each hash may hand out: each once, ascending, below its counter. */
@@ -45,6 +52,7 @@ export function usableFree(free: FreeNumbers, data: Record<string, string>): Fre
 }
 
 export interface CheckedShard {
+  /** The counters to plan from: the object's own data when nothing was repaired (not to be changed). */
   data: Record<string, string>;
   free: FreeNumbers;
   /** The hashes whose counter was repaired. */
@@ -62,15 +70,15 @@ function repairedCount(boundFromTotal: bigint | undefined, free: readonly number
 export function checkShard(
   shard: { metadata?: ShardMeta; data?: Record<string, string> } | undefined,
 ): CheckedShard {
-  const data = { ...(shard?.data ?? {}) };
+  const stored = shard?.data ?? {};
   const rawFree = freeNumbersOf(shard?.metadata);
-  const broken = Object.keys(data).filter((hash) => countOf(data[hash]) === undefined);
-  if (broken.length > 0) {
-    const stored = shard?.metadata?.annotations?.[TOTAL_ANNOTATION];
-    const left =
-      stored !== undefined && /^\d{1,30}$/.test(stored) ? BigInt(stored) - BigInt(totalOf(data)) : -1n;
-    const bound = left >= 0n ? left : undefined;
-    for (const hash of broken) data[hash] = String(repairedCount(bound, rawFree[hash]));
-  }
+  const broken: string[] = [];
+  for (const hash in stored) if (countOf(stored[hash]) === undefined) broken.push(hash);
+  if (broken.length === 0) return { data: stored, free: usableFree(rawFree, stored), repaired: [] };
+  const data = { ...stored };
+  const total = shard?.metadata?.annotations?.[TOTAL_ANNOTATION];
+  const left = total !== undefined && /^\d{1,30}$/.test(total) ? BigInt(total) - BigInt(totalOf(data)) : -1n;
+  const bound = left >= 0n ? left : undefined;
+  for (const hash of broken) data[hash] = String(repairedCount(bound, rawFree[hash]));
   return { data, free: usableFree(rawFree, data), repaired: broken };
 }

@@ -17,7 +17,7 @@ import {
   withoutLease,
 } from "./lease.js";
 import { lowPools } from "./lease-pools.js";
-import { annotationsForWrite, mergeFree, reserve, storedCount } from "./shard.js";
+import { annotationsForWrite, freeNumbersOf, mergeFree, reserve, storedCount } from "./shard.js";
 import { checkShard, TOTAL_ANNOTATION, totalOf, usableFree } from "./shard-check.js";
 import {
   buildSequenceConfigMap,
@@ -45,7 +45,7 @@ function mayTakeLease(
   // Replicas that share a shard write it number by number: a lease would change hands at every request.
   if (batch.length === 0 || counter.contenders > 0) return false;
   if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
-  if (Object.keys(checkShard(base).free).length > 0) return false;
+  if (Object.keys(usableFree(freeNumbersOf(base?.metadata), base?.data ?? {})).length > 0) return false;
   return hashesRepeat(state, counter, batch);
 }
 
