@@ -111,7 +111,12 @@ export function podReadRoleName(o: ResolvedOptions): string {
   return `${o.name}-virtual-pod-reads`;
 }
 
-/** Rules in the functions' own namespace: the cluster sequence store (mutate-create only). */
+/**
+ * Rules in the functions' own namespace: the cluster sequence store (mutate-create only). Not narrowed by
+ * resourceNames: a shard's name carries a hash of its run's SimulationRoot uid (shared/sequence
+ * cluster-naming.ts), unknown when this is rendered, and `create` cannot be limited by name in RBAC at all.
+ * The store checks what it reads instead (docs/safety.md, "The sequence ConfigMaps").
+ */
 export function namespaceRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPolicyRule[] {
   if (fn !== "mutate-create" || o.sequenceStore !== "cluster") return [];
   return [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }];

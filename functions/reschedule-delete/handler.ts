@@ -12,15 +12,17 @@
 // A clone needs the deletion itself, not just a review of it: a live pod that passed every check but shows
 // no deletionTimestamp yet (a first-phase review: the API server stores the deletion only after the answer)
 // is answered at once, and its clone waits in pending-clones.ts until the pod shows the deletion
-// (deletion-wait.ts), or is never made. A review that no deletion backs creates nothing ("no-deletion-seen").
+// (deletion-wait.ts), or is never made. A review that no deletion backs creates nothing ("no-deletion-seen"),
+// nor one whose deletion is not the one it describes ("deletion-not-this-reviews", live-checks.ts).
 //
-// One clone per deletion, whatever the number of reviews (admission runs inside the storage layer's retry
-// loops, k8s.io/apiserver pkg/registry/generic/registry/store.go) and of replicas: the clone's name is
-// a function of the pod's name, so a second create gets AlreadyExists, which counts as success. A memo of
-// uids already handled saves the API calls in-process. The one gap: if a late review of a deletion arrives
-// at a replica that has not seen it, after the clone was itself interrupted and deleted, while the original
-// pod still exists (its delete not finished), that replica recreates the first clone. The live-pod read
-// closes the gap as soon as the original is gone.
+// One clone per pod, whatever the number of reviews (admission runs inside the storage layer's retry
+// loops, k8s.io/apiserver pkg/registry/generic/registry/store.go), of replicas and of restarts: the cluster
+// is the record, not this process. The clone's name is a function of the pod's, and the clone names the uid
+// of the pod it replaces (clone-record.ts); before creating, the name and the next one are read, so a clone
+// already made, or made and then itself replaced by its own clone, is found, and a second create gets
+// AlreadyExists. A memo of uids already handled only saves API calls in-process. What remains: a clone whose
+// line was ended (its clone deleted by a non-interrupting delete, or two generations gone) while the
+// original still exists is made again by a late review of the original's deletion.
 
 import { LRUCache } from "lru-cache";
 import {

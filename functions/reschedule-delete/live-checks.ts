@@ -6,6 +6,8 @@
 // - the pod's namespace is one of that root's virtual namespaces (owned by the root, labelled
 //   `simkube.io/virtual: "true"`, as SimKube's driver creates them);
 // - the pod exists with the review's uid, in that namespace, and shows the interruption;
+// - the deletion the pod shows is the one the review describes (checkDeletionClaim): not shown before a
+//   first-phase review could have made it, and of the claimed kind;
 // - the pod's only owner is that root: a bare pod of this simulation (the driver appends an ownerReference
 //   to the root on every object it applies, so a pod with no owners was not made by the simulation).
 
@@ -24,7 +26,7 @@ import {
   refersTo,
 } from "../../shared/kube/index.js";
 import type { Simulation } from "../../shared/simulation/index.js";
-import { type Candidate, confirmsInterruption } from "./plan.js";
+import { type Candidate, confirmsInterruption, disruptionTargetOf } from "./plan.js";
 
 /** The SimulationRoot as read from the API, reduced to what an ownerReference to it must match. */
 export type RootRef = Required<Pick<OwnerReference, "apiVersion" | "kind" | "name" | "uid">>;
@@ -67,6 +69,49 @@ export function confirmLivePod(
     return "uid-mismatch";
   }
   return confirmsInterruption(live, candidate.judgement) ? undefined : "live-pod-not-interrupted";
+}
+
+/** deletionTimestamp and lastTransitionTime are RFC 3339 with whole seconds: a second of slack each way. */
+const TIMESTAMP_SLACK_MS = 1_000;
+
+function epochMs(value: unknown): number | undefined {
+  const ms = typeof value === "string" || value instanceof Date ? new Date(value).getTime() : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** When the deletion the pod shows was made: its deletionTimestamp less its grace period (API server clock). */
+export function deletionMadeAt(live: Pod): number | undefined {
+  const at = epochMs(live.metadata?.deletionTimestamp);
+  const grace = live.metadata?.deletionGracePeriodSeconds;
+  if (at === undefined || typeof grace !== "number" || !(grace >= 0)) return undefined;
+  return at - grace * 1_000;
+}
+
+/**
+ * Whether the deletion the live pod shows is the one the review describes. `atReview`: the pod was read
+ * while the review was being answered. A pod that shows no deletion passes (the wait is for that).
+ * - A first-phase review's own deletion is stored only after every webhook answered, so a pod that already
+ *   shows one at the review was deleted by someone else (the driver's own delete, held by a finalizer).
+ * - A user's delete does not set DisruptionTarget: a pod that shows one was evicted, preempted or tainted
+ *   out, and that deletion's own final review is judged on its own.
+ * - A disruption is recorded before its delete (eviction, taint manager, preemption, pod GC): a condition
+ *   that turned True after the deletion was made belongs to no deletion the pod shows.
+ */
+export function checkDeletionClaim(
+  live: Pod,
+  candidate: Candidate,
+  atReview: boolean,
+): "deletion-not-this-reviews" | undefined {
+  if (!live.metadata?.deletionTimestamp) return undefined;
+  if (atReview && candidate.firstPhase) return "deletion-not-this-reviews";
+  const disruption = disruptionTargetOf(live);
+  if (candidate.judgement.cause === "deleted-by-user") {
+    return disruption ? "deletion-not-this-reviews" : undefined;
+  }
+  const madeAt = deletionMadeAt(live);
+  const disruptedAt = epochMs(disruption?.lastTransitionTime);
+  if (madeAt === undefined || disruptedAt === undefined) return undefined;
+  return disruptedAt > madeAt + TIMESTAMP_SLACK_MS ? "deletion-not-this-reviews" : undefined;
 }
 
 /** Owned by the root directly and by nothing else; the reference returned is the one the clone keeps. */

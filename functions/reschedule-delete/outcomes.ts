@@ -31,6 +31,9 @@ export const LIVE_SKIPS = [
   "live-pod-not-interrupted",
   "not-bare",
   "not-owned-by-root",
+  // The deletion the live pod shows is not the one the review claims: shown before a first-phase review
+  // could have made it, or of another kind (an eviction for a user's delete, a plain delete for a disruption).
+  "deletion-not-this-reviews",
 ] as const;
 export type LiveSkip = (typeof LIVE_SKIPS)[number];
 
@@ -60,6 +63,10 @@ export const HANDLER_SKIPS = [
   "pending-full",
   // A clone for this pod already waits for its deletion; this review joins it.
   "deletion-pending",
+  // The clone's name is held by a clone of another pod (an earlier pod of the same name): none is made.
+  "clone-name-taken",
+  // This pod's clone was made, then itself interrupted: its own clone (the next name) carries the line on.
+  "clone-replaced",
   // The body is not an AdmissionReview the handler can read.
   "malformed",
 ] as const;

@@ -37,6 +37,7 @@ import {
 import { pinToVirtualNodes } from "../../shared/simulation/index.js";
 import { pinNodeAffinityTerms, withoutNamedAccountToken } from "./clone-fence.js";
 import { buildCloneName } from "./clone-name.js";
+import { CLONE_OF_ANNOTATION, cloneLineFor } from "./clone-record.js";
 import type { TriageSkip } from "./outcomes.js";
 
 const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
@@ -125,6 +126,11 @@ export interface Candidate {
   name: string;
   uid: string;
   judgement: Extract<Judgement, { interrupted: true }>;
+  /**
+   * The review's oldObject showed no deletionTimestamp: the deletion it claims is stored only after every
+   * webhook answered, so a live pod already showing one at the review shows someone else's (live-checks.ts).
+   */
+  firstPhase: boolean;
   /** The SimulationRoot the review says owns the pod: only the key to look up teardowns already seen. */
   directRoot?: OwnerReference;
 }
@@ -159,6 +165,7 @@ export function triageDelete(request: AdmissionRequest, driverUsers: readonly st
     name,
     uid,
     judgement,
+    firstPhase: isFirstPhase(pod),
   };
   const directRoot = directSimulationRoot(pod);
   if (directRoot) candidate.directRoot = directRoot;
@@ -169,6 +176,7 @@ export function triageDelete(request: AdmissionRequest, driverUsers: readonly st
  * The pod that replaces an interrupted one (SimKube's rule): sanitized, without simkube.io labels and
  * annotations (mutate-create adds this run's again), without node and status, named `<name>-clone-N`, and
  * annotated with the original pod's name so a clone of a clone still finds its lifecycle in the trace.
+ * Ours: annotated with the uids it replaces (clone-record.ts), so one pod gets one clone whoever makes it.
  * It keeps its static hash and sequence annotations and the pod's namespace. Its one owner is `root`, the
  * SimulationRoot the live pod was checked to be owned by, so the clone goes when the simulation does.
  * Our additions: pinned to virtual nodes (pinToVirtualNodes, and each required node affinity term too),
@@ -180,6 +188,8 @@ export function buildClone(pod: Pod, root: OwnerReference): Pod {
   const clone = stripSimkubeMetadata(sanitizeObject(pod));
   const annotations = { ...clone.metadata?.annotations };
   annotations[ORIG_OWNER_ANNOTATION_KEY] ??= originalName;
+  // The cluster's record of which pod this clone replaces (clone-record.ts).
+  annotations[CLONE_OF_ANNOTATION] = cloneLineFor(pod);
   clone.metadata = {
     ...clone.metadata,
     name: buildCloneName(originalName),

@@ -1,7 +1,8 @@
 // reschedule-delete's steps for one interruption candidate, in SimKube's vocabulary: without SIM_NAME, find
 // the simulation from the pod's namespace (its owner root's owner); check the simulation,
 // find its root, check teardown, check the virtual namespace, confirm the live pod, check it is owned by the
-// root; then create the clone once, but only when the live pod shows the deletion (a deletionTimestamp).
+// root; then create the clone once, but only when the live pod shows the deletion the review describes (a
+// deletionTimestamp of the claimed kind, made after a first-phase review: checkDeletionClaim).
 // Until it does the candidate is "awaiting-deletion": the handler answers, waits for the deletion to show
 // (deletion-wait.ts), and calls cloneAfterDeletion. Each step that reads the API goes through `call` (retries inside one
 // deadline); the judging is done by the pure functions of live-checks.ts and plan.ts.
@@ -21,8 +22,11 @@ import {
   wantsBarePodRescheduling,
 } from "../../shared/simulation/index.js";
 import type { CachedReads } from "./cached-reads.js";
+import { buildCloneName } from "./clone-name.js";
+import { continuesLineOf, judgeFoundClone } from "./clone-record.js";
 import type { DeletionSeen } from "./deletion-wait.js";
 import {
+  checkDeletionClaim,
   checkOwnedByRoot,
   checkSimulationRoot,
   checkVirtualNamespace,
@@ -153,22 +157,69 @@ function isNamespaceTerminatingError(err: unknown): boolean {
   return e !== undefined && e.status === 403 && /being terminated/.test(e.message);
 }
 
+/** A pod's metadata by name in `namespace` (through the pod-read grant), or undefined when there is none. */
+async function readPodMetadata(w: RescheduleWorld, namespace: string, name: string, call: StepCall) {
+  const ref = { apiVersion: "v1", kind: "Pod", name, namespace };
+  const read = podReadIn(w.podReads, namespace, () =>
+    call("read-clone", () => w.kube.read<Pod>(ref, { metadataOnly: true })),
+  );
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 /**
- * The clone's name is a function of the pod's, so any number of reviews and replicas make one clone:
- * AlreadyExists is success. A 403 because the namespace is terminating is a teardown, remembered.
+ * What the cluster records of this pod's clone (clone-record.ts): made already, its name held by another
+ * pod's clone, or made and replaced by its own clone. Undefined: none was made, create it.
+ */
+async function recordedClone(
+  w: RescheduleWorld,
+  clone: Pod,
+  uid: string,
+  call: StepCall,
+): Promise<Decision | undefined> {
+  const name = clone.metadata?.name ?? "";
+  const namespace = clone.metadata?.namespace ?? "";
+  const [found, next] = await Promise.all([
+    readPodMetadata(w, namespace, name, call),
+    readPodMetadata(w, namespace, buildCloneName(name), call),
+  ]);
+  const judged = judgeFoundClone(found, uid);
+  if (judged === "this-pods") {
+    w.stats.clone("alreadyExisted");
+    return { reason: "cloned", clone: name };
+  }
+  if (judged === "another-pods") return skip("clone-name-taken");
+  return continuesLineOf(next, uid) ? skip("clone-replaced") : undefined;
+}
+
+/**
+ * One clone per pod, whatever the number of reviews, replicas and restarts: the cluster is the record. The
+ * clone's name is a function of the pod's and the clone names the pod's uid, so what is read before the
+ * create, and an AlreadyExists after it, tell whether this pod's clone was made. A 403 because the
+ * namespace is terminating is a teardown, remembered.
  */
 export async function createCloneOnce(
   w: RescheduleWorld,
   clone: Pod,
+  uid: string,
   target: TeardownTarget,
   call: StepCall,
 ): Promise<Decision> {
   const cloneName = clone.metadata?.name ?? "";
+  const recorded = await recordedClone(w, clone, uid, call);
+  if (recorded) return recorded;
   try {
     await call("create", () => w.kube.create(clone));
     w.stats.clone("created");
   } catch (err) {
     if (isAlreadyExists(err)) {
+      // Another replica made it between the read and the create (or another pod's clone took the name).
+      const found = await readPodMetadata(w, clone.metadata?.namespace ?? "", cloneName, call);
+      if (judgeFoundClone(found, uid) === "another-pods") return skip("clone-name-taken");
       w.stats.clone("alreadyExisted");
     } else if (isNamespaceTerminatingError(err)) {
       w.teardown.markNamespaceTerminating(target);
@@ -220,7 +271,10 @@ export async function reschedule(
   if (!("confirmed" in checked)) return checked;
   const { confirmed } = checked;
   if (!confirmed.live.metadata?.deletionTimestamp) return { reason: "awaiting-deletion", confirmed };
-  return createCloneOnce(w, buildClone(confirmed.live, confirmed.owner), confirmed.target, call);
+  const notTheReviews = checkDeletionClaim(confirmed.live, candidate, true);
+  if (notTheReviews) return skip(notTheReviews);
+  const clone = buildClone(confirmed.live, confirmed.owner);
+  return createCloneOnce(w, clone, candidate.uid, confirmed.target, call);
 }
 
 /**
@@ -242,10 +296,12 @@ export async function cloneAfterDeletion(
     if (unconfirmed) return skip(unconfirmed);
     const owned = checkOwnedByRoot(shown.live, confirmed.root);
     if ("skip" in owned) return skip(owned.skip);
+    const notTheReviews = checkDeletionClaim(shown.live, candidate, false);
+    if (notTheReviews) return skip(notTheReviews);
     live = shown.live;
     owner = owned.owner;
   }
   const torn = await call("teardown", () => w.teardown.check(confirmed.target));
   if (torn) return skip(torn);
-  return createCloneOnce(w, buildClone(live, owner), confirmed.target, call);
+  return createCloneOnce(w, buildClone(live, owner), candidate.uid, confirmed.target, call);
 }

@@ -71,6 +71,11 @@ export interface Counter {
   lease: HeldLease | undefined;
   /** Another replica's lease, as we last saw it; undefined when the shard had none. */
   foreign: ForeignLease | undefined;
+  /**
+   * Since when (this process's clock) foreign leases have kept this replica from writing, with no write of
+   * ours landing since: past LEASE_TAKEOVER_MS the lease is taken over however alive it looks (lease.ts).
+   */
+  blockedSince: number | undefined;
   /** A lease write due when no caller waits: renew it, or let go. */
   chore: "renew" | "release" | undefined;
   /** When our last write to the shard landed (this process's clock), and the hashes it numbered or grew. */
@@ -136,6 +141,7 @@ export function counterFor(state: StoreState, scope: SequenceScope, hash: string
       contenders: 0,
       lease: undefined,
       foreign: undefined,
+      blockedSince: undefined,
       chore: undefined,
       lastLandedAt: Number.NEGATIVE_INFINITY,
       lastHashes: new Set(),

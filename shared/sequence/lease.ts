@@ -24,6 +24,14 @@ export const LEASE_WANTED_ANNOTATION = "sequence.simkube-fn/lease-wanted";
 
 /** How long others wait on a holder whose write record stopped moving before they take the shard over. */
 export const LEASE_MS = 5_000;
+/**
+ * How long a replica that wants to write lets foreign leases keep it out, however alive they look: a holder
+ * asked to let go does so at its next renewal (LEASE_RENEW_MS), so a lease that is rewritten but not let go
+ * within this is not a working replica's (a hand-made record, rewritten to look alive). Taking it over is
+ * safe for the numbers: the write is a compare-and-swap that starts at the stored counters, above every
+ * pool the holder may still hand out from, and the holder drops its pools at the next copy it reads.
+ */
+export const LEASE_TAKEOVER_MS = LEASE_MS;
 /** How long after sending its last lease write the holder still hands numbers out: half the lease. */
 export const HOLDER_VALID_MS = LEASE_MS / 2;
 /** The holder renews (or lets go, when idle) this often, and so sees a request for the shard within it. */
@@ -109,6 +117,14 @@ export function observeForeignLease(
  */
 export function foreignLeaseBinds(seen: ForeignLease | undefined, now: number): boolean {
   return seen !== undefined && now - seen.since < LEASE_MS;
+}
+
+/**
+ * Whether a replica kept out by foreign leases since `blockedSince` (its own clock, no write of its own
+ * landed since) may take the shard over now, however alive the lease looks (LEASE_TAKEOVER_MS).
+ */
+export function blockedTooLong(blockedSince: number | undefined, now: number): boolean {
+  return blockedSince !== undefined && now - blockedSince >= LEASE_TAKEOVER_MS;
 }
 
 /** The next reserve for a hash: doubled when the last one ran out fast, halved when it lasted long. */

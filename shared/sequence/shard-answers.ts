@@ -89,6 +89,9 @@ export function see(state: StoreState, counter: Counter, object: ConfigMap | und
     holder !== undefined && holder !== state.writer && marker !== undefined
       ? observeForeignLease(counter.foreign, marker, state.settings.now())
       : undefined;
+  // Kept out until a copy read from the API shows no foreign lease: our own takeover write shows none, and
+  // a record put back after it must not buy another LEASE_TAKEOVER_MS.
+  if (read && counter.foreign === undefined) counter.blockedSince = undefined;
   const lease = counter.lease;
   if (read && lease && !poolsStillHeld(object?.metadata, object?.data, state.writer, lease.pools)) {
     dropLease(counter);

@@ -5,6 +5,7 @@
 import { SEQUENCE_SHARD_COUNT } from "./cluster-naming.js";
 import { type Counter, type Pending, type ShardWrite, type StoreState, where } from "./counter-state.js";
 import {
+  blockedTooLong,
   foreignLeaseBinds,
   isLeaseWanted,
   leaseOf,
@@ -17,6 +18,7 @@ import {
 } from "./lease.js";
 import { lowPools } from "./lease-pools.js";
 import { annotationsForWrite, freeNumbersOf, mergeFree, reserve, storedCount } from "./shard.js";
+import { checkShard, TOTAL_ANNOTATION, totalOf, usableFree } from "./shard-check.js";
 import {
   buildSequenceConfigMap,
   CONFIGMAP_DATA_LIMIT_BYTES,
@@ -43,7 +45,7 @@ function mayTakeLease(
   // Replicas that share a shard write it number by number: a lease would change hands at every request.
   if (batch.length === 0 || counter.contenders > 0) return false;
   if (counter.orphans.size > 0 || counter.unknown.length > 0) return false;
-  if (Object.keys(freeNumbersOf(base?.metadata)).length > 0) return false;
+  if (Object.keys(usableFree(freeNumbersOf(base?.metadata), base?.data ?? {})).length > 0) return false;
   return hashesRepeat(state, counter, batch);
 }
 
@@ -70,9 +72,14 @@ export function choosePlan(
   base: ConfigMap | undefined,
   batch: Pending[],
 ): ShardWrite | "wait" {
-  // Another replica's lease that we saw moving within LEASE_MS: we may not write the counters.
-  if (base !== undefined && foreignLeaseBinds(counter.foreign, state.settings.now())) {
-    return isLeaseWanted(base.metadata) ? "wait" : planAsk(state, counter, base);
+  // Another replica's lease that we saw moving within LEASE_MS: we may not write the counters, unless it
+  // has kept us out for LEASE_TAKEOVER_MS (a record rewritten but never let go): then it is taken over.
+  const now = state.settings.now();
+  if (base !== undefined && foreignLeaseBinds(counter.foreign, now)) {
+    counter.blockedSince ??= now;
+    if (!blockedTooLong(counter.blockedSince, now)) {
+      return isLeaseWanted(base.metadata) ? "wait" : planAsk(state, counter, base);
+    }
   }
   const lease = counter.lease;
   if (lease !== undefined) {
@@ -99,9 +106,11 @@ function planWrite(
 ): ShardWrite {
   const id = ++counter.lastWriteId;
   const orphans = new Map([...counter.orphans].map(([hash, list]) => [hash, [...list]]));
-  const free = mergeFree(freeNumbersOf(base?.metadata), orphans);
+  const checked = checkShard(base);
   const pools = kind === "release" ? counter.lease?.pools : undefined;
-  const stored = pools ? returnReserves(base?.data ?? {}, pools) : (base?.data ?? {});
+  const stored = pools ? returnReserves(checked.data, pools) : checked.data;
+  // Our own orphans too are handed out only below their counter (someone may have lowered it).
+  const free = usableFree(mergeFree(checked.free, orphans), stored);
   const { data, numbers, free: left } = reserve(stored, batch, free);
   checkShardSize(counter, data);
   const written = annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), left);
@@ -132,7 +141,8 @@ function planLeaseWrite(
 ): ShardWrite {
   const id = ++counter.lastWriteId;
   const now = state.settings.now();
-  const data = { ...(base?.data ?? {}) };
+  const checked = checkShard(base);
+  const data = { ...checked.data };
   const waiting = new Map<string, number>();
   for (const p of batch) waiting.set(p.hash, (waiting.get(p.hash) ?? 0) + 1);
   const pools = counter.lease?.pools;
@@ -148,7 +158,7 @@ function planLeaseWrite(
     grow.set(hash, { from: pool ? pool.next : stored, limit, reserve: reserveSize });
   }
   checkShardSize(counter, data);
-  const free = freeNumbersOf(base?.metadata);
+  const free = checked.free;
   // No request for the shard survives a lease write: a holder that was asked lets go instead (choosePlan).
   const annotations = withLease(
     annotationsForWrite(base?.metadata, state.writer, id, state.settings.wallClock(), free),
@@ -170,7 +180,8 @@ function planLeaseWrite(
 /** A write that changes no counter and asks the replica holding the shard's lease to let go. */
 function planAsk(state: StoreState, counter: Counter, base: ConfigMap): ShardWrite {
   const id = ++counter.lastWriteId;
-  const free = freeNumbersOf(base.metadata);
+  const checked = checkShard(base);
+  const free = checked.free;
   const annotations = withLeaseWanted(
     annotationsForWrite(base.metadata, state.writer, id, state.settings.wallClock(), free),
     state.writer,
@@ -184,16 +195,18 @@ function planAsk(state: StoreState, counter: Counter, base: ConfigMap): ShardWri
     batch: [],
     numbers: [],
     orphans: new Map(),
-    object: shardObject(counter, base, base.data ?? {}, annotations),
+    object: shardObject(counter, base, checked.data, annotations),
   };
 }
 
+/** The object a write sends, with the total its counters add up to (shard-check.ts repairs from it). */
 function shardObject(
   counter: Counter,
   base: ConfigMap | undefined,
   data: Record<string, string>,
-  annotations: Record<string, string>,
+  written: Record<string, string>,
 ): ConfigMap {
+  const annotations = { ...written, [TOTAL_ANNOTATION]: totalOf(data) };
   return base
     ? { ...base, data, metadata: { ...metadataForWrite(base.metadata), annotations } }
     : buildSequenceConfigMap(counter.ref, counter.scope, data, annotations);

@@ -41,6 +41,7 @@ import {
   replicaSetOwnerRef,
   rootOwnerRef,
   TEST_NAMESPACE,
+  TEST_POD_UID,
   TEST_SIM_NAME,
   TEST_SIM_ROOT_NAME,
 } from "../support/builders.js";
@@ -266,6 +267,8 @@ describe("reschedule-delete against the fake API server", () => {
           "static.simkube.io/pod-spec-stable-hash": "17506812802394981455",
           "static.simkube.io/pod-sequence-number": "0",
           "static.simkube.io/original-owner": "the-pod",
+          // The cluster's record of which pod this clone replaces (clone-record.ts).
+          "reschedule.simkube-fn/clone-of": JSON.stringify([TEST_POD_UID]),
         },
       },
       spec: structuredClone(DEFAULTED_SPEC),

@@ -221,7 +221,8 @@ function readShapes(calls: readonly AuthorizedCall[]): { whole: string[]; metada
 
 /**
  * Only what a function copies or interprets beyond metadata is read whole: the Simulation (its spec), the
- * sequence store's ConfigMaps (their data) and the interrupted pod (the clone is made from its spec).
+ * sequence store's ConfigMaps (their data) and the interrupted pod (the clone is made from its spec); an
+ * existing clone is read for its metadata (clone-record.ts).
  * Owners, SimulationRoots and Namespaces are judged by uid, labels, ownerReferences and deletion only.
  */
 const EXPECTED_READS: Record<FunctionName, { whole: string[]; metadataOnly: string[] }> = {
@@ -241,7 +242,8 @@ const EXPECTED_READS: Record<FunctionName, { whole: string[]; metadataOnly: stri
   },
   "reschedule-delete": {
     whole: ["/pods", "simkube.io/simulations"],
-    metadataOnly: ["/namespaces", "simkube.io/simulationroots"],
+    // Pods by metadata too: the clone's name and the next one, read for the record of this pod's clone.
+    metadataOnly: ["/namespaces", "/pods", "simkube.io/simulationroots"],
   },
 };
 

@@ -117,7 +117,7 @@ function world(options: WorldOptions = {}) {
     assert.equal(await pending.settle(60_000), true, "every wait ended");
     return answers;
   };
-  return { mem, kube, deps, stats, lines, pending, handle, deleted };
+  return { mem, kube, deps, stats, lines, pending, handle, deleted, storeDeletion };
 }
 
 const CLONE_REF = { apiVersion: "v1", kind: "Pod", name: "the-pod-clone-1", namespace: TEST_NAMESPACE };
@@ -169,6 +169,8 @@ describe("reschedule-delete handler", () => {
             "static.simkube.io/pod-spec-stable-hash": "42",
             "static.simkube.io/pod-sequence-number": "0",
             "static.simkube.io/original-owner": "the-pod",
+            // The cluster's record of which pod this clone replaces (clone-record.ts).
+            "reschedule.simkube-fn/clone-of": JSON.stringify([TEST_POD_UID]),
           },
         },
         spec: {
@@ -234,24 +236,22 @@ describe("reschedule-delete handler", () => {
 
   it("treats AlreadyExists as success (another replica made the clone)", async () => {
     const w = world();
-    await w.deleted(deleteOf({}));
-    // Replicas of their own; the live pod now shows the deletion, so their reviews clone at once.
-    const replica = createRescheduleDeleteHandler({
-      ...w.deps,
-      stats: createRescheduleStats(),
-      pending: createPendingClones(),
+    // Replicas of their own get the same review, before the deletion is stored: each waits for it, each
+    // reads no clone yet, each creates; the later creates get AlreadyExists of this pod's clone.
+    const replicas = [createRescheduleStats(), createRescheduleStats()].map((stats) => {
+      const pending = createPendingClones();
+      return { stats, pending, handle: createRescheduleDeleteHandler({ ...w.deps, stats, pending }) };
     });
-    const other = createRescheduleStats();
-    const replica2 = createRescheduleDeleteHandler({
-      ...w.deps,
-      stats: other,
-      pending: createPendingClones(),
-    });
-    await replica(deleteOf({}));
-    assertAllowedWithoutPatch(await replica2(deleteOf({})));
+    const review = deleteOf({});
+    await Promise.all([w.handle(review), ...replicas.map((r) => r.handle(review))]);
+    w.storeDeletion(review);
+    assert.equal(await w.pending.settle(60_000), true);
+    for (const r of replicas) assert.equal(await r.pending.settle(60_000), true);
     assert.equal(w.mem.countCalls("create"), 3);
-    assert.deepEqual(other.snapshot().clones, { created: 0, alreadyExisted: 1, failed: 0 });
-    assert.deepEqual(other.snapshot().decisions, { cloned: 1 });
+    const clones = [w.stats, ...replicas.map((r) => r.stats)].map((st) => st.snapshot().clones);
+    assert.equal(clones.filter((c) => c.created === 1).length, 1);
+    assert.equal(clones.filter((c) => c.alreadyExisted === 1).length, 2);
+    for (const r of replicas) assert.deepEqual(r.stats.snapshot().decisions, { cloned: 1 });
   });
 
   it("names the clone of a clone -clone-N+1 and keeps the original owner", async () => {
@@ -623,6 +623,120 @@ describe("reschedule-delete handler", () => {
     assert.deepEqual(byCondition.stats.snapshot().interruptions, { "disruption-other": 1 });
     const snapshot = [byUser.stats.snapshot(), byCondition.stats.snapshot()];
     assert.doesNotMatch(JSON.stringify(snapshot), /mallory/);
+  });
+});
+
+/** A fresh handler on the same cluster: another replica, or this one after a restart (no memory of clones). */
+function restarted(w: ReturnType<typeof world>) {
+  const stats = createRescheduleStats();
+  const pending = createPendingClones();
+  const handle = createRescheduleDeleteHandler({ ...w.deps, stats, pending });
+  return { handle, stats, pending };
+}
+
+const CLONE_OF = "reschedule.simkube-fn/clone-of";
+
+describe("reschedule-delete: a clone needs the deletion the review describes", () => {
+  it("makes no clone when the live pod already shows a deletion the review cannot have made", async () => {
+    // The driver's own delete (never reviewed as an interruption), held by a finalizer; then a forged
+    // first-phase "user delete" review of the same pod.
+    const w = world({ live: { deletionTimestamp: "2024-01-01T00:00:30Z", deletionGracePeriodSeconds: 30 } });
+    assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+    assert.equal(await w.pending.settle(60_000), true);
+    assert.equal(w.mem.countCalls("create"), 0);
+    assert.deepEqual(w.stats.snapshot().decisions, { "deletion-not-this-reviews": 1 });
+  });
+
+  it("makes no clone for a user's delete when the deletion that shows is an eviction's", async () => {
+    const w = world();
+    assertAllowedWithoutPatch(await w.handle(deleteOf({})));
+    // What shows is not the user's delete: the pod was evicted (DisruptionTarget), whose own review clones.
+    const live = w.mem.get<TestPod>({ ...CLONE_REF, name: "the-pod" });
+    w.mem.seed({
+      ...live,
+      metadata: { ...live?.metadata, deletionTimestamp: "2024-01-01T00:00:30Z" },
+      status: { ...live?.status, conditions: [disruptionTarget()] },
+    } as TestPod);
+    assert.equal(await w.pending.settle(60_000), true);
+    assert.equal(w.mem.countCalls("create"), 0);
+    assert.deepEqual(w.stats.snapshot().decisions, { "deletion-not-this-reviews": 1 });
+  });
+
+  it("makes no clone for a disruption claim when the deletion was made before the disruption", async () => {
+    // A plain delete at 00:00:00 (grace 30 s), and a DisruptionTarget set a minute later.
+    const shown = {
+      conditions: [{ ...disruptionTarget(), lastTransitionTime: "2024-01-01T00:01:00Z" }],
+      deletionTimestamp: "2024-01-01T00:00:30Z",
+      deletionGracePeriodSeconds: 30,
+    };
+    const w = world({ live: shown });
+    assertAllowedWithoutPatch(await w.handle(deleteOf(shown, KWOK_USER)));
+    assert.equal(w.mem.countCalls("create"), 0);
+    assert.deepEqual(w.stats.snapshot().decisions, { "deletion-not-this-reviews": 1 });
+  });
+
+  it("still clones at once after an eviction whose final delete is reviewed", async () => {
+    const evicted = {
+      conditions: [disruptionTarget()],
+      deletionTimestamp: "2024-01-01T00:00:30Z",
+      deletionGracePeriodSeconds: 30,
+    };
+    const w = world({ live: evicted });
+    await w.handle(deleteOf(evicted, KWOK_USER));
+    const clone = w.mem.get(CLONE_REF);
+    assert.deepEqual(JSON.parse(clone?.metadata?.annotations?.[CLONE_OF] ?? "[]"), [TEST_POD_UID]);
+    assert.deepEqual(w.stats.snapshot().decisions, { cloned: 1 });
+  });
+
+  it("a restarted process makes no second clone after the first was itself interrupted and replaced", async () => {
+    const evicted = { conditions: [disruptionTarget()], deletionTimestamp: "2024-01-01T00:00:30Z" };
+    const w = world({ live: evicted });
+    await w.handle(deleteOf(evicted, KWOK_USER));
+    // The clone is interrupted in turn: its own clone (-clone-2) is made and the first clone is gone.
+    const first = w.mem.get<TestPod>(CLONE_REF);
+    w.mem.seed({
+      ...first,
+      metadata: {
+        ...first?.metadata,
+        name: "the-pod-clone-2",
+        uid: "clone-2-uid",
+        annotations: {
+          ...first?.metadata?.annotations,
+          [CLONE_OF]: JSON.stringify([first?.metadata?.uid, TEST_POD_UID]),
+        },
+      },
+    } as TestPod);
+    w.mem.remove(CLONE_REF);
+    // The original is still held (a finalizer): a late review reaches a replica that never saw the first one.
+    const fresh = restarted(w);
+    await fresh.handle(deleteOf(evicted, KWOK_USER));
+    assert.equal(w.mem.get(CLONE_REF), undefined, "no second -clone-1");
+    assert.equal(w.mem.countCalls("create"), 1);
+    assert.deepEqual(fresh.stats.snapshot().decisions, { "clone-replaced": 1 });
+  });
+
+  it("a clone of an earlier pod of the same name is not this pod's clone", async () => {
+    const evicted = { conditions: [disruptionTarget()], deletionTimestamp: "2024-01-01T00:00:30Z" };
+    const earlier = simPod({ name: "the-pod-clone-1", uid: "earlier-clone-uid" });
+    earlier.metadata = {
+      ...earlier.metadata,
+      annotations: { ...earlier.metadata?.annotations, [CLONE_OF]: JSON.stringify(["an-earlier-uid"]) },
+    };
+    const w = world({ live: evicted, extra: [earlier] });
+    await w.handle(deleteOf(evicted, KWOK_USER));
+    assert.equal(w.mem.get(CLONE_REF)?.metadata?.uid, "earlier-clone-uid");
+    assert.deepEqual(w.stats.snapshot().decisions, { "clone-name-taken": 1 });
+  });
+
+  it("another replica finds the clone by its record and creates nothing", async () => {
+    const evicted = { conditions: [disruptionTarget()], deletionTimestamp: "2024-01-01T00:00:30Z" };
+    const w = world({ live: evicted });
+    await w.handle(deleteOf(evicted, KWOK_USER));
+    const fresh = restarted(w);
+    await fresh.handle(deleteOf(evicted, KWOK_USER));
+    assert.equal(w.mem.countCalls("create"), 1);
+    assert.deepEqual(fresh.stats.snapshot().decisions, { cloned: 1 });
+    assert.deepEqual(fresh.stats.snapshot().clones, { created: 0, alreadyExisted: 1, failed: 0 });
   });
 });
 

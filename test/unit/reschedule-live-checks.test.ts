@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  checkDeletionClaim,
   checkOwnedByRoot,
   checkSimulationRoot,
   checkVirtualNamespace,
@@ -166,5 +167,45 @@ describe("checkOwnedByRoot", () => {
   it("hands back the pod's own reference (with its flags) for the clone to keep", () => {
     const ref = { ...SIM_ROOT_REF, blockOwnerDeletion: true };
     assert.deepEqual(checkOwnedByRoot(buildPod({ ownerReferences: [ref] }) as Pod, ROOT), { owner: ref });
+  });
+});
+
+describe("checkDeletionClaim: the deletion shown is the one the review describes", () => {
+  const candidate = (options: PodOptions = {}, user = ADMIN_USER): Candidate => {
+    const request = buildDeleteReview({
+      pod: buildPod({ ownerReferences: [SIM_ROOT_REF], ...options }),
+      user,
+    }).request ?? { uid: "", operation: "DELETE" };
+    const triage = triageDelete(request, [SIMKUBE_DRIVER_USER]);
+    assert.ok("candidate" in triage);
+    return triage.candidate;
+  };
+  const live = (options: PodOptions = {}) => buildPod({ ownerReferences: [SIM_ROOT_REF], ...options }) as Pod;
+  const deleting = { deletionTimestamp: "2024-01-01T00:00:30Z", deletionGracePeriodSeconds: 30 };
+  const NOT = "deletion-not-this-reviews";
+
+  it("no deletion shown yet: nothing to judge", () => {
+    assert.equal(checkDeletionClaim(live(), candidate(), true), undefined);
+  });
+  it("a user's delete: shown at the review, before it could be stored, is someone else's", () => {
+    assert.equal(checkDeletionClaim(live(deleting), candidate(), true), NOT);
+  });
+  it("a user's delete: shown after the answer, without a disruption, is the user's", () => {
+    assert.equal(checkDeletionClaim(live(deleting), candidate(), false), undefined);
+  });
+  it("a user's delete: shown with DisruptionTarget, is an eviction's", () => {
+    const evicted = live({ ...deleting, conditions: [disruptionTarget()] });
+    assert.equal(checkDeletionClaim(evicted, candidate(), false), NOT);
+  });
+  it("a disruption set before (or with) the deletion is the one claimed", () => {
+    const claimed = { ...deleting, conditions: [disruptionTarget()] };
+    assert.equal(checkDeletionClaim(live(claimed), candidate(claimed, "kwok"), true), undefined);
+  });
+  it("a disruption set after the deletion was made belongs to no deletion the pod shows", () => {
+    const late = {
+      ...deleting,
+      conditions: [{ ...disruptionTarget(), lastTransitionTime: "2024-01-01T00:00:02Z" }],
+    };
+    assert.equal(checkDeletionClaim(live(late), candidate(late, "kwok"), true), NOT);
   });
 });

@@ -215,7 +215,11 @@ describe("buildClone", () => {
         namespace: "test-namespace",
         labels: { foo: "bar", "some.kubernetes.io/stuff": "baz" },
         ownerReferences: [rootOwnerRef()],
-        annotations: { "some.kubernetes.io/thing": "baz", "static.simkube.io/original-owner": "the-pod" },
+        annotations: {
+          "some.kubernetes.io/thing": "baz",
+          "static.simkube.io/original-owner": "the-pod",
+          "reschedule.simkube-fn/clone-of": JSON.stringify([pod.metadata?.uid]),
+        },
       },
       spec: {
         containers: [{ name: "container-0", image: "nginx:1.27" }],
@@ -229,20 +233,21 @@ describe("buildClone", () => {
   });
 
   it("subsequent reschedule keeps the original owner and the static annotations", () => {
-    const clone = buildClone(
-      interruptedPod("the-pod-clone-42", {
-        "static.simkube.io/original-owner": "the-pod",
-        "static.simkube.io/pod-spec-stable-hash": "17506812802394981455",
-        "static.simkube.io/pod-sequence-number": "3",
-      }),
-      rootOwnerRef(),
-    );
+    const pod = interruptedPod("the-pod-clone-42", {
+      "static.simkube.io/original-owner": "the-pod",
+      "static.simkube.io/pod-spec-stable-hash": "17506812802394981455",
+      "static.simkube.io/pod-sequence-number": "3",
+      "reschedule.simkube-fn/clone-of": JSON.stringify(["uid-of-the-pod"]),
+    });
+    const clone = buildClone(pod, rootOwnerRef());
     assert.equal(clone.metadata?.name, "the-pod-clone-43");
     assert.deepEqual(clone.metadata?.annotations, {
       "some.kubernetes.io/thing": "baz",
       "static.simkube.io/original-owner": "the-pod",
       "static.simkube.io/pod-spec-stable-hash": "17506812802394981455",
       "static.simkube.io/pod-sequence-number": "3",
+      // Its line: the pod it replaces, then the pod that one replaced.
+      "reschedule.simkube-fn/clone-of": JSON.stringify([pod.metadata?.uid, "uid-of-the-pod"]),
     });
   });
 

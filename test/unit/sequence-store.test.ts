@@ -605,14 +605,15 @@ describe("cluster sequence store", () => {
     assert.equal(await store.next("42", SCOPE), 1, "the failed write handed out nothing");
   });
 
-  test("a corrupt stored counter is refused, not reset", async () => {
+  test("a corrupt stored counter is repaired, not refused for good (more: sequence-validation.test.ts)", async () => {
     const kube = createMemoryKube();
     kube.seed(
       buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, { "42": "lots" }),
     );
     const { store } = clusterStore(kube);
-    await assert.rejects(store.next("42", SCOPE), /stored counter for spec hash 42 is not a number: "lots"/);
-    assert.equal(kube.countCalls("replace"), 0);
+    // Nothing to restore it from (no total, no free numbers): it restarts at 0.
+    assert.equal(await store.next("42", SCOPE), 0);
+    assert.equal(kube.get<ConfigMap>(cmRef())?.data?.["42"], "1");
   });
 
   test("the object deleted under a running store is created again", async () => {
@@ -711,19 +712,24 @@ describe("cluster sequence store: sharding", () => {
   test("a full shard denies its hashes with a SequenceStoreError and hands out nothing; other shards go on", async () => {
     const kube = createMemoryKube();
     // Shard 0x83 is exactly at the API server's limit; counting "453" from 9 to 10 takes one more byte.
-    const filler = "9".repeat(CONFIGMAP_DATA_LIMIT_BYTES - "453".length - 1 - "42".length);
-    kube.seed(
-      buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, {
-        "453": "9",
-        "42": filler,
-      }),
-    );
+    // The rest is filled with well-formed counters (keys of 250 characters and "0"), one shorter to fit.
+    const data: Record<string, string> = { "453": "9" };
+    let room = CONFIGMAP_DATA_LIMIT_BYTES - "453".length - 1;
+    for (let i = 0; room > 0; i++) {
+      const keyLength = room >= 251 + 2 ? 250 : room - 1;
+      data[`k${i}-`.padEnd(keyLength, "x")] = "0";
+      room -= keyLength + 1;
+    }
+    kube.seed(buildSequenceConfigMap(cmRef() as { namespace: string; name: string }, SCOPE, data));
+    const counters = Object.keys(data).length;
     const { store } = clusterStore(kube);
     await assert.rejects(store.next("453", SCOPE), (err: unknown) => {
       assert.ok(err instanceof SequenceStoreError);
       assert.match(
         err.message,
-        /ConfigMap simkube-fn\/sk-fn-seq-test-sim-[0-9a-f]{10}-83 is full: its 2 counters would take 1048577 bytes, over the 1048576 bytes a ConfigMap may hold/,
+        new RegExp(
+          `ConfigMap simkube-fn/sk-fn-seq-test-sim-[0-9a-f]{10}-83 is full: its ${counters} counters would take 1048577 bytes, over the 1048576 bytes a ConfigMap may hold`,
+        ),
       );
       return true;
     });

@@ -389,6 +389,9 @@ const RESCHEDULE_REASONS: Record<RescheduleOutcome, Explained> = {
   "no-deletion-seen": ["clone-after-deletion"],
   "pending-full": ["clone-after-deletion"],
   "deletion-pending": ["clone-attempts"],
+  "deletion-not-this-reviews": ["live-checks", "interruption-rule"],
+  "clone-name-taken": ["clone-attempts"],
+  "clone-replaced": ["clone-attempts"],
   malformed: { same: "a body SimKube cannot parse is answered invalid (mutation.rs L67–72)" },
   cloned: ["eviction-api-clone", "taint-eviction-clone", "clone-name"],
 };
