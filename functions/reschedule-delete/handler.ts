@@ -34,10 +34,9 @@ import {
   UnanswerableReviewError,
 } from "../../shared/admission/index.js";
 import { type Logger, lazyChild, type WorkLogger, withDeadline, withRetry } from "../../shared/base/index.js";
-import type { FunctionConfig } from "../../shared/config/index.js";
 import type { Pod } from "../../shared/kube/index.js";
 import { isTransient, type KubeApi } from "../../shared/kube/index.js";
-import { createSimulationSource, type SimulationSource } from "../../shared/simulation/index.js";
+import type { SimulationSource } from "../../shared/simulation/index.js";
 import { createCachedReads } from "./cached-reads.js";
 import { awaitDeletion, DEFAULT_DELETION_WAIT_MS, type DeletionWaitOptions } from "./deletion-wait.js";
 import type { TeardownReason } from "./outcomes.js";
@@ -345,27 +344,4 @@ export function pendingSettleMs(deps: Pick<RescheduleDeleteDeps, "deletionWait" 
 export function createRescheduleDeleteHandler(deps: RescheduleDeleteDeps): ReviewHandler {
   const state = buildState(deps);
   return (body) => handleReview(state, body);
-}
-
-/** Everything the handler needs, from configuration; the CLI does `createRescheduleDeleteHandler(await ...)`. */
-export async function buildRescheduleDeleteDeps(
-  config: FunctionConfig,
-  kube: KubeApi,
-  log: Logger,
-): Promise<RescheduleDeleteDeps & { stats: RescheduleStats; pending: PendingClones }> {
-  const podReads = config.podReads?.role;
-  log.info(
-    { simName: config.simName, driverUsers: config.driverUsers, podReads: podReads ?? "cluster" },
-    "reschedule-delete configured",
-  );
-  return {
-    kube,
-    ...(config.podReads ? { podReads: config.podReads } : {}),
-    ...(config.simName ? { simName: config.simName } : {}),
-    driverUsers: config.driverUsers,
-    log,
-    simulation: createSimulationSource(kube, config.simName),
-    stats: createRescheduleStats(),
-    pending: createPendingClones(),
-  };
 }

@@ -7,11 +7,8 @@ import type { FunctionConfig } from "../../shared/config/index.js";
 import type { KubeApi } from "../../shared/kube/index.js";
 import { createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildMutateCreateDeps } from "../mutate-create/wiring.js";
-import {
-  buildRescheduleDeleteDeps,
-  createRescheduleDeleteHandler,
-  pendingSettleMs,
-} from "../reschedule-delete/handler.js";
+import { createRescheduleDeleteHandler, pendingSettleMs } from "../reschedule-delete/handler.js";
+import { buildRescheduleDeleteDeps } from "../reschedule-delete/wiring.js";
 import { type AppOptions, createApp, listen } from "./http-server.js";
 import { collectWhenIdle } from "./idle-memory.js";
 import { countingApiErrors, createFunctionMetrics } from "./metrics.js";

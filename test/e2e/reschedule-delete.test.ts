@@ -10,12 +10,10 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, afterEach, describe, test } from "node:test";
 import { type FakeApiServer, startFakeApiServer } from "../../functions/local-apiserver/server.js";
-import {
-  buildRescheduleDeleteDeps,
-  createRescheduleDeleteHandler,
-} from "../../functions/reschedule-delete/handler.js";
+import { createRescheduleDeleteHandler } from "../../functions/reschedule-delete/handler.js";
 import type { RescheduleOutcome } from "../../functions/reschedule-delete/outcomes.js";
 import type { RescheduleStatsSnapshot } from "../../functions/reschedule-delete/stats.js";
+import { buildRescheduleDeleteDeps } from "../../functions/reschedule-delete/wiring.js";
 import { createApp, listen } from "../../functions/runtime/http-server.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
 import {

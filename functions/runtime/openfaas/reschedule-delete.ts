@@ -1,6 +1,7 @@
 // OpenFaaS entry for reschedule-delete: bundled to dist/openfaas/reschedule-delete/handler.js (module.exports = handler).
 
-import { buildRescheduleDeleteDeps, createRescheduleDeleteHandler } from "../../reschedule-delete/handler.js";
+import { createRescheduleDeleteHandler } from "../../reschedule-delete/handler.js";
+import { buildRescheduleDeleteDeps } from "../../reschedule-delete/wiring.js";
 import { collectWhenIdle } from "../idle-memory.js";
 import { createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
 
