@@ -238,7 +238,7 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions, now: () 
     perf: { now },
     // Read the clock on every get: the default caches it for 1 ms behind a timer, one more timer per review.
     ttlResolution: 0,
-    fetchMethod: async (_key, _stale, { context }) => {
+    fetchMethod: async (_key, stale, { context }) => {
       const { namespace, ref } = context;
       try {
         // Only the owner's ownerReferences are followed: its spec (a pod template, env included) is never read.
@@ -248,8 +248,11 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions, now: () 
         );
         return ownerReferencesOf(owner).slice(0, keep);
       } catch (err) {
-        // lru-cache stores nothing for undefined: this is what keeps "not found" out of the cache.
-        if (isNotFound(err)) return undefined;
+        // An owner this process saw earlier in the run and that is gone now keeps its last references, as
+        // SimKube keeps an object's chain for the whole run: a pod created after its Job or ReplicaSet was
+        // deleted still reaches the root. lru-cache stores nothing for undefined: an owner never seen is not
+        // found, and that is never remembered.
+        if (isNotFound(err)) return stale;
         throw err;
       }
     },

@@ -118,6 +118,33 @@ describe("owner resolver", () => {
     assert.equal(fake.reads.length, 2);
   });
 
+  it("keeps an owner it saw earlier in the run once it is deleted, as SimKube keeps chains (issue 36)", async () => {
+    let now = 10_000;
+    const fake = fakeKube([buildReplicaSet({ ownerReferences: [deploymentOwnerRef()] }), deployment()]);
+    const owners = createOwnerResolver(fake.kube, quiet, { ttlMs: 1_000, now: () => now });
+    const before = await owners.ownerChain(rsPod());
+    // The Deployment is deleted mid-run, and its cache entry has expired.
+    fake.failures.set(
+      `Deployment/${TEST_DEPLOYMENT}`,
+      new KubeError(404, "NotFound", "deployment not found"),
+    );
+    now = 20_000;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const after = await owners.ownerChain(rsPod());
+    assert.equal(count(fake.reads, `Deployment/${TEST_DEPLOYMENT}`), 2, "read again after the TTL");
+    const link = after.find((l) => l.ref.kind === "Deployment");
+    assert.ok(link && !link.gone, "not marked gone: this run saw it");
+    assert.deepEqual(link.ownedBy, [rootOwnerRef()]);
+    assert.deepEqual(
+      after.map((l) => l.ref.kind),
+      before.map((l) => l.ref.kind),
+    );
+    // An owner this process never saw is still not found, and that is not remembered.
+    const other = createOwnerResolver(fake.kube, quiet, { ttlMs: 1_000, now: () => now });
+    const fresh = await other.ownerChain(rsPod());
+    assert.ok(fresh.find((l) => l.ref.kind === "Deployment")?.gone);
+  });
+
   it("reads a missing owner once per admission, however many times the chain reaches it", async () => {
     const a = buildReplicaSet({ name: "rs-a", ownerReferences: [deploymentOwnerRef()] });
     const b = buildReplicaSet({ name: "rs-b", ownerReferences: [deploymentOwnerRef()] });
