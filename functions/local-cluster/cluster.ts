@@ -28,6 +28,8 @@ import type { KubeObject } from "../../shared/kube-api.js";
 import type { LogLevel } from "../../shared/log.js";
 import { DEFAULT_VIRTUAL_NS_PREFIX } from "../../shared/simulation.js";
 import { podReadBinding } from "../reschedule-delete/pod-read-grants.js";
+import type { CertManagerBuild } from "./cert-manager/build.js";
+import { type CertManager, installCertManager } from "./cert-manager/install.js";
 import {
   buildNamespace,
   buildSimulation,
@@ -85,6 +87,8 @@ export interface LocalClusterOptions {
   realNode?: boolean;
   /** Knative Serving on the real node, from this build (knative/serving.ts); implies realNode. */
   knative?: KnativeServingBuild;
+  /** cert-manager on the real node, from this build (cert-manager/install.ts); implies realNode. */
+  certManager?: CertManagerBuild;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -139,6 +143,8 @@ export interface LocalCluster {
   readonly realNode?: RealNode;
   /** Knative Serving on the real node, with --knative. */
   readonly knative?: KnativeServing;
+  /** cert-manager on the real node, with --cert-manager (or --knative). */
+  readonly certManager?: CertManager;
   stop(): Promise<void>;
 }
 
@@ -221,7 +227,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   try {
-    if (options.realNode || options.knative) nodes.push(await prepareRealNode(dir));
+    if (options.realNode || options.knative || options.certManager) nodes.push(await prepareRealNode(dir));
     janitors.push(
       startJanitor(
         dir,
@@ -374,13 +380,13 @@ async function startPlane(options: LocalClusterOptions, run: Run) {
   return { s, plane, timings, webhookClient, certificates };
 }
 
-/** The real node (--real-node) and Knative Serving on it (--knative), each timed from the start. */
+/** The real node (--real-node), Knative Serving (--knative) and cert-manager on it, each timed from the start. */
 async function startNodeWorkloads(
   options: LocalClusterOptions,
   up: { s: Setup; plane: { server: string }; node?: PreparedNode; certificates?: NodeCertificates },
   timings: Record<string, number>,
   t0: number,
-): Promise<{ realNode?: RealNode; knative?: KnativeServing }> {
+): Promise<{ realNode?: RealNode; knative?: KnativeServing; certManager?: CertManager }> {
   const { s, node, certificates } = up;
   if (!node || !certificates) return {};
   const realNode = await startRealNode({
@@ -394,10 +400,15 @@ async function startNodeWorkloads(
     ...(options.knative ? { clusterDns: CLUSTER_DNS_IP } : {}),
   });
   timings.realNodeReady = Date.now() - t0;
-  if (!options.knative) return { realNode };
-  const knative = await installKnativeServing(s.admin, realNode, options.knative, path.join(s.dir, "images"));
+  const images = path.join(s.dir, "images");
+  const certManager = options.certManager
+    ? await installCertManager(s.admin, realNode, options.certManager, images)
+    : undefined;
+  if (certManager) timings.certManagerReady = Date.now() - t0;
+  if (!options.knative) return { realNode, ...(certManager ? { certManager } : {}) };
+  const knative = await installKnativeServing(s.admin, realNode, options.knative, images);
   timings.knativeReady = Date.now() - t0;
-  return { realNode, knative };
+  return { realNode, knative, ...(certManager ? { certManager } : {}) };
 }
 
 async function bringUp(
@@ -411,7 +422,7 @@ async function bringUp(
   const { admin, simName, pki, dir } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
-  const { realNode, knative } = await startNodeWorkloads(
+  const { realNode, knative, certManager } = await startNodeWorkloads(
     options,
     { s, plane, node, certificates },
     timings,
@@ -454,6 +465,7 @@ async function bringUp(
     ...(webhookClient ? { webhookClient } : {}),
     ...(realNode ? { realNode } : {}),
     ...(knative ? { knative } : {}),
+    ...(certManager ? { certManager } : {}),
     stop,
   };
 }

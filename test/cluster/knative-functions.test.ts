@@ -1,7 +1,10 @@
 // The functions served by Knative on `cluster up --knative` (test/support/cluster/knative-functions.ts says
-// how they are deployed: `manifests --platform kind --ingress traefik` applied as rendered, the default image,
-// the test standing in for cert-manager's CA issuer). The API server reaches them through Traefik's websecure
-// entry point, the host-rewrite route, Traefik's Knative provider and, from zero, the activator:
+// how they are deployed: `manifests --platform kind --ingress traefik` applied exactly as rendered, the default
+// image, cert-manager on the real node issuing the rendered Certificates and injecting the CA). The API server
+// reaches them through Traefik's websecure entry point, the host-rewrite route, Traefik's Knative provider and,
+// from zero, the activator:
+// - cert-manager issued the CA and both serving certificates, and its cainjector put that CA, and only it,
+//   into the webhook configuration's caBundle (no CA was passed by hand);
 // - both Knative Services Ready, and both at zero after the (shortened) stable window and grace;
 // - from zero, a simulation pod CREATE admitted and mutated, through the deployment's webhook and through
 //   sk-<sim>-mutatepods (`manifests webhook --sim-name`, the stock-SimKube adoption path);
@@ -12,15 +15,18 @@
 // Skipped with one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
 import path from "node:path";
 import { after, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../../functions/cli/loadtest/load.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
+import { caName } from "../../knative/gateway-route.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
 import { buildImage } from "../support/cluster/function-pods.js";
 import {
+  caBundleInjected,
   deployThroughKnative,
   type KnativeDeployment,
   revisionPods,
@@ -127,6 +133,47 @@ const readyThenZero: ClusterCase = {
   },
 };
 
+async function secretData(namespace: string, name: string): Promise<Record<string, string>> {
+  const secret = await cluster().admin.request<{ data?: Record<string, string> }>(
+    "GET",
+    `/api/v1/namespaces/${namespace}/secrets/${name}`,
+  );
+  return secret.data ?? {};
+}
+
+const issuedAndInjected: ClusterCase = {
+  name: "cert-manager issued the rendered CA and serving certificates, and injected that CA as the caBundle",
+  run: async (t: TestContext) => {
+    const o = resolveOptions(deployed().options);
+    const webhook = deployed().objects.find((m) => m.kind === "MutatingWebhookConfiguration");
+    assert.ok(webhook?.metadata?.name);
+    assert.equal(o.caBundle, undefined, "no CA passed by hand");
+    const injected = await caBundleInjected(cluster(), webhook.metadata.name);
+    const caPem = Buffer.from(
+      (await secretData(o.certManagerNamespace, caName(o)))["ca.crt"] ?? "",
+      "base64",
+    );
+    assert.ok(caPem.length > 0, "the rendered CA Certificate's Secret holds ca.crt");
+    assert.equal(Buffer.from(injected, "base64").toString(), caPem.toString(), "caBundle is the rendered CA");
+    const ca = new X509Certificate(caPem);
+    assert.ok(ca.ca, "the injected certificate is a CA");
+    const certificates = (
+      deployed().objects as unknown as {
+        kind: string;
+        metadata: { name: string; namespace?: string };
+        spec: { secretName: string };
+      }[]
+    ).filter((m) => m.kind === "Certificate" && m.metadata.namespace === o.traefikNamespace);
+    assert.equal(certificates.length, o.functions.length, "one serving Certificate per function");
+    for (const m of certificates) {
+      const data = await secretData(o.traefikNamespace, m.spec.secretName);
+      const served = new X509Certificate(Buffer.from(data["tls.crt"] ?? "", "base64"));
+      assert.ok(served.checkIssued(ca) && served.verify(ca.publicKey), `${m.metadata.name} signed by the CA`);
+      t.diagnostic(`${m.metadata.name}: ${served.subjectAltName}, valid to ${served.validTo}`);
+    }
+  },
+};
+
 const createFromZero: ClusterCase = {
   name: "from zero: a simulation pod CREATE is admitted and mutated through Traefik and the activator",
   timeoutMs: 180_000,
@@ -152,6 +199,7 @@ const adoptedWebhook: ClusterCase = {
     const adopted = buildSimulationWebhookConfiguration(deployed().options);
     assert.equal(adopted.metadata?.name, simulationWebhookName(c.simName));
     await replaceObject(c, adopted as never);
+    await caBundleInjected(c, simulationWebhookName(c.simName));
     await atZero("mutate-create");
     const ms = await createSimulationPod("adopted");
     t.diagnostic(`CREATE from zero through ${adopted.metadata?.name} answered in ${ms} ms`);
@@ -222,6 +270,7 @@ after(async () => {
 
 registerClusterCases("knative-functions.test.ts", opened.suite, [
   readyThenZero,
+  issuedAndInjected,
   createFromZero,
   adoptedWebhook,
   evictionClone,
