@@ -24,6 +24,7 @@ import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { caName } from "../../knative/gateway-route.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
+import { forceReissue, secretSerial, servedSerial, streamReviews } from "../support/cluster/cert-renewal.js";
 import { buildImage } from "../support/cluster/function-pods.js";
 import {
   caBundleInjected,
@@ -174,6 +175,123 @@ const issuedAndInjected: ClusterCase = {
   },
 };
 
+interface ServingCertificate {
+  name: string;
+  secretName: string;
+  host: string;
+}
+
+function servingCertificates(): ServingCertificate[] {
+  const o = resolveOptions(deployed().options);
+  return (
+    deployed().objects as unknown as {
+      kind: string;
+      metadata: { name: string; namespace?: string };
+      spec: { secretName: string; dnsNames: string[] };
+    }[]
+  )
+    .filter((m) => m.kind === "Certificate" && m.metadata.namespace === o.traefikNamespace)
+    .map((m) => ({ name: m.metadata.name, secretName: m.spec.secretName, host: m.spec.dnsNames[0] ?? "" }));
+}
+
+/** Traefik's one pod: its IP (websecure is reached there directly) and its restart count. */
+async function traefikPod(): Promise<{ name: string; ip: string; restarts: number }> {
+  const o = resolveOptions(deployed().options);
+  const list = await cluster().admin.request<{
+    items: {
+      metadata: { name: string };
+      status?: { podIP?: string; containerStatuses?: { restartCount: number }[] };
+    }[];
+  }>("GET", `/api/v1/namespaces/${o.traefikNamespace}/pods?labelSelector=app.kubernetes.io%2Fname%3Dtraefik`);
+  const [pod] = list.items;
+  assert.ok(pod?.status?.podIP, "Traefik's pod has an IP");
+  return {
+    name: pod.metadata.name,
+    ip: pod.status.podIP,
+    restarts: pod.status.containerStatuses?.[0]?.restartCount ?? 0,
+  };
+}
+
+/** Until every serving certificate's Secret holds a new certificate and Traefik serves it. */
+async function newCertificatesServed(before: Map<string, string>, ip: string): Promise<void> {
+  const o = resolveOptions(deployed().options);
+  for (const cert of servingCertificates())
+    await eventually(
+      `Traefik serving ${cert.name}'s reissued certificate`,
+      async () => {
+        const now = await secretSerial(cluster(), o.traefikNamespace, cert.secretName);
+        return now !== before.get(cert.name) && (await servedSerial(ip, 8443, cert.host)) === now;
+      },
+      120_000,
+    );
+}
+
+const renewalUnderLoad: ClusterCase = {
+  name: "a forced reissue of both serving certificates while CREATEs flow: served without a restart, no failed review",
+  timeoutMs: 240_000,
+  run: async (t: TestContext) => {
+    const o = resolveOptions(deployed().options);
+    const traefik = await traefikPod();
+    const before = new Map<string, string>();
+    for (const cert of servingCertificates()) {
+      const serial = await secretSerial(cluster(), o.traefikNamespace, cert.secretName);
+      assert.equal(await servedSerial(traefik.ip, 8443, cert.host), serial, `${cert.name} served`);
+      before.set(cert.name, serial);
+    }
+    const stream = streamReviews(cluster(), NS);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const t0 = Date.now();
+    for (const cert of servingCertificates()) await forceReissue(cluster(), o.traefikNamespace, cert.name);
+    await newCertificatesServed(before, traefik.ip);
+    const servedMs = Date.now() - t0;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const { sent, failed, errors } = await stream.stop();
+    t.diagnostic(
+      `reissued certificates served ${servedMs} ms after the reissue; ${sent} CREATEs, ${failed} failed`,
+    );
+    assert.equal(failed, 0, `failed reviews: ${errors.slice(0, 3).join("; ")}`);
+    assert.ok(sent > 10, "reviews flowed throughout");
+    const after = await traefikPod();
+    assert.deepEqual([after.name, after.restarts], [traefik.name, traefik.restarts], "Traefik not restarted");
+  },
+};
+
+const caRotation: ClusterCase = {
+  name: "a CA rotation: the injected caBundle follows it, and CREATEs pass once the serving certificates are reissued",
+  timeoutMs: 240_000,
+  run: async (t: TestContext) => {
+    const o = resolveOptions(deployed().options);
+    const webhook = deployed().objects.find((m) => m.kind === "MutatingWebhookConfiguration");
+    assert.ok(webhook?.metadata?.name);
+    const name = webhook.metadata.name;
+    const oldBundle = await caBundleInjected(cluster(), name);
+    const t0 = Date.now();
+    await forceReissue(cluster(), o.certManagerNamespace, caName(o));
+    const newCa = await eventually(
+      "a new CA in its Secret",
+      async () => {
+        const ca = (await secretData(o.certManagerNamespace, caName(o)))["ca.crt"] ?? "";
+        return ca !== "" && ca !== oldBundle ? ca : undefined;
+      },
+      120_000,
+    );
+    await eventually(
+      "the caBundle following the CA",
+      async () => (await caBundleInjected(cluster(), name)) === newCa,
+      120_000,
+    );
+    t.diagnostic(`caBundle followed the CA rotation ${Date.now() - t0} ms after the reissue`);
+    const traefik = await traefikPod();
+    const before = new Map<string, string>();
+    for (const cert of servingCertificates()) {
+      before.set(cert.name, await secretSerial(cluster(), o.traefikNamespace, cert.secretName));
+      await forceReissue(cluster(), o.traefikNamespace, cert.name);
+    }
+    await newCertificatesServed(before, traefik.ip);
+    await createSimulationPod("after-ca-rotation");
+  },
+};
+
 const createFromZero: ClusterCase = {
   name: "from zero: a simulation pod CREATE is admitted and mutated through Traefik and the activator",
   timeoutMs: 180_000,
@@ -274,6 +392,8 @@ registerClusterCases("knative-functions.test.ts", opened.suite, [
   createFromZero,
   adoptedWebhook,
   evictionClone,
+  renewalUnderLoad,
+  caRotation,
   ...(COLD_CYCLES > 0 ? [coldCycles] : []),
   ...(BURST > 0 ? [burst] : []),
 ]);
