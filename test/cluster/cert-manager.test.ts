@@ -65,7 +65,7 @@ const injectedAndValidating: ClusterCase = {
 
 const cannotIssue: ClusterCase = {
   name: "an issuer that cannot issue: the readiness wait ends at its deadline and names the issuer's condition",
-  run: async () => {
+  run: async (t: TestContext) => {
     const c = cluster();
     const name = "simkube-fn-no-ca-secret";
     await c.admin.ensure("/apis/cert-manager.io/v1/clusterissuers", {
@@ -80,6 +80,7 @@ const cannotIssue: ClusterCase = {
       (err: Error) => {
         assert.match(err.message, /timed out after 20000 ms waiting for a ClusterIssuer/);
         assert.match(err.message, new RegExp(`ClusterIssuer ${name} (Ready=False|has no Ready condition)`));
+        t.diagnostic(err.message);
         return true;
       },
     );
@@ -119,7 +120,8 @@ const webhookDown: ClusterCase = {
       );
       const created = probeCertificate({ kind: "Issuer", name: "any" }, "created-while-down");
       const err = await refusal(c.admin.request("POST", `${CM}/certificates`, created));
-      assert.match(err.body, /failed calling webhook "webhook\.cert-manager\.io"/);
+      const { message } = JSON.parse(err.body) as { message: string };
+      assert.match(message, /failed calling webhook "webhook\.cert-manager\.io"/);
       await c.admin.request("DELETE", `${CM}/certificates/${kept.metadata.name}`);
     } finally {
       await scaleWebhook(1);
