@@ -29,9 +29,12 @@ const KSVC = "/apis/serving.knative.dev/v1/namespaces";
 /** Knative's shortest stable window and scale-to-zero grace, so a test sees zero within seconds. */
 export const SHORT_AUTOSCALER = { "stable-window": "6s", "scale-to-zero-grace-period": "6s" };
 
-/** The cluster's own deployment, rendered for kind behind Traefik; `minScale` keeps replicas warm (bench). */
+/**
+ * The cluster's own deployment, rendered for kind behind Traefik; `minScale` keeps replicas warm (bench). The
+ * cluster's caBundle (its own CA, for the host processes) is dropped: the rendering's cert-manager CA is trusted.
+ */
 export function knativeDeploymentOptions(c: LocalCluster, minScale = 0): DeploymentOptions {
-  const { webhookMode: _mode, webhookUrls: _urls, ...rest } = c.deployment;
+  const { webhookMode: _mode, webhookUrls: _urls, caBundle: _ca, ...rest } = c.deployment;
   return {
     ...rest,
     clusterPlatform: "kind",
