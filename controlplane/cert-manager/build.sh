@@ -7,10 +7,11 @@
 # Inputs: the Go module proxy serves cert-manager's root module (github.com/cert-manager/cert-manager
 # v1.21.1) and every dependency, but answers 404 for the three nested cmd/* modules and for Venafi's vcert
 # v5.13.7, which the controller imports. Those come as source archives (`git archive`, gzip) of the upstream
-# trees, from $SIMKUBE_FN_UPSTREAM, default ../shared/upstream beside this checkout:
+# trees, from the directory $SIMKUBE_FN_UPSTREAM names, by default the upstream-archive directory CI places beside
+# the clone (see `upstream=` below):
 #   cert-manager-cmd-v1.21.1.tar.gz  cert-manager's cmd/{controller,webhook,cainjector} at tag v1.21.1
 #   venafi-vcert-v5.13.7.tar.gz      Venafi's vcert at tag v5.13.7
-# Each cmd module's go.mod is edited as cert-manager's own build does for a release: the root module is
+# Each cmd module's go.mod is edited at build time (nothing of it is kept): the root module is
 # required at v1.21.1 from the proxy instead of `replace => ../../`, and vcert is replaced by the archive's tree.
 # The chart is rendered with helm (scripts/build-helm.sh), crds.enabled=true, release cert-manager in
 # namespace cert-manager.
