@@ -9,10 +9,14 @@
 // - from zero, a simulation pod CREATE admitted and mutated, through the deployment's webhook and through
 //   sk-<sim>-mutatepods (`manifests webhook --sim-name`, the stock-SimKube adoption path);
 // - an eviction of a running bare pod: exactly one clone;
+// - a forced reissue of both serving certificates while dry-run CREATEs flow: Traefik serves the new ones
+//   without a restart, no review fails; then a forced reissue of the CA, reviews flowing: the caBundle takes the
+//   new CA (keeping the old one), the serving certificates are reissued from it, no review fails;
 // - opt-in: SIMKUBE_FN_KNATIVE_FN_COLD_CYCLES=N cold CREATEs from zero (p50/p99 against timeoutSeconds);
 //   SIMKUBE_FN_KNATIVE_FN_BURST=N a teardown of N KWOK pods with and without the DELETE webhook, order
 //   alternated (with, without, without, with), reschedule-delete's replicas over time.
-// Skipped with one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
+// Skipped with one loud line when Go, the node's programs, the image tools or cert-manager's upstream archives are
+// missing; fails under CI=true.
 
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
