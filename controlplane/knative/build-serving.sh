@@ -22,15 +22,6 @@ source ./cache-lib.sh
 prefix="${KNATIVE_IMAGE_PREFIX:-dev.local/knative-serving-}"
 key="$(cat go.mod go.sum build-serving.sh cache-lib.sh | sha256sum | cut -c1-16)"
 cache_open serving "$key"
-version="$(go list -m -f '{{.Version}}' knative.dev/serving)"
-src="$(go list -m -f '{{.Dir}}' knative.dev/serving)"
-# Knative's repository links the networking CRDs and config-network in from knative.dev/networking; module
-# zips carry no symbolic links, so they are taken from that module (at the version serving pins).
-net="$(go list -m -f '{{.Dir}}' knative.dev/networking)"
-# Likewise config/core/300-imagecache.yaml, the Image CRD the queue-proxy's caching.internal.knative.dev Image
-# needs, is a link to knative.dev/caching's config/image.yaml.
-caching="$(go list -m -f '{{.Dir}}' knative.dev/caching)"
-
 # resolve_yaml OUT FILES...: the files as one stream, ko://knative.dev/serving/cmd/X -> ${prefix}X:version.
 resolve_yaml() {
   local out="$1"; shift
@@ -45,6 +36,19 @@ resolve_yaml() {
 }
 
 step "go mod download" go mod download
+# After the download: on an empty module cache `go list -m -f {{.Dir}}` prints nothing, and the YAML below
+# would be written empty (and stamped).
+version="$(go list -m -f '{{.Version}}' knative.dev/serving)"
+src="$(go list -m -f '{{.Dir}}' knative.dev/serving)"
+# Knative's repository links the networking CRDs and config-network in from knative.dev/networking; module
+# zips carry no symbolic links, so they are taken from that module (at the version serving pins).
+net="$(go list -m -f '{{.Dir}}' knative.dev/networking)"
+# Likewise config/core/300-imagecache.yaml, the Image CRD the queue-proxy's caching.internal.knative.dev Image
+# needs, is a link to knative.dev/caching's config/image.yaml.
+caching="$(go list -m -f '{{.Dir}}' knative.dev/caching)"
+for dir in "$src" "$net" "$caching"; do
+  [ -n "$dir" ] && [ -d "$dir" ] || { log "a module's directory is missing after go mod download"; exit 1; }
+done
 for cmd in controller webhook activator autoscaler queue; do
   step "$cmd" gobuild "$cmd" "knative.dev/serving/cmd/$cmd"
 done

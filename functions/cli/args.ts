@@ -58,17 +58,22 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
 `,
   cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-      [--knative] [--pod-reads cluster|virtual-namespaces] [--json]
+      [--knative] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]
       A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
       controlplane/ with Go) whose webhooks are both functions, guarded as in production (path secret, the API
       server's client certificate, the pod-create policy) unless --insecure-dev. Prints one JSON line when
-      ready (kubeconfig, server, simName, virtualNamespacePrefix, functions, security, realNode, knative) and
+      ready (kubeconfig, server, simName, virtualNamespacePrefix, functions, security, realNode, knative,
+      certManager) and
       runs until SIGINT/SIGTERM.
       --real-node adds a real kubelet node (containerd, runc, kube-proxy, CNI bridge; root, Linux;
       scripts/install-real-node.sh installs what it needs) in its own namespaces, tainted simkube-fn/real-node.
       --knative (implies --real-node) runs Knative Serving v0.42.2 on it (controller, webhook, activator,
       autoscaler, queue-proxy) with Traefik v3.6.12's Knative provider as ingress and CoreDNS as cluster DNS
-      (built once by controlplane/knative/build-serving.sh and build-node-tools.sh).
+      (built once by controlplane/knative/build-serving.sh and build-node-tools.sh), and cert-manager unless
+      --no-cert-manager.
+      --cert-manager (implies --real-node) runs cert-manager v1.21.1 on it (controller, webhook, cainjector;
+      built once by controlplane/cert-manager/build.sh); ready once its webhook admits a Certificate and a
+      self-signed Issuer has issued one.
       --pod-reads virtual-namespaces: reschedule-delete reads pods only in virtual namespaces (as manifests
       --pod-reads renders it); default cluster.
       Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).

@@ -4,6 +4,7 @@
 import path from "node:path";
 import { FUNCTION_NAMES, type FunctionName } from "../../shared/base/index.js";
 import { DEFAULT_VIRTUAL_NS_PREFIX } from "../../shared/simulation/index.js";
+import { type CertManager, installCertManager } from "./cert-manager/install.js";
 import {
   DEFAULT_SIM_NAME,
   FUNCTIONS_NAMESPACE,
@@ -96,13 +97,13 @@ export async function startPlane(options: LocalClusterOptions, run: Run) {
   return { s, plane, timings, webhookClient, certificates };
 }
 
-/** The real node (--real-node) and Knative Serving on it (--knative), each timed from the start. */
+/** The real node (--real-node), Knative Serving (--knative) and cert-manager on it, each timed from the start. */
 export async function startNodeWorkloads(
   options: LocalClusterOptions,
   up: { s: Setup; plane: { server: string }; node?: PreparedNode; certificates?: NodeCertificates },
   timings: Record<string, number>,
   t0: number,
-): Promise<{ realNode?: RealNode; knative?: KnativeServing }> {
+): Promise<{ realNode?: RealNode; knative?: KnativeServing; certManager?: CertManager }> {
   const { s, node, certificates } = up;
   if (!node || !certificates) return {};
   const realNode = await startRealNode({
@@ -116,8 +117,13 @@ export async function startNodeWorkloads(
     ...(options.knative ? { clusterDns: CLUSTER_DNS_IP } : {}),
   });
   timings.realNodeReady = Date.now() - t0;
-  if (!options.knative) return { realNode };
-  const knative = await installKnativeServing(s.admin, realNode, options.knative, path.join(s.dir, "images"));
+  const images = path.join(s.dir, "images");
+  const certManager = options.certManager
+    ? await installCertManager(s.admin, realNode, options.certManager, images)
+    : undefined;
+  if (certManager) timings.certManagerReady = Date.now() - t0;
+  if (!options.knative) return { realNode, ...(certManager ? { certManager } : {}) };
+  const knative = await installKnativeServing(s.admin, realNode, options.knative, images);
   timings.knativeReady = Date.now() - t0;
-  return { realNode, knative };
+  return { realNode, knative, ...(certManager ? { certManager } : {}) };
 }

@@ -4,6 +4,8 @@ import type { DeploymentOptions } from "../../knative/manifests.js";
 import type { PodReads } from "../../knative/options.js";
 import type { FunctionName, LogLevel } from "../../shared/base/index.js";
 import type { KubeObject } from "../../shared/kube/index.js";
+import type { CertManagerBuild } from "./cert-manager/build.js";
+import type { CertManager } from "./cert-manager/install.js";
 import type { ControlPlaneBinaries } from "./control-plane.js";
 import type { LocalFunction, RecordedReview } from "./functions.js";
 import type { KnativeServing } from "./knative/serving.js";
@@ -31,6 +33,8 @@ export interface LocalClusterOptions {
   realNode?: boolean;
   /** Knative Serving on the real node, from this build (knative/serving.ts); implies realNode. */
   knative?: KnativeServingBuild;
+  /** cert-manager on the real node, from this build (cert-manager/install.ts); implies realNode. */
+  certManager?: CertManagerBuild;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -85,6 +89,8 @@ export interface LocalCluster {
   readonly realNode?: RealNode;
   /** Knative Serving on the real node, with --knative. */
   readonly knative?: KnativeServing;
+  /** cert-manager on the real node, with --cert-manager (or --knative). */
+  readonly certManager?: CertManager;
   stop(): Promise<void>;
 }
 

@@ -46,7 +46,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   try {
-    if (options.realNode || options.knative) nodes.push(await prepareRealNode(dir));
+    if (options.realNode || options.knative || options.certManager) nodes.push(await prepareRealNode(dir));
     janitors.push(
       startJanitor(
         dir,
@@ -71,7 +71,7 @@ async function bringUp(
   const { admin, simName, pki, dir } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
-  const { realNode, knative } = await startNodeWorkloads(
+  const { realNode, knative, certManager } = await startNodeWorkloads(
     options,
     { s, plane, node, certificates },
     timings,
@@ -114,6 +114,7 @@ async function bringUp(
     ...(webhookClient ? { webhookClient } : {}),
     ...(realNode ? { realNode } : {}),
     ...(knative ? { knative } : {}),
+    ...(certManager ? { certManager } : {}),
     stop,
   };
 }

@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { percentile, runLoad } from "../../functions/cli/loadtest/load.js";
 import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
+import { resolveCertManager } from "../../functions/local-cluster/cert-manager/build.js";
 import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../functions/local-cluster/knative/serving-build.js";
@@ -179,12 +180,15 @@ async function main(): Promise<void> {
   const searchFrom = [process.cwd(), repoRoot];
   const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
   const knative = await resolveKnativeServing(searchFrom, "inherit");
+  // cert-manager issues the functions' certificates the rendering trusts (deployThroughKnative).
+  const certManager = await resolveCertManager(searchFrom, "inherit");
   const archive = await buildImage(repoRoot);
   const c = await startLocalCluster({
     binaries,
     realNode: true,
     reschedule: true,
     knative,
+    certManager,
     logLevel: "warn",
   });
   try {

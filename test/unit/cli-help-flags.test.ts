@@ -56,9 +56,11 @@ describe("help texts name exactly the flags the parsers take", () => {
       assert.equal(refusedAsUnknown(parseClusterArgs, args), false, `cluster ${flag}`);
     }
     assert.deepEqual([...named].sort(), [
+      "--cert-manager",
       "--insecure-dev",
       "--json",
       "--knative",
+      "--no-cert-manager",
       "--pod-reads",
       "--real-node",
       "--reschedule",

@@ -1,6 +1,7 @@
 // `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-// [--knative] [--pod-reads cluster|virtual-namespaces] [--json]` (--knative: Knative Serving on the real node, built once by
-// controlplane/knative/build-serving.sh; implies --real-node):
+// [--knative] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]` (--knative: Knative
+// Serving on the real node, built once by controlplane/knative/build-serving.sh; implies --real-node and, unless
+// --no-cert-manager, --cert-manager: cert-manager on the real node, built once by controlplane/cert-manager/build.sh):
 // a real local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
 // production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
 // SIGTERM, then stops every process it started and removes its files.
@@ -11,6 +12,7 @@ import { parseArgs } from "node:util";
 import { POD_READS, type PodReads } from "../../../knative/options.js";
 import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/base/index.js";
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
+import { resolveCertManager } from "../../local-cluster/cert-manager/build.js";
 import { startLocalCluster } from "../../local-cluster/cluster.js";
 import { DEFAULT_SIM_NAME, type LocalCluster } from "../../local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../local-cluster/knative/serving-build.js";
@@ -50,6 +52,9 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
     ...(cluster.knative
       ? { knative: { namespace: cluster.knative.namespace, readyMs: cluster.knative.readyMs } }
       : {}),
+    ...(cluster.certManager
+      ? { certManager: { namespace: cluster.certManager.namespace, readyMs: cluster.certManager.readyMs } }
+      : {}),
   };
 }
 
@@ -72,6 +77,8 @@ const CLUSTER_FLAGS = {
   trace: { type: "string" },
   "real-node": { type: "boolean" },
   knative: { type: "boolean" },
+  "cert-manager": { type: "boolean" },
+  "no-cert-manager": { type: "boolean" },
   json: { type: "boolean" },
   "insecure-dev": { type: "boolean" },
   "pod-reads": { type: "string" },
@@ -98,26 +105,32 @@ export function parseClusterArgs(args: string[]) {
   const podReads = values["pod-reads"];
   if (podReads !== undefined && !(POD_READS as readonly string[]).includes(podReads))
     throw new ClusterUsageError(`--pod-reads must be one of ${POD_READS.join(", ")}, got "${podReads}"`);
+  if (values["cert-manager"] && values["no-cert-manager"])
+    throw new ClusterUsageError("--cert-manager and --no-cert-manager exclude each other");
   const tracePath = values.trace === undefined ? undefined : path.resolve(values.trace);
   if (tracePath !== undefined && !existsSync(tracePath))
     throw new ClusterUsageError(`--trace: no such file: ${tracePath}`);
-  return { values, tracePath, podReads: podReads as PodReads | undefined };
+  // cert-manager issues the certificates every rendered Knative platform trusts, so --knative brings it.
+  const certManager = values["cert-manager"] ?? (values.knative === true && !values["no-cert-manager"]);
+  return { values, tracePath, podReads: podReads as PodReads | undefined, certManager };
 }
 
 export async function runClusterCommand(args: string[], context: ClusterCommandContext): Promise<number> {
-  const { values, tracePath, podReads } = parseClusterArgs(args);
+  const { values, tracePath, podReads, certManager } = parseClusterArgs(args);
 
   const binaries = await resolveControlPlane({
     searchFrom: context.searchFrom,
     ...(context.binDir ? { binDir: context.binDir } : {}),
   });
   const knative = values.knative ? await resolveKnativeServing(context.searchFrom) : undefined;
+  const certManagerBuild = certManager ? await resolveCertManager(context.searchFrom) : undefined;
   const cluster = await startLocalCluster({
     binaries,
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
     reschedule: values.reschedule ?? false,
     realNode: values["real-node"] ?? false,
     ...(knative ? { knative } : {}),
+    ...(certManagerBuild ? { certManager: certManagerBuild } : {}),
     ...(tracePath ? { tracePath } : {}),
     insecureDev: values["insecure-dev"] ?? false,
     ...(podReads ? { podReads } : {}),

@@ -1,25 +1,21 @@
 // The functions served by Knative on `cluster up --knative`, deployed as a user deploys them: the image from
 // scripts/build-image.sh imported into the real node's containerd under the name `manifests` renders by
 // default (dev.local/simkube-fn:VERSION, which Knative never resolves to a digest and never pulls), then
-// what `manifests --platform kind --ingress traefik` renders, applied unchanged, except:
-// - cert-manager is not installed (its cmd/* modules are refused by the Go module proxy), so its objects are
-//   left out and the test stands in for its CA issuer: a serving certificate per function from the run's CA,
-//   in the Secret each rendered Certificate names, and that CA as --ca-bundle. Issuing and
-//   inject-ca-from are untested.
-// - the functions' namespace is annotated to place its pods on the real node (the only node that runs
-//   containers), as Knative's own namespace is.
-// The deployment's webhook configuration then replaces the one pointing at the host processes.
+// exactly what `manifests --platform kind --ingress traefik` renders, applied unchanged: cert-manager (on by
+// default with --knative) issues the rendered CA and each function's serving certificate through the rendered
+// ClusterIssuers, and its cainjector fills the webhook configuration's caBundle from the rendered
+// cert-manager.io/inject-ca-from; no CA is passed by hand. One addition: the functions' namespace is
+// annotated to place its pods on the real node (the only node that runs containers), as Knative's own
+// namespace is. The deployment's webhook configuration then replaces the one pointing at the host processes,
+// once every Certificate is Ready.
 
-import { readFile } from "node:fs/promises";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import {
   createManifestStream,
   type ManifestObject,
 } from "../../../functions/local-cluster/knative/apply-yaml.js";
-import { issueServingCert } from "../../../functions/local-cluster/pki.js";
 import { placedOnRealNode } from "../../../functions/local-cluster/real-node/placement.js";
 import { resolveOptions } from "../../../knative/deployment-options.js";
-import { certificateName, gatewayHost } from "../../../knative/gateway-route.js";
 import { buildAllManifests, type Manifest } from "../../../knative/manifests.js";
 import type { DeployedFunction, DeploymentOptions } from "../../../knative/options.js";
 import { functionResourceName } from "../../../knative/webhook-endpoints.js";
@@ -30,37 +26,70 @@ const KSVC = "/apis/serving.knative.dev/v1/namespaces";
 /** Knative's shortest stable window and scale-to-zero grace, so a test sees zero within seconds. */
 export const SHORT_AUTOSCALER = { "stable-window": "6s", "scale-to-zero-grace-period": "6s" };
 
-/** The cluster's own deployment, rendered for kind behind Traefik; `minScale` keeps replicas warm (bench). */
+/**
+ * The cluster's own deployment, rendered for kind behind Traefik; `minScale` keeps replicas warm (bench). The
+ * cluster's caBundle (its own CA, for the host processes) is dropped: the rendering's cert-manager CA is trusted.
+ */
 export function knativeDeploymentOptions(c: LocalCluster, minScale = 0): DeploymentOptions {
-  const { webhookMode: _mode, webhookUrls: _urls, ...rest } = c.deployment;
+  const { webhookMode: _mode, webhookUrls: _urls, caBundle: _ca, ...rest } = c.deployment;
   return {
     ...rest,
     clusterPlatform: "kind",
     ingress: "traefik",
-    caBundle: Buffer.from(c.caCertPem).toString("base64"),
     minScale,
     // Knative's default grace and the rendered 10m would keep reschedule-delete up for the whole file.
     tuning: { "reschedule-delete": { scaleDownDelay: "0s" } },
   };
 }
 
-/** The stand-in for cert-manager's CA issuer: each rendered Certificate's Secret, from the run's CA. */
-async function createServingSecrets(c: LocalCluster, options: DeploymentOptions): Promise<void> {
-  const o = resolveOptions(options);
-  for (const fn of o.functions) {
-    const host = gatewayHost(o, fn);
-    const cert = await issueServingCert(c.dir, `${functionResourceName(o.name, fn)}-traefik`, [host]);
-    await c.admin.ensure(`/api/v1/namespaces/${o.traefikNamespace}/secrets`, {
-      apiVersion: "v1",
-      kind: "Secret",
-      type: "kubernetes.io/tls",
-      metadata: { name: certificateName(o, fn), namespace: o.traefikNamespace },
-      data: {
-        "tls.crt": (await readFile(cert.certFile)).toString("base64"),
-        "tls.key": (await readFile(cert.keyFile)).toString("base64"),
-      },
-    });
-  }
+interface Conditions {
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+/** Every Certificate of the rendering Ready (cert-manager issued it); the wait names the ones that are not. */
+export async function certificatesReady(c: LocalCluster, objects: readonly Manifest[], timeoutMs = 180_000) {
+  const certificates = objects.filter((m) => m.kind === "Certificate");
+  let pending: string[] = [];
+  await eventually(
+    "the rendered Certificates Ready",
+    async () => {
+      pending = [];
+      for (const m of certificates) {
+        const { name, namespace } = m.metadata as { name: string; namespace: string };
+        const cert = await c.admin.request<Conditions>(
+          "GET",
+          `/apis/cert-manager.io/v1/namespaces/${namespace}/certificates/${name}`,
+        );
+        const ready = cert.status?.conditions?.find((x) => x.type === "Ready");
+        if (ready?.status !== "True")
+          pending.push(
+            `${namespace}/${name}: ${ready ? `${ready.reason}: ${ready.message}` : "not yet looked at"}`,
+          );
+      }
+      if (pending.length > 0) throw new Error(`not Ready: ${pending.join("; ")}`);
+      return true;
+    },
+    timeoutMs,
+  );
+}
+
+/** Until cert-manager's cainjector has filled every webhook's caBundle of the configuration. */
+export async function caBundleInjected(c: LocalCluster, name: string, timeoutMs = 60_000): Promise<string> {
+  let bundle = "";
+  await eventually(
+    `cert-manager's cainjector filling ${name}'s caBundle`,
+    async () => {
+      const config = await c.admin.request<{ webhooks?: { clientConfig: { caBundle?: string } }[] }>(
+        "GET",
+        `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${name}`,
+      );
+      const bundles = (config.webhooks ?? []).map((w) => w.clientConfig.caBundle ?? "");
+      bundle = bundles[0] ?? "";
+      return bundles.length > 0 && bundles.every((b) => b !== "");
+    },
+    timeoutMs,
+  );
+  return bundle;
 }
 
 interface KnativeStatus {
@@ -130,13 +159,11 @@ export async function deployThroughKnative(
     { metadata: { annotations: namespace.metadata.annotations } },
     "application/merge-patch+json",
   );
-  await createServingSecrets(c, options);
   const objects = buildAllManifests(options);
-  const applied = objects.filter(
-    (m) => !m.apiVersion.startsWith("cert-manager.io/") && m.kind !== "MutatingWebhookConfiguration",
-  );
+  const applied = objects.filter((m) => m.kind !== "MutatingWebhookConfiguration");
   const t0 = Date.now();
   await createManifestStream(c.admin, applied as unknown as ManifestObject[]);
+  await certificatesReady(c, objects);
   for (const fn of o.functions) {
     const name = functionResourceName(o.name, fn);
     await eventually(
@@ -146,8 +173,10 @@ export async function deployThroughKnative(
     );
   }
   const readyMs = Date.now() - t0;
-  for (const webhook of objects.filter((m) => m.kind === "MutatingWebhookConfiguration"))
+  for (const webhook of objects.filter((m) => m.kind === "MutatingWebhookConfiguration")) {
     await replaceObject(c, webhook);
+    await caBundleInjected(c, webhook.metadata?.name ?? "");
+  }
   return { options, objects, readyMs, deployMs: Date.now() - start };
 }
 

@@ -6,6 +6,7 @@ import path from "node:path";
 import { type TestContext, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MissingControlPlaneError, resolveControlPlane } from "../../../functions/local-cluster/binaries.js";
+import { resolveCertManager } from "../../../functions/local-cluster/cert-manager/build.js";
 import { startLocalCluster } from "../../../functions/local-cluster/cluster.js";
 import type { LocalCluster, LocalClusterOptions } from "../../../functions/local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../../functions/local-cluster/knative/serving-build.js";
@@ -22,18 +23,32 @@ export type ClusterSuite = { cluster: LocalCluster } | { skip: string } | { erro
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** `withKnative`: Knative Serving on the real node, built by controlplane/knative/ (cluster up --knative). */
+/**
+ * `withKnative`: Knative Serving on the real node, built by controlplane/knative/ (cluster up --knative).
+ * `withCertManager` (default: as withKnative): cert-manager on it, built by controlplane/cert-manager/.
+ */
 export async function openClusterSuite(
-  options: Omit<LocalClusterOptions, "binaries" | "knative"> & { withKnative?: boolean },
+  options: Omit<LocalClusterOptions, "binaries" | "knative" | "certManager"> & {
+    withKnative?: boolean;
+    withCertManager?: boolean;
+  },
 ): Promise<ClusterSuite> {
   const ci = process.env.CI === "true";
   try {
     const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
     const searchFrom = [process.cwd(), here];
     const binaries = await resolveControlPlane({ searchFrom, ...(binDir ? { binDir } : {}) });
-    const { withKnative, ...rest } = options;
+    const { withKnative, withCertManager = withKnative, ...rest } = options;
     const knative = withKnative ? await resolveKnativeServing(searchFrom, "inherit") : undefined;
-    return { cluster: await startLocalCluster({ ...rest, binaries, ...(knative ? { knative } : {}) }) };
+    const certManager = withCertManager ? await resolveCertManager(searchFrom, "inherit") : undefined;
+    return {
+      cluster: await startLocalCluster({
+        ...rest,
+        binaries,
+        ...(knative ? { knative } : {}),
+        ...(certManager ? { certManager } : {}),
+      }),
+    };
   } catch (err) {
     const unavailable = err instanceof MissingControlPlaneError || err instanceof RealNodeUnavailableError;
     if (unavailable && !ci) return { skip: err.message };
