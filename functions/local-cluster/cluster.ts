@@ -51,6 +51,8 @@ import { CLUSTER_DNS_IP } from "./knative/cluster-dns.js";
 import { installKnativeServing, type KnativeServing } from "./knative/serving.js";
 import type { KnativeServingBuild } from "./knative/serving-build.js";
 import { startKwok } from "./kwok.js";
+import type { OpenfaasBuild } from "./openfaas/build.js";
+import { installOpenfaas, type Openfaas } from "./openfaas/install.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePort } from "./ports.js";
 import type { ManagedProcess } from "./processes.js";
@@ -85,6 +87,8 @@ export interface LocalClusterOptions {
   realNode?: boolean;
   /** Knative Serving on the real node, from this build (knative/serving.ts); implies realNode. */
   knative?: KnativeServingBuild;
+  /** OpenFaaS CE (gateway, faas-netes) on the real node, from this build (openfaas/install.ts); implies realNode. */
+  openfaas?: OpenfaasBuild;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -139,6 +143,8 @@ export interface LocalCluster {
   readonly realNode?: RealNode;
   /** Knative Serving on the real node, with --knative. */
   readonly knative?: KnativeServing;
+  /** OpenFaaS CE on the real node, with --openfaas. */
+  readonly openfaas?: Openfaas;
   stop(): Promise<void>;
 }
 
@@ -210,7 +216,9 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const served: LocalFunction[] = [];
   const nodes: PreparedNode[] = [];
   const janitors: Janitor[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const stop = async () => {
+    for (const close of closers) await close();
     for (const fn of served.reverse()) await fn.stop();
     try {
       for (const node of nodes) await node.stop();
@@ -221,14 +229,14 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   try {
-    if (options.realNode || options.knative) nodes.push(await prepareRealNode(dir));
+    if (options.realNode || options.knative || options.openfaas) nodes.push(await prepareRealNode(dir));
     janitors.push(
       startJanitor(
         dir,
         nodes.map((node) => cgroupRootName(node.namespaces)),
       ),
     );
-    return await bringUp(options, { dir, processes, served, node: nodes[0] }, stop, t0);
+    return await bringUp(options, { dir, processes, served, closers, node: nodes[0] }, stop, t0);
   } catch (err) {
     await stop();
     throw err;
@@ -331,6 +339,8 @@ interface Run {
   dir: string;
   processes: ManagedProcess[];
   served: LocalFunction[];
+  /** In-process servers to close first (OpenFaaS's TLS front). */
+  closers: (() => Promise<void>)[];
   node: PreparedNode | undefined;
 }
 
@@ -374,13 +384,38 @@ async function startPlane(options: LocalClusterOptions, run: Run) {
   return { s, plane, timings, webhookClient, certificates };
 }
 
-/** The real node (--real-node) and Knative Serving on it (--knative), each timed from the start. */
+interface NodeWorkloads {
+  realNode?: RealNode;
+  knative?: KnativeServing;
+  openfaas?: Openfaas;
+}
+
+/** OpenFaaS on the real node (--openfaas), its TLS front closed with the cluster. */
+async function startOpenfaas(
+  s: Setup,
+  realNode: RealNode,
+  build: OpenfaasBuild,
+  closers: (() => Promise<void>)[],
+): Promise<Openfaas> {
+  const dirs = { work: path.join(s.dir, "openfaas-images"), pki: s.dir, caCertFile: s.pki.caCertFile };
+  const openfaas = await installOpenfaas(s.admin, realNode, build, dirs);
+  closers.push(() => openfaas.front.stop());
+  return openfaas;
+}
+
+/** The real node (--real-node) and Knative Serving (--knative) or OpenFaaS (--openfaas) on it, each timed from the start. */
 async function startNodeWorkloads(
   options: LocalClusterOptions,
-  up: { s: Setup; plane: { server: string }; node?: PreparedNode; certificates?: NodeCertificates },
+  up: {
+    s: Setup;
+    plane: { server: string };
+    node?: PreparedNode;
+    certificates?: NodeCertificates;
+    closers: (() => Promise<void>)[];
+  },
   timings: Record<string, number>,
   t0: number,
-): Promise<{ realNode?: RealNode; knative?: KnativeServing }> {
+): Promise<NodeWorkloads> {
   const { s, node, certificates } = up;
   if (!node || !certificates) return {};
   const realNode = await startRealNode({
@@ -394,6 +429,11 @@ async function startNodeWorkloads(
     ...(options.knative ? { clusterDns: CLUSTER_DNS_IP } : {}),
   });
   timings.realNodeReady = Date.now() - t0;
+  if (options.openfaas) {
+    const openfaas = await startOpenfaas(s, realNode, options.openfaas, up.closers);
+    timings.openfaasReady = Date.now() - t0;
+    return { realNode, openfaas };
+  }
   if (!options.knative) return { realNode };
   const knative = await installKnativeServing(s.admin, realNode, options.knative, path.join(s.dir, "images"));
   timings.knativeReady = Date.now() - t0;
@@ -411,9 +451,9 @@ async function bringUp(
   const { admin, simName, pki, dir } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
-  const { realNode, knative } = await startNodeWorkloads(
+  const { realNode, knative, openfaas } = await startNodeWorkloads(
     options,
-    { s, plane, node, certificates },
+    { s, plane, node, certificates, closers: run.closers },
     timings,
     t0,
   );
@@ -454,6 +494,7 @@ async function bringUp(
     ...(webhookClient ? { webhookClient } : {}),
     ...(realNode ? { realNode } : {}),
     ...(knative ? { knative } : {}),
+    ...(openfaas ? { openfaas } : {}),
     stop,
   };
 }

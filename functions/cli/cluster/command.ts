@@ -1,6 +1,7 @@
 // `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-// [--knative] [--pod-reads cluster|virtual-namespaces] [--json]` (--knative: Knative Serving on the real node, built once by
-// controlplane/knative/build-serving.sh; implies --real-node):
+// [--knative | --openfaas] [--pod-reads cluster|virtual-namespaces] [--json]` (--knative: Knative Serving on the real node, built once by
+// controlplane/knative/build-serving.sh; --openfaas: OpenFaaS CE's gateway and faas-netes on the real node, built
+// once by controlplane/openfaas/build.sh; each implies --real-node):
 // a real local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
 // production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
 // SIGTERM, then stops every process it started and removes its files.
@@ -13,6 +14,7 @@ import { DNS1123_LABEL_RULE, isDns1123Label } from "../../../shared/dns-names.js
 import { resolveControlPlane } from "../../local-cluster/binaries.js";
 import { DEFAULT_SIM_NAME, type LocalCluster, startLocalCluster } from "../../local-cluster/cluster.js";
 import { resolveKnativeServing } from "../../local-cluster/knative/serving-build.js";
+import { resolveOpenfaas } from "../../local-cluster/openfaas/build.js";
 import { argumentErrorMessage } from "../parse-error.js";
 
 export interface ClusterCommandContext {
@@ -49,6 +51,17 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
     ...(cluster.knative
       ? { knative: { namespace: cluster.knative.namespace, readyMs: cluster.knative.readyMs } }
       : {}),
+    ...(cluster.openfaas
+      ? {
+          openfaas: {
+            namespace: cluster.openfaas.namespace,
+            functionNamespace: cluster.openfaas.functionNamespace,
+            gateway: cluster.openfaas.gatewayUrl,
+            webhookGateway: cluster.openfaas.webhookGatewayUrl,
+            readyMs: cluster.openfaas.readyMs,
+          },
+        }
+      : {}),
   };
 }
 
@@ -60,6 +73,12 @@ function humanSummary(cluster: LocalCluster): string {
     cluster.security === "production"
       ? "  Security: production (path secret, client certificate, pod-create policy)."
       : "  Security: insecure-dev: any local process may post reviews to the functions; no pod-create policy.",
+    ...(cluster.openfaas
+      ? [
+          `  OpenFaaS gateway ${cluster.openfaas.gatewayUrl} (TLS for webhooks: --webhook-gateway-url ${cluster.openfaas.webhookGatewayUrl});`,
+          "  password: kubectl -n openfaas get secret basic-auth -o jsonpath='{.data.basic-auth-password}' | base64 -d",
+        ]
+      : []),
     `  Logs: ${cluster.logDir}. Ctrl-C stops everything and removes ${cluster.dir}.`,
     "",
   ].join("\n");
@@ -71,6 +90,7 @@ const CLUSTER_FLAGS = {
   trace: { type: "string" },
   "real-node": { type: "boolean" },
   knative: { type: "boolean" },
+  openfaas: { type: "boolean" },
   json: { type: "boolean" },
   "insecure-dev": { type: "boolean" },
   "pod-reads": { type: "string" },
@@ -97,6 +117,8 @@ export function parseClusterArgs(args: string[]) {
   const podReads = values["pod-reads"];
   if (podReads !== undefined && !(POD_READS as readonly string[]).includes(podReads))
     throw new ClusterUsageError(`--pod-reads must be one of ${POD_READS.join(", ")}, got "${podReads}"`);
+  if (values.knative && values.openfaas)
+    throw new ClusterUsageError("--knative and --openfaas each serve the functions: choose one");
   const tracePath = values.trace === undefined ? undefined : path.resolve(values.trace);
   if (tracePath !== undefined && !existsSync(tracePath))
     throw new ClusterUsageError(`--trace: no such file: ${tracePath}`);
@@ -111,12 +133,14 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     ...(context.binDir ? { binDir: context.binDir } : {}),
   });
   const knative = values.knative ? await resolveKnativeServing(context.searchFrom) : undefined;
+  const openfaas = values.openfaas ? await resolveOpenfaas(context.searchFrom) : undefined;
   const cluster = await startLocalCluster({
     binaries,
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
     reschedule: values.reschedule ?? false,
     realNode: values["real-node"] ?? false,
     ...(knative ? { knative } : {}),
+    ...(openfaas ? { openfaas } : {}),
     ...(tracePath ? { tracePath } : {}),
     insecureDev: values["insecure-dev"] ?? false,
     ...(podReads ? { podReads } : {}),

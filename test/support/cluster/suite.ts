@@ -12,6 +12,7 @@ import {
   startLocalCluster,
 } from "../../../functions/local-cluster/cluster.js";
 import { resolveKnativeServing } from "../../../functions/local-cluster/knative/serving-build.js";
+import { resolveOpenfaas } from "../../../functions/local-cluster/openfaas/build.js";
 import { RealNodeUnavailableError } from "../../../functions/local-cluster/real-node/real-node.js";
 
 export interface ClusterCase {
@@ -25,18 +26,26 @@ export type ClusterSuite = { cluster: LocalCluster } | { skip: string } | { erro
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** `withKnative`: Knative Serving on the real node, built by controlplane/knative/ (cluster up --knative). */
+/**
+ * `withKnative`: Knative Serving on the real node, built by controlplane/knative/ (cluster up --knative).
+ * `withOpenfaas`: OpenFaaS CE on the real node, built by controlplane/openfaas/ (cluster up --openfaas).
+ */
 export async function openClusterSuite(
-  options: Omit<LocalClusterOptions, "binaries" | "knative"> & { withKnative?: boolean },
+  options: Omit<LocalClusterOptions, "binaries" | "knative" | "openfaas"> & {
+    withKnative?: boolean;
+    withOpenfaas?: boolean;
+  },
 ): Promise<ClusterSuite> {
   const ci = process.env.CI === "true";
   try {
     const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
     const searchFrom = [process.cwd(), here];
     const binaries = await resolveControlPlane({ searchFrom, ...(binDir ? { binDir } : {}) });
-    const { withKnative, ...rest } = options;
+    const { withKnative, withOpenfaas, ...rest } = options;
     const knative = withKnative ? await resolveKnativeServing(searchFrom, "inherit") : undefined;
-    return { cluster: await startLocalCluster({ ...rest, binaries, ...(knative ? { knative } : {}) }) };
+    const openfaas = withOpenfaas ? await resolveOpenfaas(searchFrom, "inherit") : undefined;
+    const platform = { ...(knative ? { knative } : {}), ...(openfaas ? { openfaas } : {}) };
+    return { cluster: await startLocalCluster({ ...rest, binaries, ...platform }) };
   } catch (err) {
     const unavailable = err instanceof MissingControlPlaneError || err instanceof RealNodeUnavailableError;
     if (unavailable && !ci) return { skip: err.message };
