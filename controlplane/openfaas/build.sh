@@ -5,7 +5,7 @@
 # function template (its index.js and package.json), which functions/local-cluster/openfaas/ lays out in the
 # function image the way `faas-cli build` would.
 #
-# Archives: $SIMKUBE_FN_UPSTREAM, else ../shared/upstream beside the checkout:
+# Archives: from $SIMKUBE_FN_UPSTREAM, else from the upstream-sources directory beside the checkout:
 #   openfaas-faas-gateway-cf8741ac.tar.gz   gateway at openfaas/faas cf8741ac (2024-09-17, MIT)
 #   openfaas-faas-netes-dc46f5f9.tar.gz     faas-netes at dc46f5f9 (2024-10-30, MIT)
 #   openfaas-of-watchdog-0.10.6.tar.gz      of-watchdog 0.10.6
