@@ -18,7 +18,7 @@ import {
 import { NODE_SELECTOR_ANNOTATION } from "../../functions/local-cluster/real-node/placement.js";
 
 const objects = openfaasObjects({
-  images: { gateway: "dev.local/gw:1", faasNetes: "dev.local/fn:1" },
+  images: { gateway: "dev.local/gw:1", faasNetes: "dev.local/fn:1", watchdog: "dev.local/wd:1" },
   password: "pw",
   timeout: "65s",
 });
@@ -64,6 +64,19 @@ test("the gateway forwards to faas-netes on the pod's loopback, both with basic 
     stringData: Record<string, string>;
   };
   assert.deepEqual(secret.stringData, { "basic-auth-user": "admin", "basic-auth-password": "pw" });
+});
+
+test("the gateway's Prometheus queries get an empty vector from the stand-in in its pod", () => {
+  const [gateway, , standIn] = containers();
+  assert.ok(gateway && standIn);
+  const s = envOf(standIn);
+  assert.equal(envOf(gateway).faas_prometheus_port, s.port);
+  assert.equal(s.mode, "static");
+  const cm = objects.find((o) => o.kind === "ConfigMap") as unknown as { data: Record<string, string> };
+  assert.deepEqual(JSON.parse(cm.data.query ?? ""), {
+    status: "success",
+    data: { resultType: "vector", result: [] },
+  });
 });
 
 test("faas-netes may manage Deployments and Services only in the function namespace", () => {

@@ -1,8 +1,8 @@
 // OpenFaaS CE on the real node (`cluster up --openfaas`): the gateway and faas-netes from build.sh, each packed
 // into a one-layer image and imported into the node's containerd, then the objects of objects.ts created.
 // Ready when the gateway answers GET /system/functions with basic auth and has deployed a function: a probe
-// (of-watchdog alone serving files, read-only root) deployed through POST /system/functions, called through
-// /function/<name>, and removed. Then the TLS front (tls-front.ts) that the API server calls.
+// (of-watchdog alone serving files, read-only root) deployed through POST /system/functions, listed, called
+// through /function/<name>, and removed. Then the TLS front (tls-front.ts) that the API server calls.
 
 import { randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
@@ -30,7 +30,8 @@ import { startTlsFront, type TlsFront } from "./tls-front.js";
 /** Named after the upstream commits controlplane/openfaas/build.sh builds. */
 export const GATEWAY_IMAGE = "dev.local/openfaas-gateway:cf8741ac";
 export const FAAS_NETES_IMAGE = "dev.local/openfaas-faas-netes:dc46f5f9";
-export const PROBE_IMAGE = "dev.local/openfaas-probe-watchdog:0.10.6";
+/** of-watchdog alone: the probe function, and the Prometheus stand-in in the gateway's pod. */
+export const PROBE_IMAGE = "dev.local/openfaas-watchdog:0.10.6";
 const PROBE_FUNCTION = "openfaas-probe";
 const IMAGE_USER = "65532";
 /** The gateway's and faas-netes' timeouts: above the webhooks' (at most 30 s in admissionregistration/v1). */
@@ -97,6 +98,10 @@ async function probeDeploy(admin: RestClient, gateway: GatewayClient): Promise<v
       (await gateway.request("GET", `/function/${PROBE_FUNCTION}/`, undefined, false)).status === 200,
     { timeoutMs: 30_000, intervalMs: 500 },
   );
+  // A non-empty list is the path that needs the Prometheus stand-in (objects.ts).
+  const listed = (await listFunctions(gateway)).map((f) => f.name);
+  if (!listed.includes(PROBE_FUNCTION))
+    throw new Error(`the gateway lists ${listed.join(", ")}, not ${PROBE_FUNCTION}`);
   const removed = await gateway.request("DELETE", "/system/functions", { functionName: PROBE_FUNCTION });
   if (removed.status >= 300)
     throw new Error(`removing ${PROBE_FUNCTION}: ${removed.status} ${removed.body.trim()}`);
@@ -111,7 +116,7 @@ export async function installOpenfaas(
   const t0 = Date.now();
   await importImages(node, build, dirs.work);
   const password = randomBytes(18).toString("base64url");
-  const images = { gateway: GATEWAY_IMAGE, faasNetes: FAAS_NETES_IMAGE };
+  const images = { gateway: GATEWAY_IMAGE, faasNetes: FAAS_NETES_IMAGE, watchdog: PROBE_IMAGE };
   await createManifestStream(admin, openfaasObjects({ images, password, timeout: TIMEOUT }));
   await waitForDeployments(admin, [{ namespace: OPENFAAS_NAMESPACE, name: GATEWAY_NAME }]);
   const gatewayUrl = `http://${await gatewayPodIp(admin)}:${GATEWAY_PORT}`;

@@ -4,12 +4,17 @@
 // - the Secret basic-auth (basic-auth-user admin, a random basic-auth-password), mounted into both programs;
 // - faas-netes' account: a Role in openfaas-fn over the Deployments, Services, Pods, Endpoints, Secrets and
 //   Events of the functions it creates, and a ClusterRole to list namespaces;
-// - one Deployment `gateway` with two containers, as CE runs them: the gateway on 8080 forwarding the
-//   system API and /function/<name> to faas-netes on 127.0.0.1:8081, which deploys functions as
-//   Deployments and Services in openfaas-fn and proxies calls to their pods' endpoints (no cluster DNS);
+// - one Deployment `gateway` whose pod runs the gateway on 8080, forwarding the system API and
+//   /function/<name> to faas-netes on 127.0.0.1:8085 (its own port; of-watchdog's metrics port 8081 is taken
+//   below), which deploys functions as Deployments and Services in openfaas-fn and proxies calls to their
+//   pods' endpoints (no cluster DNS needed);
 // - the Service `gateway` (8080) in front of it.
-// No NATS or queue-worker (only /async-function needs them) and no Prometheus (the gateway's metrics query
-// goes to a closed local port and the function list comes back without invocation counts). Pure builders.
+// No NATS or queue-worker (only /async-function needs them). No Prometheus either, but a stand-in for its
+// query API: the gateway asks Prometheus for invocation counts on every non-empty GET /system/functions, and
+// when that query fails it dereferences the missing result (gateway/metrics/add_metrics.go, mixIn) and drops
+// the connection. So a third container, of-watchdog in static mode on 127.0.0.1:9090, serves one file at
+// /api/v1/query from the ConfigMap `prometheus-stand-in`: an empty vector, i.e. no invocation counts. Without
+// Prometheus and AlertManager, CE's autoscaling (alerts posted to /system/alert) does not run. Pure builders.
 
 import type { ManifestObject } from "../knative/apply-yaml.js";
 import { placedOnRealNode } from "../real-node/placement.js";
@@ -18,7 +23,11 @@ export const OPENFAAS_NAMESPACE = "openfaas";
 export const OPENFAAS_FUNCTION_NAMESPACE = "openfaas-fn";
 export const GATEWAY_NAME = "gateway";
 export const GATEWAY_PORT = 8080;
-const PROVIDER_PORT = 8081;
+const PROVIDER_PORT = 8085;
+const PROMETHEUS_PORT = 9090;
+const PROMETHEUS_STAND_IN = "prometheus-stand-in";
+/** Prometheus' answer to an instant query that matched nothing. */
+export const EMPTY_VECTOR = '{"status":"success","data":{"resultType":"vector","result":[]}}';
 const BASIC_AUTH_SECRET = "basic-auth";
 export const BASIC_AUTH_USER = "admin";
 const SECRET_MOUNT = "/var/secrets";
@@ -29,6 +38,8 @@ export const GATEWAY_LABELS = { app: "openfaas-gateway" };
 export interface OpenfaasImages {
   gateway: string;
   faasNetes: string;
+  /** of-watchdog alone (the Prometheus stand-in). */
+  watchdog: string;
 }
 
 export interface OpenfaasSettings {
@@ -108,9 +119,8 @@ function gatewayContainer(s: OpenfaasSettings): Record<string, unknown> {
       function_namespace: OPENFAAS_FUNCTION_NAMESPACE,
       basic_auth: "true",
       secret_mount_path: SECRET_MOUNT,
-      // No Prometheus here: port 9 on the pod's loopback refuses at once instead of a DNS lookup per list.
       faas_prometheus_host: "127.0.0.1",
-      faas_prometheus_port: "9",
+      faas_prometheus_port: String(PROMETHEUS_PORT),
     }),
     ports: [{ name: "http", containerPort: GATEWAY_PORT }],
     readinessProbe: { httpGet: { path: "/healthz", port: GATEWAY_PORT }, periodSeconds: 2 },
@@ -137,6 +147,20 @@ function providerContainer(s: OpenfaasSettings): Record<string, unknown> {
   };
 }
 
+/** of-watchdog serving the ConfigMap's file at /api/v1/query (see the header). */
+function prometheusStandIn(s: OpenfaasSettings): Record<string, unknown> {
+  return {
+    name: PROMETHEUS_STAND_IN,
+    image: s.images.watchdog,
+    imagePullPolicy: "Never",
+    env: env({ mode: "static", static_path: "/srv", port: String(PROMETHEUS_PORT) }),
+    volumeMounts: [
+      { name: PROMETHEUS_STAND_IN, mountPath: "/srv", readOnly: true },
+      { name: "tmp", mountPath: "/tmp" },
+    ],
+  };
+}
+
 function gatewayDeployment(s: OpenfaasSettings): ManifestObject {
   return {
     apiVersion: "apps/v1",
@@ -149,8 +173,15 @@ function gatewayDeployment(s: OpenfaasSettings): ManifestObject {
         metadata: { labels: GATEWAY_LABELS },
         spec: {
           serviceAccountName: ACCOUNT,
-          containers: [gatewayContainer(s), providerContainer(s)],
-          volumes: [{ name: BASIC_AUTH_SECRET, secret: { secretName: BASIC_AUTH_SECRET } }],
+          containers: [gatewayContainer(s), providerContainer(s), prometheusStandIn(s)],
+          volumes: [
+            { name: BASIC_AUTH_SECRET, secret: { secretName: BASIC_AUTH_SECRET } },
+            {
+              name: PROMETHEUS_STAND_IN,
+              configMap: { name: PROMETHEUS_STAND_IN, items: [{ key: "query", path: "api/v1/query" }] },
+            },
+            { name: "tmp", emptyDir: {} },
+          ],
         },
       },
     },
@@ -169,6 +200,12 @@ export function openfaasObjects(s: OpenfaasSettings): ManifestObject[] {
       kind: "Secret",
       metadata: { name: BASIC_AUTH_SECRET, namespace: OPENFAAS_NAMESPACE },
       stringData: { "basic-auth-user": BASIC_AUTH_USER, "basic-auth-password": s.password },
+    },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: PROMETHEUS_STAND_IN, namespace: OPENFAAS_NAMESPACE },
+      data: { query: EMPTY_VECTOR },
     },
     ...accountObjects(),
     gatewayDeployment(s),

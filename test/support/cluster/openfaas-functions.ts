@@ -11,8 +11,8 @@
 // The only non-default options: --image dev.local/simkube-fn:VERSION (the local images' names) and the run's
 // CA as --ca-bundle (the TLS front's certificate is from it).
 
-import { execFile } from "node:child_process";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { cp, mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster.js";
@@ -64,22 +64,45 @@ export async function applyServerSide(c: LocalCluster, objects: readonly Manifes
     );
 }
 
+/** Runs faas-cli with `input` on stdin; its output, or an error carrying it. */
+function faasCli(
+  cli: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  input = "",
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cli, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`faas-cli ${args[0]} exit ${code}: ${output.trim()}`)),
+    );
+    child.stdin.end(input);
+  });
+}
+
 /** `faas-cli login` then `faas-cli deploy -f stack.yml`, its own config directory beside the stack file. */
 async function faasCliDeploy(c: LocalCluster, stackFile: string): Promise<string> {
   const o = c.openfaas;
   if (!o) throw new Error("no OpenFaaS");
   const cli = path.join(o.build.binDir, "faas-cli");
-  const env = { ...process.env, OPENFAAS_CONFIG: path.join(path.dirname(stackFile), "faas-cli") };
-  const login = execFile(cli, ["login", "-g", o.gatewayUrl, "-u", "admin", "--password-stdin"], { env });
-  login.stdin?.end(o.password);
-  await new Promise<void>((resolve, reject) =>
-    login.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`faas-cli login exit ${code}`)))),
-  );
-  const { stdout, stderr } = await exec(cli, ["deploy", "-f", stackFile, "-g", o.gatewayUrl], {
-    env,
-    cwd: path.dirname(stackFile),
-  });
-  return `${stdout}${stderr}`;
+  const dir = path.dirname(stackFile);
+  const env = { ...process.env, OPENFAAS_CONFIG: path.join(dir, "faas-cli") };
+  await mkdir(env.OPENFAAS_CONFIG, { recursive: true });
+  // faas-cli deploy reads the function's template (template/<lang>/template.yml) beside stack.yml, where
+  // `faas-cli template store pull node22` or `faas-cli build` leaves it: the same template the images used.
+  await cp(o.build.templateDir, path.join(dir, "template", "node22"), { recursive: true });
+  const login = ["login", "-g", o.gatewayUrl, "-u", "admin", "--password-stdin"];
+  await faasCli(cli, login, env, dir, o.password);
+  return faasCli(cli, ["deploy", "-f", stackFile, "-g", o.gatewayUrl], env, dir);
 }
 
 export interface OpenfaasDeployment {
