@@ -21,6 +21,7 @@ import {
   waitForFunctionPods,
 } from "../../functions/local-cluster/openfaas/function-status.js";
 import { listFunctions } from "../../functions/local-cluster/openfaas/gateway-client.js";
+import { readyEndpoint } from "../../functions/local-cluster/openfaas/tls-front.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
 import type { AdmissionReview } from "../../shared/admission.js";
@@ -33,6 +34,7 @@ import {
   readPod,
   replaceObject,
   runningBarePod,
+  waitPodGone,
   waitPodPhase,
 } from "../support/cluster/kube.js";
 import { assertMutated } from "../support/cluster/mutation-scenarios.js";
@@ -145,11 +147,12 @@ const listed: ClusterCase = {
       `cluster up --openfaas: OpenFaaS ready ${cluster().timings.openfaasReady} ms into the start (gateway up, probe function deployed, called, removed in ${o.readyMs} ms)`,
     );
     t.diagnostic(`faas-cli deploy to both functions ready: ${deployed().readyMs} ms`);
-    const names = (await listFunctions(o.gateway)).map((f) => f.name).sort();
+    // The readiness probe function may still be terminating: it is removed, not waited for.
+    const names = (await listFunctions(o.gateway)).map((f) => f.name).filter((n) => n !== "openfaas-probe");
     const want = resolveOptions(deployed().options).functions.map((fn) =>
       openfaasFunctionName(deployed().options, fn),
     );
-    assert.deepEqual(names, [...want].sort());
+    assert.deepEqual(names.sort(), [...want].sort());
     assert.equal((await o.gateway.request("GET", "/system/functions", undefined, false)).status, 401);
     await createVirtualNamespace(cluster(), core(), NS);
   },
@@ -262,6 +265,51 @@ const missingImage: ClusterCase = {
   },
 };
 
+async function scaleGateway(replicas: number): Promise<void> {
+  await cluster().admin.request(
+    "PATCH",
+    "/apis/apps/v1/namespaces/openfaas/deployments/gateway",
+    { spec: { replicas } },
+    "application/merge-patch+json",
+  );
+}
+
+const gatewayDown: ClusterCase = {
+  name: "the gateway down: a CREATE fails closed within the webhook timeout naming the webhook, a DELETE is not blocked",
+  timeoutMs: 180_000,
+  run: async (t: TestContext) => {
+    const o = openfaas();
+    await runningBarePod(cluster(), core(), NS, "deleted-while-down");
+    await scaleGateway(0);
+    await eventually(
+      "the gateway's pod gone",
+      async () => !(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
+      90_000,
+    );
+    const failuresBefore = o.front.failures();
+    const t0 = Date.now();
+    await assert.rejects(
+      core().createNamespacedPod({ namespace: NS, body: barePod(cluster(), "created-while-down") }),
+      (err: { body?: string }) => /failed calling webhook/.test(String(err.body)),
+    );
+    const createMs = Date.now() - t0;
+    const timeout = resolveOptions(deployed().options).tuning["mutate-create"].timeoutSeconds;
+    assert.ok(createMs < timeout * 1000, `refused in ${createMs} ms, within ${timeout} s`);
+    await core().deleteNamespacedPod({ name: "deleted-while-down", namespace: NS, gracePeriodSeconds: 0 });
+    await waitPodGone(core(), NS, "deleted-while-down", 60_000);
+    assert.equal((await clonesOf(core(), NS, "deleted-while-down")).length, 0, "no clone");
+    assert.ok(o.front.failures() > failuresBefore, "the TLS front saw no gateway");
+    t.diagnostic(`CREATE refused in ${createMs} ms with the gateway down; DELETE went through`);
+    await scaleGateway(1);
+    await eventually(
+      "the gateway back",
+      async () => Boolean(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
+      120_000,
+    );
+    await createSimulationPod("after-gateway-back");
+  },
+};
+
 after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
@@ -273,4 +321,5 @@ registerClusterCases("openfaas.test.ts", opened.suite, [
   evicted,
   forged,
   missingImage,
+  gatewayDown,
 ]);
