@@ -59,6 +59,7 @@ describe("help texts name exactly the flags the parsers take", () => {
       "--insecure-dev",
       "--json",
       "--knative",
+      "--openfaas",
       "--pod-reads",
       "--real-node",
       "--reschedule",

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ClusterUsageError, parseClusterArgs } from "../../functions/cli/cluster/command.js";
 import {
   describePod,
   type FunctionPod,
@@ -108,4 +109,9 @@ test("a missing image or a crash loop is fatal at once; a pod still starting is 
   assert.equal(fatalPodState([pod("ContainerCreating")]), undefined);
   assert.equal(fatalPodState([pod()]), undefined);
   assert.equal(describePod(pod()), "pod fn-1 Running: fn: running, not ready");
+});
+
+test("cluster up takes --openfaas, and not with --knative", () => {
+  assert.equal(parseClusterArgs(["up", "--openfaas"]).values.openfaas, true);
+  assert.throws(() => parseClusterArgs(["up", "--knative", "--openfaas"]), ClusterUsageError);
 });
