@@ -7,10 +7,7 @@
 //   through sk-<sim>-mutatepods (`manifests webhook --sim-name`, the stock-SimKube adoption path);
 // - an eviction of a running bare pod: exactly one clone;
 // - a forged DELETE review of a live pod posted to the gateway with the path secret: allowed, no clone;
-// - a function whose image the node lacks: the bounded wait fails at once naming the pod's reason;
-// - the gateway scaled to zero: a CREATE fails closed at once, a DELETE goes through;
-// - opt-in: SIMKUBE_FN_OPENFAAS_BURST=N a teardown of N KWOK pods with and without the DELETE webhook, three
-//   rounds each, order alternated, reschedule-delete's pods over time (CE runs no autoscaler here).
+// - a function whose image the node lacks: the bounded wait fails at once naming the pod's reason.
 // Skipped with one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
@@ -21,7 +18,6 @@ import { fileURLToPath } from "node:url";
 import type { LocalCluster } from "../../functions/local-cluster/cluster.js";
 import {
   FunctionStartError,
-  functionPods,
   waitForFunctionPods,
 } from "../../functions/local-cluster/openfaas/function-status.js";
 import { listFunctions } from "../../functions/local-cluster/openfaas/gateway-client.js";
@@ -54,11 +50,9 @@ import {
   openClusterSuite,
   registerClusterCases,
 } from "../support/cluster/suite.js";
-import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const NS = "virtual-openfaas";
-const BURST = Number(process.env.SIMKUBE_FN_OPENFAAS_BURST ?? "0");
 
 async function openSuite(): Promise<{ suite: ClusterSuite; deployed?: OpenfaasDeployment }> {
   let images: string;
@@ -316,25 +310,6 @@ const gatewayDown: ClusterCase = {
   },
 };
 
-const burst: ClusterCase = {
-  name: `teardown of ${BURST} KWOK pods with and without the DELETE webhook through OpenFaaS, 3 rounds each (SIMKUBE_FN_OPENFAAS_BURST)`,
-  timeoutMs: 900_000 + BURST * 2_000,
-  run: async (t: TestContext) => {
-    const o = openfaas();
-    const name = openfaasFunctionName(deployed().options, "reschedule-delete");
-    const rounds = await runTeardownBurst(cluster(), {
-      pods: BURST,
-      order: [true, false, false, true, true, false],
-      replicas: () => functionPods(cluster().admin, o.functionNamespace, name).then((p) => p.length),
-      log: (line) => t.diagnostic(line),
-    });
-    for (const r of rounds) {
-      assert.equal(r.webhookErrors, 0, "no webhook error in the API server's log");
-      assert.equal(r.clonesSeen, 0, "no clone");
-    }
-  },
-};
-
 after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
@@ -347,5 +322,4 @@ registerClusterCases("openfaas.test.ts", opened.suite, [
   forged,
   missingImage,
   gatewayDown,
-  ...(BURST > 0 ? [burst] : []),
 ]);
