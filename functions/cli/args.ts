@@ -58,7 +58,7 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       throughput, p50/p95/p99 latency, errors, clones created and server RSS.
 `,
   cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-      [--knative] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]
+      [--knative | --openfaas] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]
       A real local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK; built once from
       controlplane/ with Go) whose webhooks are both functions, guarded as in production (path secret, the API
       server's client certificate, the pod-create policy) unless --insecure-dev. Prints one JSON line when
@@ -74,6 +74,9 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       --cert-manager (implies --real-node) runs cert-manager v1.21.1 on it (controller, webhook, cainjector;
       built once by controlplane/cert-manager/build.sh); ready once its webhook admits a Certificate and a
       self-signed Issuer has issued one.
+      --openfaas (implies --real-node) runs OpenFaaS Community Edition on it: the gateway and faas-netes
+      (classic provider) in namespace openfaas, functions in openfaas-fn, basic auth (Secret basic-auth, user
+      admin), and a TLS front on localhost for the API server (built once by controlplane/openfaas/build.sh).
       --pod-reads virtual-namespaces: reschedule-delete reads pods only in virtual namespaces (as manifests
       --pod-reads renders it); default cluster.
       Env: SIMKUBE_FN_CONTROLPLANE_BIN (a directory of prebuilt binaries; skips the build).

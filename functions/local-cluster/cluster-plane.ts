@@ -15,6 +15,8 @@ import {
 import { startControlPlane } from "./control-plane.js";
 import { CLUSTER_DNS_IP } from "./knative/cluster-dns.js";
 import { installKnativeServing, type KnativeServing } from "./knative/serving.js";
+import type { OpenfaasBuild } from "./openfaas/build.js";
+import { installOpenfaas, type Openfaas } from "./openfaas/install.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePort } from "./ports.js";
 import {
@@ -97,13 +99,42 @@ export async function startPlane(options: LocalClusterOptions, run: Run) {
   return { s, plane, timings, webhookClient, certificates };
 }
 
-/** The real node (--real-node), Knative Serving (--knative) and cert-manager on it, each timed from the start. */
+interface NodeWorkloads {
+  realNode?: RealNode;
+  knative?: KnativeServing;
+  certManager?: CertManager;
+  openfaas?: Openfaas;
+}
+
+/** OpenFaaS on the real node (--openfaas), its TLS front closed with the cluster. */
+async function startOpenfaas(
+  s: Setup,
+  realNode: RealNode,
+  build: OpenfaasBuild,
+  closers: (() => Promise<void>)[],
+): Promise<Openfaas> {
+  const dirs = { work: path.join(s.dir, "openfaas-images"), pki: s.dir, caCertFile: s.pki.caCertFile };
+  const openfaas = await installOpenfaas(s.admin, realNode, build, dirs);
+  closers.push(() => openfaas.front.stop());
+  return openfaas;
+}
+
+/**
+ * The real node (--real-node), and on it cert-manager (--cert-manager), then Knative Serving (--knative) or
+ * OpenFaaS (--openfaas), each timed from the start.
+ */
 export async function startNodeWorkloads(
   options: LocalClusterOptions,
-  up: { s: Setup; plane: { server: string }; node?: PreparedNode; certificates?: NodeCertificates },
+  up: {
+    s: Setup;
+    plane: { server: string };
+    node?: PreparedNode;
+    certificates?: NodeCertificates;
+    closers: (() => Promise<void>)[];
+  },
   timings: Record<string, number>,
   t0: number,
-): Promise<{ realNode?: RealNode; knative?: KnativeServing; certManager?: CertManager }> {
+): Promise<NodeWorkloads> {
   const { s, node, certificates } = up;
   if (!node || !certificates) return {};
   const realNode = await startRealNode({
@@ -122,6 +153,11 @@ export async function startNodeWorkloads(
     ? await installCertManager(s.admin, realNode, options.certManager, images)
     : undefined;
   if (certManager) timings.certManagerReady = Date.now() - t0;
+  if (options.openfaas) {
+    const openfaas = await startOpenfaas(s, realNode, options.openfaas, up.closers);
+    timings.openfaasReady = Date.now() - t0;
+    return { realNode, openfaas, ...(certManager ? { certManager } : {}) };
+  }
   if (!options.knative) return { realNode, ...(certManager ? { certManager } : {}) };
   const knative = await installKnativeServing(s.admin, realNode, options.knative, images);
   timings.knativeReady = Date.now() - t0;

@@ -10,6 +10,8 @@ import type { ControlPlaneBinaries } from "./control-plane.js";
 import type { LocalFunction, RecordedReview } from "./functions.js";
 import type { KnativeServing } from "./knative/serving.js";
 import type { KnativeServingBuild } from "./knative/serving-build.js";
+import type { OpenfaasBuild } from "./openfaas/build.js";
+import type { Openfaas } from "./openfaas/install.js";
 import type { Pki } from "./pki.js";
 import type { ManagedProcess } from "./processes.js";
 import type { PreparedNode, RealNode } from "./real-node/real-node.js";
@@ -35,6 +37,8 @@ export interface LocalClusterOptions {
   knative?: KnativeServingBuild;
   /** cert-manager on the real node, from this build (cert-manager/install.ts); implies realNode. */
   certManager?: CertManagerBuild;
+  /** OpenFaaS CE (gateway, faas-netes) on the real node, from this build (openfaas/install.ts); implies realNode. */
+  openfaas?: OpenfaasBuild;
   /**
    * One deployment for every Simulation: the functions run without SIM_NAME, the RBAC is rendered without
    * a Simulation, and the Simulation created here gets its own sk-<sim>-mutatepods, as users of such a
@@ -91,6 +95,8 @@ export interface LocalCluster {
   readonly knative?: KnativeServing;
   /** cert-manager on the real node, with --cert-manager (or --knative). */
   readonly certManager?: CertManager;
+  /** OpenFaaS CE on the real node, with --openfaas. */
+  readonly openfaas?: Openfaas;
   stop(): Promise<void>;
 }
 
@@ -112,6 +118,8 @@ export interface Setup {
 export interface Run {
   dir: string;
   processes: ManagedProcess[];
+  /** In-process servers to close first (OpenFaaS's TLS front). */
+  closers: (() => Promise<void>)[];
   served: LocalFunction[];
   node: PreparedNode | undefined;
 }

@@ -35,7 +35,9 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const served: LocalFunction[] = [];
   const nodes: PreparedNode[] = [];
   const janitors: Janitor[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const stop = async () => {
+    for (const close of closers) await close();
     for (const fn of served.reverse()) await fn.stop();
     try {
       for (const node of nodes) await node.stop();
@@ -46,14 +48,15 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   try {
-    if (options.realNode || options.knative || options.certManager) nodes.push(await prepareRealNode(dir));
+    if (options.realNode || options.knative || options.certManager || options.openfaas)
+      nodes.push(await prepareRealNode(dir));
     janitors.push(
       startJanitor(
         dir,
         nodes.map((node) => cgroupRootName(node.namespaces)),
       ),
     );
-    return await bringUp(options, { dir, processes, served, node: nodes[0] }, stop, t0);
+    return await bringUp(options, { dir, processes, served, closers, node: nodes[0] }, stop, t0);
   } catch (err) {
     await stop();
     throw err;
@@ -71,9 +74,9 @@ async function bringUp(
   const { admin, simName, pki, dir } = s;
   const nodeNames = await startKwokNodes(admin, options, plane.kwokKubeconfig, dir, processes);
   timings.nodesReady = Date.now() - t0;
-  const { realNode, knative, certManager } = await startNodeWorkloads(
+  const { realNode, knative, certManager, openfaas } = await startNodeWorkloads(
     options,
-    { s, plane, node, certificates },
+    { s, plane, node, certificates, closers: run.closers },
     timings,
     t0,
   );
@@ -115,6 +118,7 @@ async function bringUp(
     ...(realNode ? { realNode } : {}),
     ...(knative ? { knative } : {}),
     ...(certManager ? { certManager } : {}),
+    ...(openfaas ? { openfaas } : {}),
     stop,
   };
 }

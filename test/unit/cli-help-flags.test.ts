@@ -61,6 +61,7 @@ describe("help texts name exactly the flags the parsers take", () => {
       "--json",
       "--knative",
       "--no-cert-manager",
+      "--openfaas",
       "--pod-reads",
       "--real-node",
       "--reschedule",

@@ -1,7 +1,9 @@
 // `simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
-// [--knative] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]` (--knative: Knative
-// Serving on the real node, built once by controlplane/knative/build-serving.sh; implies --real-node and, unless
-// --no-cert-manager, --cert-manager: cert-manager on the real node, built once by controlplane/cert-manager/build.sh):
+// [--knative | --openfaas] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]`
+// (--knative: Knative Serving on the real node, built once by controlplane/knative/build-serving.sh; implies
+// --real-node and, unless --no-cert-manager, --cert-manager: cert-manager on the real node, built once by
+// controlplane/cert-manager/build.sh; --openfaas: OpenFaaS CE's gateway and faas-netes on the real node, built
+// once by controlplane/openfaas/build.sh, implies --real-node):
 // a real local control plane whose webhooks are the two functions (functions/local-cluster/), guarded as in
 // production unless --insecure-dev. Prints one JSON line once everything is ready, stays up until SIGINT or
 // SIGTERM, then stops every process it started and removes its files.
@@ -16,6 +18,7 @@ import { resolveCertManager } from "../../local-cluster/cert-manager/build.js";
 import { startLocalCluster } from "../../local-cluster/cluster.js";
 import { DEFAULT_SIM_NAME, type LocalCluster } from "../../local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../local-cluster/knative/serving-build.js";
+import { resolveOpenfaas } from "../../local-cluster/openfaas/build.js";
 import { argumentErrorMessage } from "../parse-error.js";
 
 export interface ClusterCommandContext {
@@ -55,6 +58,17 @@ export function readyLine(cluster: LocalCluster): Record<string, unknown> {
     ...(cluster.certManager
       ? { certManager: { namespace: cluster.certManager.namespace, readyMs: cluster.certManager.readyMs } }
       : {}),
+    ...(cluster.openfaas
+      ? {
+          openfaas: {
+            namespace: cluster.openfaas.namespace,
+            functionNamespace: cluster.openfaas.functionNamespace,
+            gateway: cluster.openfaas.gatewayUrl,
+            webhookGateway: cluster.openfaas.webhookGatewayUrl,
+            readyMs: cluster.openfaas.readyMs,
+          },
+        }
+      : {}),
   };
 }
 
@@ -66,6 +80,12 @@ function humanSummary(cluster: LocalCluster): string {
     cluster.security === "production"
       ? "  Security: production (path secret, client certificate, pod-create policy)."
       : "  Security: insecure-dev: any local process may post reviews to the functions; no pod-create policy.",
+    ...(cluster.openfaas
+      ? [
+          `  OpenFaaS gateway ${cluster.openfaas.gatewayUrl} (TLS for webhooks: --webhook-gateway-url ${cluster.openfaas.webhookGatewayUrl});`,
+          "  password: kubectl -n openfaas get secret basic-auth -o jsonpath='{.data.basic-auth-password}' | base64 -d",
+        ]
+      : []),
     `  Logs: ${cluster.logDir}. Ctrl-C stops everything and removes ${cluster.dir}.`,
     "",
   ].join("\n");
@@ -79,6 +99,7 @@ const CLUSTER_FLAGS = {
   knative: { type: "boolean" },
   "cert-manager": { type: "boolean" },
   "no-cert-manager": { type: "boolean" },
+  openfaas: { type: "boolean" },
   json: { type: "boolean" },
   "insecure-dev": { type: "boolean" },
   "pod-reads": { type: "string" },
@@ -107,6 +128,8 @@ export function parseClusterArgs(args: string[]) {
     throw new ClusterUsageError(`--pod-reads must be one of ${POD_READS.join(", ")}, got "${podReads}"`);
   if (values["cert-manager"] && values["no-cert-manager"])
     throw new ClusterUsageError("--cert-manager and --no-cert-manager exclude each other");
+  if (values.knative && values.openfaas)
+    throw new ClusterUsageError("--knative and --openfaas each serve the functions: choose one");
   const tracePath = values.trace === undefined ? undefined : path.resolve(values.trace);
   if (tracePath !== undefined && !existsSync(tracePath))
     throw new ClusterUsageError(`--trace: no such file: ${tracePath}`);
@@ -124,6 +147,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
   });
   const knative = values.knative ? await resolveKnativeServing(context.searchFrom) : undefined;
   const certManagerBuild = certManager ? await resolveCertManager(context.searchFrom) : undefined;
+  const openfaas = values.openfaas ? await resolveOpenfaas(context.searchFrom) : undefined;
   const cluster = await startLocalCluster({
     binaries,
     simName: values["sim-name"] ?? DEFAULT_SIM_NAME,
@@ -131,6 +155,7 @@ export async function runClusterCommand(args: string[], context: ClusterCommandC
     realNode: values["real-node"] ?? false,
     ...(knative ? { knative } : {}),
     ...(certManagerBuild ? { certManager: certManagerBuild } : {}),
+    ...(openfaas ? { openfaas } : {}),
     ...(tracePath ? { tracePath } : {}),
     insecureDev: values["insecure-dev"] ?? false,
     ...(podReads ? { podReads } : {}),

@@ -10,6 +10,7 @@ import { resolveCertManager } from "../../../functions/local-cluster/cert-manage
 import { startLocalCluster } from "../../../functions/local-cluster/cluster.js";
 import type { LocalCluster, LocalClusterOptions } from "../../../functions/local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../../functions/local-cluster/knative/serving-build.js";
+import { resolveOpenfaas } from "../../../functions/local-cluster/openfaas/build.js";
 import { RealNodeUnavailableError } from "../../../functions/local-cluster/real-node/real-node.js";
 
 export interface ClusterCase {
@@ -26,11 +27,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /**
  * `withKnative`: Knative Serving on the real node, built by controlplane/knative/ (cluster up --knative).
  * `withCertManager` (default: as withKnative): cert-manager on it, built by controlplane/cert-manager/.
+ * `withOpenfaas`: OpenFaaS CE on the real node, built by controlplane/openfaas/ (cluster up --openfaas).
  */
 export async function openClusterSuite(
-  options: Omit<LocalClusterOptions, "binaries" | "knative" | "certManager"> & {
+  options: Omit<LocalClusterOptions, "binaries" | "knative" | "certManager" | "openfaas"> & {
     withKnative?: boolean;
     withCertManager?: boolean;
+    withOpenfaas?: boolean;
   },
 ): Promise<ClusterSuite> {
   const ci = process.env.CI === "true";
@@ -38,17 +41,16 @@ export async function openClusterSuite(
     const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
     const searchFrom = [process.cwd(), here];
     const binaries = await resolveControlPlane({ searchFrom, ...(binDir ? { binDir } : {}) });
-    const { withKnative, withCertManager = withKnative, ...rest } = options;
+    const { withKnative, withCertManager = withKnative, withOpenfaas, ...rest } = options;
     const knative = withKnative ? await resolveKnativeServing(searchFrom, "inherit") : undefined;
     const certManager = withCertManager ? await resolveCertManager(searchFrom, "inherit") : undefined;
-    return {
-      cluster: await startLocalCluster({
-        ...rest,
-        binaries,
-        ...(knative ? { knative } : {}),
-        ...(certManager ? { certManager } : {}),
-      }),
+    const openfaas = withOpenfaas ? await resolveOpenfaas(searchFrom, "inherit") : undefined;
+    const platform = {
+      ...(knative ? { knative } : {}),
+      ...(certManager ? { certManager } : {}),
+      ...(openfaas ? { openfaas } : {}),
     };
+    return { cluster: await startLocalCluster({ ...rest, binaries, ...platform }) };
   } catch (err) {
     const unavailable = err instanceof MissingControlPlaneError || err instanceof RealNodeUnavailableError;
     if (unavailable && !ci) return { skip: err.message };
