@@ -238,6 +238,9 @@ function createOwnerCache(kube: KubeApi, options: OwnerResolverOptions, now: () 
     perf: { now },
     // Read the clock on every get: the default caches it for 1 ms behind a timer, one more timer per review.
     ttlResolution: 0,
+    // An expired entry stays (get() only skips it) until it is fetched again, which hands it to fetchMethod:
+    // the last references of an owner deleted since (below).
+    noDeleteOnStaleGet: true,
     fetchMethod: async (_key, stale, { context }) => {
       const { namespace, ref } = context;
       try {
