@@ -33,6 +33,27 @@ async function serve(): Promise<void> {
   // BENCH_TRACE_PATH: the Simulation's trace, which mutate-create loads when SIM_NAME and TRACE_PATH are unset.
   api.store.put(benchSimulation(process.env.BENCH_TRACE_PATH || undefined));
   api.store.put(benchSimulationRoot());
+  // BENCH_LEASE_NAMESPACE: also serve coordination.k8s.io Leases and hold SimKube's driver lease there, which
+  // SimKube's sk-driver reads and renews before it runs (vs-simkube.ts).
+  const leaseNamespace = process.env.BENCH_LEASE_NAMESPACE;
+  if (leaseNamespace) {
+    api.registerKind({
+      group: "coordination.k8s.io",
+      version: "v1",
+      kind: "Lease",
+      plural: "leases",
+      singular: "lease",
+      namespaced: true,
+      statusSubresource: false,
+      custom: false,
+    });
+    api.store.put({
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "sk-lease", namespace: leaseNamespace },
+      spec: {},
+    });
+  }
 
   process.on("message", (message: { type?: string }) => {
     if (message?.type === "requests") process.send?.(countRequests(api));
