@@ -26,6 +26,7 @@ import { buildTraceBytes } from "../support/trace-builder.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_ROOT_NAME, BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
 import { REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
+import { procStatusBytes } from "./proc-status.js";
 import { type Child, cpuTimesOf, freePort, pinTo, rssOf, startChild, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkReport, wrkErrors, wrkInstalled } from "./wrk.js";
 
@@ -59,6 +60,9 @@ interface Round {
 
 /** The cached sk-driver, built when absent; undefined (the script said why) when cargo or the archive is missing. */
 function skDriverBinary(): string | undefined {
+  console.log(
+    "bench:vs-simkube: SimKube's sk-driver from the cache, built first when absent (minutes; cached after)",
+  );
   const build = spawnSync("bash", [join(REPO, "scripts/build-simkube.sh")], {
     stdio: ["ignore", "pipe", "inherit"],
     encoding: "utf8",
@@ -226,6 +230,9 @@ interface Summary {
   p50Ms: number;
   p99Ms: number;
   rssBytes?: number;
+  /** The process's own memory (heap, stacks) and its mapped files' pages (the binary above all). */
+  rssAnonBytes?: number;
+  rssFileBytes?: number;
   threads?: number;
   rounds: Round[];
 }
@@ -249,8 +256,12 @@ function summarize(server: Server, rounds: Round[]): Summary {
     rounds,
   };
   const rss = rssOf(server.child.pid);
+  const anon = procStatusBytes(server.child.pid, "RssAnon");
+  const file = procStatusBytes(server.child.pid, "RssFile");
   const threads = threadsOf(server.child.pid);
   if (rss !== undefined) summary.rssBytes = rss;
+  if (anon !== undefined) summary.rssAnonBytes = anon;
+  if (file !== undefined) summary.rssFileBytes = file;
   if (threads !== undefined) summary.threads = threads;
   return summary;
 }
@@ -267,11 +278,12 @@ function roundLine(round: Round): string {
 }
 
 function printSummaries(summaries: Summary[]): void {
-  console.log("\n| server | reviews/s | CPU µs/review | p50 ms | p99 ms | RSS MiB | threads |");
+  console.log("\n| server | reviews/s | CPU µs/review | p50 ms | p99 ms | RSS MiB (anon + file) | threads |");
   console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const s of summaries) {
     const cells = [fmt(s.throughput, 0), fmt(s.cpuUsPerReview, 1), fmt(s.p50Ms), fmt(s.p99Ms)];
-    console.log(`| ${s.label} | ${cells.join(" | ")} | ${mib(s.rssBytes)} | ${s.threads ?? "?"} |`);
+    const rss = `${mib(s.rssBytes)} (${mib(s.rssAnonBytes)} + ${mib(s.rssFileBytes)})`;
+    console.log(`| ${s.label} | ${cells.join(" | ")} | ${rss} | ${s.threads ?? "?"} |`);
   }
   const [fn, sk] = summaries as [Summary, Summary];
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? fmt(a / b) : "?");
