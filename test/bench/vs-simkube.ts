@@ -131,17 +131,18 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined): Promise<
 // ---------------------------------------------------------------------------------------------------------
 // Answers
 
-function post(url: URL, body: Buffer): Promise<{ status: number; text: string }> {
+function post(url: URL, body?: Buffer): Promise<{ status: number; text: string }> {
   const client = url.protocol === "https:" ? https : http;
+  const headers = body ? { "content-type": "application/json", "content-length": body.length } : {};
   return new Promise((resolvePost, reject) => {
     const req = client.request(
       url,
       {
-        method: "POST",
+        method: body ? "POST" : "GET",
         agent: false,
         timeout: 5_000,
         rejectUnauthorized: false,
-        headers: { "content-type": "application/json", "content-length": body.length },
+        headers,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -319,6 +320,17 @@ async function measure(servers: Server[], load: Load): Promise<Summary[]> {
   return servers.map((s) => summarize(s, rounds.get(s) ?? []));
 }
 
+/** The functions' own view of their memory after the rounds: V8's heap, total and live (their /stats). */
+async function printHeaps(servers: Server[]): Promise<void> {
+  for (const server of servers.filter((s) => s.label.startsWith("mutate-create"))) {
+    const answer = await post(new URL("/stats", server.url)).catch(() => undefined);
+    const stats = answer?.status === 200 ? (JSON.parse(answer.text) as Record<string, number>) : {};
+    console.log(
+      `  ${server.label}: V8 heap ${mib(stats.heapTotalBytes)} MiB, of it live ${mib(stats.heapUsedBytes)} MiB`,
+    );
+  }
+}
+
 async function main(): Promise<number> {
   if (!wrkInstalled()) return skip("wrk is not installed (apt-get install -y wrk)");
   const binary = skDriverBinary();
@@ -347,6 +359,7 @@ async function main(): Promise<number> {
     );
     const summaries = await measure(servers, load);
     printSummaries(summaries);
+    await printHeaps(servers);
     const requestCount = await api.requests();
     console.log(
       `\nAPI double served ${requestCount.total} requests: ${JSON.stringify(requestCount.byMethod)}`,
