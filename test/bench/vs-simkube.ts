@@ -336,7 +336,7 @@ async function main(): Promise<number> {
   const binary = skDriverBinary();
   if (!binary) return skip("SimKube's sk-driver could not be built (see the message above)");
   const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-vs-simkube-"));
-  process.env.BENCH_LEASE_NAMESPACE = BENCH_STORE_NAMESPACE;
+  process.env.BENCH_SIMKUBE_DRIVER = "1";
   const api = await startApiDouble(LOAD_PIN);
   const kubeconfig = await writeKubeconfig(api.url);
   const workspace = createWrkWorkspace();
