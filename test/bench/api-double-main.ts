@@ -53,15 +53,16 @@ async function serve(): Promise<void> {
 
 /**
  * BENCH_SIMKUBE_DRIVER set (vs-simkube.ts): what SimKube's sk-driver needs besides what the functions need. Its
- * Simulation type requires the driver's image and port and the status's observedGeneration, so the Simulation
+ * Simulation type requires the driver's image and port, lifecycleParams and the status's observedGeneration, so the Simulation
  * carries them (the functions ignore them); and it reads and renews its lease (coordination.k8s.io, named
  * sk-lease, in the namespace its --controller-ns names) before it runs, so Leases are served and it is held.
  */
 function holdSimKubeDriverNeeds(api: FakeApiServer): void {
   const sim = benchSimulation();
-  const spec = sim.spec as unknown as { driver: Record<string, unknown> };
+  const spec = sim.spec as unknown as { driver: Record<string, unknown>; lifecycleParams?: object };
   spec.driver.image = "sk-driver:unused";
   spec.driver.port = 8888;
+  spec.lifecycleParams = {};
   sim.status = { ...sim.status, observedGeneration: 1 } as typeof sim.status;
   api.store.put(sim);
   api.registerKind({
