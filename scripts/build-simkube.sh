@@ -3,8 +3,8 @@
 # archive at 46c21b3, once into a cache, so `npm run bench:vs-simkube` can measure the function against it.
 # Nothing of SimKube enters this repository: the archive is a build input only.
 #
-# Archive: $SIMKUBE_ARCHIVE, else simkube-46c21b3.tar.gz in $SIMKUBE_FN_UPSTREAM, else in ../shared/upstream
-#          relative to the repository.
+# Archive: $SIMKUBE_ARCHIVE, else simkube-46c21b3.tar.gz in $SIMKUBE_FN_UPSTREAM, else where CI keeps the
+#          upstream sources beside the clone (the lookup below).
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/simkube/<key>/bin/sk-driver
 #          <key> = first 16 hex of sha256(archive + this script)
 # The last line on stdout is that binary's path; everything else goes to stderr. A stamp file is written
