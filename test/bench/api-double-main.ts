@@ -31,8 +31,10 @@ async function serve(): Promise<void> {
     namespaces: ["default", "kube-system", BENCH_STORE_NAMESPACE, ...BENCH_VIRTUAL_NAMESPACES],
   });
   // BENCH_TRACE_PATH: the Simulation's trace, which mutate-create loads when SIM_NAME and TRACE_PATH are unset.
-  api.store.put(benchSimulation(process.env.BENCH_TRACE_PATH || undefined));
+  if (!process.env.BENCH_SIMKUBE_DRIVER)
+    api.store.put(benchSimulation(process.env.BENCH_TRACE_PATH || undefined));
   api.store.put(benchSimulationRoot());
+  if (process.env.BENCH_SIMKUBE_DRIVER) holdSimKubeDriverNeeds(api);
 
   process.on("message", (message: { type?: string }) => {
     if (message?.type === "requests") process.send?.(countRequests(api));
@@ -47,4 +49,36 @@ async function serve(): Promise<void> {
   process.once("SIGINT", stop);
 
   process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
+}
+
+/**
+ * BENCH_SIMKUBE_DRIVER set (vs-simkube.ts): what SimKube's sk-driver needs besides what the functions need. Its
+ * Simulation type requires the driver's image and port, lifecycleParams and the status's observedGeneration, so the Simulation
+ * carries them (the functions ignore them); and it reads and renews its lease (coordination.k8s.io, named
+ * sk-lease, in the namespace its --controller-ns names) before it runs, so Leases are served and it is held.
+ */
+function holdSimKubeDriverNeeds(api: FakeApiServer): void {
+  const sim = benchSimulation();
+  const spec = sim.spec as unknown as { driver: Record<string, unknown>; lifecycleParams?: object };
+  spec.driver.image = "sk-driver:unused";
+  spec.driver.port = 8888;
+  spec.lifecycleParams = {};
+  sim.status = { ...sim.status, observedGeneration: 1 } as typeof sim.status;
+  api.store.put(sim);
+  api.registerKind({
+    group: "coordination.k8s.io",
+    version: "v1",
+    kind: "Lease",
+    plural: "leases",
+    singular: "lease",
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+  });
+  api.store.put({
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: { name: "sk-lease", namespace: BENCH_STORE_NAMESPACE },
+    spec: {},
+  });
 }

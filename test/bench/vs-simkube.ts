@@ -1,0 +1,391 @@
+// `npm run bench:vs-simkube`: mutate-create against SimKube's own pod webhook, the handler of SimKube's sk-driver
+// built from SimKube's source archive at 46c21b3 (scripts/build-simkube.sh, cached; skipped with a message when
+// cargo or the archive is missing). Both serve https with the same certificate and key and answer the same
+// CREATE reviews (the bench's 5,000: bare pods in virtual namespaces owned by the SimulationRoot), both against
+// the API double holding the Simulation, its root and SimKube's driver lease. Each server is pinned to core 1,
+// wrk and the API double to core 0; rounds alternate between the servers (BENCH_ROUNDS, default 3 each, of
+// BENCH_SECONDS, default 10, at BENCH_CONCURRENCY connections, default 64) after a warm-up that sends every
+// review at least once (both cache what they learn per pod: SimKube its owners, the function its sequences).
+// Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS and threads after the rounds;
+// the function over plain http beside them; the ratios function/SimKube last.
+//
+// sk-driver runs as in a simulation: --sim-name, --trace-path (a trace of two empty events far apart, so its
+// runner sleeps while the webhook serves), DRIVER_NAME (its root is `<name>-root`), --controller-ns (its
+// lease), at log level warn like the function (LOG_LEVEL=warn), so neither writes a line per review.
+
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import os from "node:os";
+import { join } from "node:path";
+import { checkAnswer, type LoadRequest } from "../../functions/cli/loadtest/load.js";
+import { createPki } from "../../functions/local-cluster/pki.js";
+import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
+import { buildTraceBytes } from "../support/trace-builder.js";
+import { benchReviews } from "./bench-reviews.js";
+import { BENCH_ROOT_NAME, BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
+import { REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
+import { procStatusBytes } from "./proc-status.js";
+import { type Child, cpuTimesOf, freePort, pinTo, rssOf, startChild, waitUntil } from "./processes.js";
+import { createWrkWorkspace, runWrk, type WrkReport, wrkErrors, wrkInstalled } from "./wrk.js";
+
+function envInt(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+const ROUNDS = envInt("BENCH_ROUNDS", 3);
+const SECONDS = envInt("BENCH_SECONDS", 10);
+const CONNECTIONS = envInt("BENCH_CONCURRENCY", 64);
+const WARMUP_SECONDS = envInt("BENCH_WARMUP_SECONDS", 5);
+const START_TIMEOUT_MS = 60_000;
+const SERVER_PIN = pinTo(1);
+const LOAD_PIN = pinTo(0);
+const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
+
+interface Server {
+  label: string;
+  child: Child;
+  url: URL;
+}
+
+interface Round {
+  report: WrkReport;
+  cpuSeconds: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// SimKube's sk-driver
+
+/** The cached sk-driver, built when absent; undefined (the script said why) when cargo or the archive is missing. */
+function skDriverBinary(): string | undefined {
+  console.log(
+    "bench:vs-simkube: SimKube's sk-driver from the cache, built first when absent (minutes; cached after)",
+  );
+  const build = spawnSync("bash", [join(REPO, "scripts/build-simkube.sh")], {
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+  });
+  if (build.status === 3) return undefined;
+  if (build.status !== 0) throw new Error(`scripts/build-simkube.sh failed (exit ${String(build.status)})`);
+  return build.stdout.trim().split("\n").pop();
+}
+
+/** Two empty events ten million seconds apart: sk-driver's runner sleeps between them, the webhook serves. */
+function writeIdleTrace(dir: string): string {
+  const file = join(dir, "idle.sktrace");
+  writeFileSync(file, buildTraceBytes({ events: [{ ts: 1_700_000_000 }, { ts: 1_710_000_000 }] }));
+  return file;
+}
+
+interface Tls {
+  certFile: string;
+  keyFile: string;
+}
+
+async function startSkDriver(binary: string, kubeconfig: string, tls: Tls, trace: string): Promise<Server> {
+  const port = await freePort();
+  const args = [
+    ...[binary, "--sim-name", BENCH_SIM_NAME, "--controller-ns", BENCH_STORE_NAMESPACE],
+    ...["--admission-webhook-port", String(port), "--trace-path", trace, "--verbosity", "warn"],
+    ...["--cert-path", tls.certFile, "--key-path", tls.keyFile],
+  ];
+  const [command, ...rest] = [...SERVER_PIN, ...args] as [string, ...string[]];
+  const env = { ...process.env, KUBECONFIG: kubeconfig, DRIVER_NAME: BENCH_ROOT_NAME.replace(/-root$/, "") };
+  const child = startChild(command, rest, { env });
+  return { label: "SimKube sk-driver (https)", child, url: new URL(`https://127.0.0.1:${port}/`) };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The function
+
+async function startFunction(kubeconfig: string, tls: Tls | undefined): Promise<Server> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    SIM_NAME: BENCH_SIM_NAME,
+    KUBECONFIG: kubeconfig,
+    LOG_LEVEL: "warn",
+    SEQUENCE_STORE: "memory",
+    SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
+  };
+  for (const key of ["TRACE_PATH", "DRIVER_USERS", "POD_NAMESPACE", "TLS_CERT_FILE", "TLS_KEY_FILE"]) {
+    delete env[key];
+  }
+  const tlsArgs = tls ? ["--tls-cert", tls.certFile, "--tls-key", tls.keyFile] : [];
+  const child = startNode(
+    [BUNDLE, "serve", "mutate-create", ...tlsArgs],
+    env,
+    SERVER_PIN,
+    false,
+    [],
+    SERVER_NODE,
+  );
+  const scheme = tls ? "https" : "http";
+  const label = `mutate-create (${scheme})`;
+  return { label, child, url: new URL(`${scheme}://127.0.0.1:${port}/`) };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Answers
+
+function post(url: URL, body?: Buffer): Promise<{ status: number; text: string }> {
+  const client = url.protocol === "https:" ? https : http;
+  const headers = body ? { "content-type": "application/json", "content-length": body.length } : {};
+  return new Promise((resolvePost, reject) => {
+    const req = client.request(
+      url,
+      {
+        method: body ? "POST" : "GET",
+        agent: false,
+        timeout: 5_000,
+        rejectUnauthorized: false,
+        headers,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolvePost({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** Waits until the server admits a review, then checks a sample of answers in full (uid, allowed, a patch). */
+async function checkServer(server: Server, requests: readonly LoadRequest[]): Promise<void> {
+  const first = requests[0] as LoadRequest;
+  let last = "";
+  const ready = await waitUntil(
+    async () => {
+      if (server.child.process.exitCode !== null) return true;
+      const answer = await post(server.url, first.body).catch((err: Error) => ({
+        status: 0,
+        text: err.message,
+      }));
+      last = `${answer.status} ${answer.text.slice(0, 300)}`;
+      return answer.status === 200;
+    },
+    START_TIMEOUT_MS,
+    100,
+  );
+  if (!ready || server.child.process.exitCode !== null) {
+    throw new Error(`${server.label} did not answer (${last}):\n${server.child.output()}`);
+  }
+  for (const request of requests.slice(0, 200)) {
+    const answer = await post(server.url, request.body);
+    const checked = checkAnswer(answer.status, answer.text, request.uid, { allowPatch: true });
+    if (checked.error) throw new Error(`${server.label} answered badly: ${checked.error}: ${checked.detail}`);
+    if (!answer.text.includes('"patch"')) throw new Error(`${server.label} sent no patch: ${answer.text}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Load
+
+interface Load {
+  script: string;
+  bodies: string;
+  /** How many distinct reviews the bodies hold. */
+  count: number;
+}
+
+async function round(server: Server, load: Load, seconds: number): Promise<Round> {
+  const before = cpuTimesOf(server.child.pid);
+  const report = await runWrk({
+    url: server.url,
+    script: load.script,
+    bodies: load.bodies,
+    seconds,
+    connections: CONNECTIONS,
+    noPatch: false,
+    pin: LOAD_PIN,
+  });
+  const after = cpuTimesOf(server.child.pid);
+  if (!before || !after) throw new Error(`${server.label}: no CPU times in /proc (exited?)`);
+  if (wrkErrors(report) > 0)
+    throw new Error(`${server.label}: wrk counted errors: ${JSON.stringify(report)}`);
+  return { report, cpuSeconds: after.user + after.system - before.user - before.system };
+}
+
+function threadsOf(pid: number): number | undefined {
+  try {
+    const found = /^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return found === undefined ? undefined : Number(found);
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Figures
+
+interface Summary {
+  label: string;
+  throughput: number;
+  cpuUsPerReview: number;
+  p50Ms: number;
+  p99Ms: number;
+  rssBytes?: number;
+  /** The process's own memory (heap, stacks) and its mapped files' pages (the binary above all). */
+  rssAnonBytes?: number;
+  rssFileBytes?: number;
+  threads?: number;
+  rounds: Round[];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+function summarize(server: Server, rounds: Round[]): Summary {
+  const rate = (r: Round) => r.report.requests / (r.report.durationUs / 1e6);
+  const summary: Summary = {
+    label: server.label,
+    throughput: median(rounds.map(rate)),
+    cpuUsPerReview: median(rounds.map((r) => (r.cpuSeconds * 1e6) / r.report.requests)),
+    p50Ms: median(rounds.map((r) => r.report.p50Us / 1000)),
+    p99Ms: median(rounds.map((r) => r.report.p99Us / 1000)),
+    rounds,
+  };
+  const rss = rssOf(server.child.pid);
+  const anon = procStatusBytes(server.child.pid, "RssAnon");
+  const file = procStatusBytes(server.child.pid, "RssFile");
+  const threads = threadsOf(server.child.pid);
+  if (rss !== undefined) summary.rssBytes = rss;
+  if (anon !== undefined) summary.rssAnonBytes = anon;
+  if (file !== undefined) summary.rssFileBytes = file;
+  if (threads !== undefined) summary.threads = threads;
+  return summary;
+}
+
+const fmt = (n: number | undefined, digits = 2) => (n === undefined ? "?" : n.toFixed(digits));
+const mib = (bytes: number | undefined) => (bytes === undefined ? "?" : (bytes / 1048576).toFixed(1));
+
+function roundLine(round: Round): string {
+  const seconds = round.report.durationUs / 1e6;
+  const rate = round.report.requests / seconds;
+  const cores = round.cpuSeconds / seconds;
+  const wrkCores = round.report.cpuSeconds / seconds;
+  const us = (round.cpuSeconds * 1e6) / round.report.requests;
+  return `${fmt(rate, 0)}/s, ${fmt(us, 1)} µs/review, server ${fmt(cores)} core, wrk ${fmt(wrkCores)} core, p99 ${fmt(round.report.p99Us / 1000)} ms`;
+}
+
+function printSummaries(summaries: Summary[]): void {
+  console.log("\n| server | reviews/s | CPU µs/review | p50 ms | p99 ms | RSS MiB (anon + file) | threads |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const s of summaries) {
+    const cells = [fmt(s.throughput, 0), fmt(s.cpuUsPerReview, 1), fmt(s.p50Ms), fmt(s.p99Ms)];
+    const rss = `${mib(s.rssBytes)} (${mib(s.rssAnonBytes)} + ${mib(s.rssFileBytes)})`;
+    console.log(`| ${s.label} | ${cells.join(" | ")} | ${rss} | ${s.threads ?? "?"} |`);
+  }
+  const [fn, sk] = summaries as [Summary, Summary];
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? fmt(a / b) : "?");
+  console.log("\nRatios function (https) / SimKube (https), medians of the rounds:");
+  console.log(
+    `  reviews/s        ${ratio(fn.throughput, sk.throughput)}  (above 1: the function serves more)`,
+  );
+  console.log(
+    `  CPU per review   ${ratio(fn.cpuUsPerReview, sk.cpuUsPerReview)}  (below 1: the function spends less)`,
+  );
+  console.log(`  p50              ${ratio(fn.p50Ms, sk.p50Ms)}`);
+  console.log(`  p99              ${ratio(fn.p99Ms, sk.p99Ms)}`);
+  console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}`);
+  console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The run
+
+async function measure(servers: Server[], load: Load): Promise<Summary[]> {
+  // Until every review has been answered once: SimKube asks the API server for each new pod's owners.
+  for (const server of servers) {
+    for (let answered = 0; answered < load.count; ) {
+      const warm = await round(server, load, WARMUP_SECONDS);
+      answered += warm.report.requests;
+      console.log(`  warm-up ${server.label}: ${roundLine(warm)}`);
+    }
+  }
+  const rounds = new Map<Server, Round[]>(servers.map((s) => [s, []]));
+  for (let i = 1; i <= ROUNDS; i++) {
+    for (const server of i % 2 ? servers : [...servers].reverse()) {
+      const r = await round(server, load, SECONDS);
+      rounds.get(server)?.push(r);
+      console.log(`  round ${i} ${server.label}: ${roundLine(r)}`);
+    }
+  }
+  return servers.map((s) => summarize(s, rounds.get(s) ?? []));
+}
+
+/** The functions' own view of their memory after the rounds: V8's heap, total and live (their /stats). */
+async function printHeaps(servers: Server[]): Promise<void> {
+  for (const server of servers.filter((s) => s.label.startsWith("mutate-create"))) {
+    const answer = await post(new URL("/stats", server.url)).catch(() => undefined);
+    const stats = answer?.status === 200 ? (JSON.parse(answer.text) as Record<string, number>) : {};
+    console.log(
+      `  ${server.label}: V8 heap ${mib(stats.heapTotalBytes)} MiB, of it live ${mib(stats.heapUsedBytes)} MiB`,
+    );
+  }
+}
+
+async function main(): Promise<number> {
+  if (!wrkInstalled()) return skip("wrk is not installed (apt-get install -y wrk)");
+  const binary = skDriverBinary();
+  if (!binary) return skip("SimKube's sk-driver could not be built (see the message above)");
+  const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-vs-simkube-"));
+  process.env.BENCH_SIMKUBE_DRIVER = "1";
+  const api = await startApiDouble(LOAD_PIN);
+  const kubeconfig = await writeKubeconfig(api.url);
+  const workspace = createWrkWorkspace();
+  const servers: Server[] = [];
+  try {
+    const pki = await createPki(dir);
+    const tls = { certFile: pki.webhookCertFile, keyFile: pki.webhookKeyFile };
+    const requests = benchReviews("create");
+    const bodies = workspace.writeBodies("create", requests);
+    const load = { script: workspace.script, bodies, count: requests.length };
+    servers.push(await startFunction(kubeconfig, tls));
+    servers.push(await startSkDriver(binary, kubeconfig, tls, writeIdleTrace(dir)));
+    servers.push(await startFunction(kubeconfig, undefined));
+    for (const server of servers) await checkServer(server, requests);
+    console.log(
+      `bench:vs-simkube: ${requests.length} CREATE reviews, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; ` +
+        `servers ${SERVER_PIN.join(" ") || "unpinned"}, wrk and API double ${LOAD_PIN.join(" ") || "unpinned"}; ${os.cpus().length} cores, load ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(" ")}`,
+    );
+    const summaries = await measure(servers, load);
+    printSummaries(summaries);
+    await printHeaps(servers);
+    const requestCount = await api.requests();
+    console.log(
+      `\nAPI double served ${requestCount.total} requests: ${JSON.stringify(requestCount.byMethod)}`,
+    );
+    return 0;
+  } finally {
+    for (const server of servers) await server.child.stop();
+    await api.child.stop();
+    await removeKubeconfig(kubeconfig);
+    workspace.remove();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function skip(message: string): number {
+  console.log(`bench:vs-simkube skipped: ${message}`);
+  return 0;
+}
+
+// Under the test runner (NODE_TEST_CONTEXT set), as every file under dist/test/ may be, it does nothing.
+if (!process.env.NODE_TEST_CONTEXT) process.exitCode = await main();
