@@ -21,13 +21,14 @@ import os from "node:os";
 import { join } from "node:path";
 import { checkAnswer, type LoadRequest } from "../../functions/cli/loadtest/load.js";
 import { createPki } from "../../functions/local-cluster/pki.js";
+import { freePort } from "../../functions/local-cluster/ports.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_ROOT_NAME, BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
 import { REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
 import { procStatusBytes } from "./proc-status.js";
-import { type Child, cpuTimesOf, freePort, pinTo, rssOf, startChild, waitUntil } from "./processes.js";
+import { type Child, cpuTimesOf, pinTo, rssOf, startChild, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkReport, wrkErrors, wrkInstalled } from "./wrk.js";
 
 function envInt(name: string, fallback: number): number {
