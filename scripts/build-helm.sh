@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds helm (helm.sh/helm/v4) from the Go module proxy, once into a cache, the way
-# controlplane/knative/cache-lib.sh builds its tools: one directory per key, serialised with flock, finished by
+# controlplane/cache-lib.sh builds its tools: one directory per key, serialised with flock, finished by
 # a stamp. The chart's tests (test/e2e/helm-chart.test.ts, test/cluster/helm.test.ts) lint, template and
 # install charts/simkube-fn with it.
 #

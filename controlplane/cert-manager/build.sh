@@ -18,7 +18,7 @@
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/cert-manager/<key>/bin/{controller,webhook,cainjector}
 #          and <key>/cert-manager.yaml (the rendered chart)
-#          <key> = first 16 hex of sha256(both archives, this script)
+#          <key> = first 16 hex of sha256(both archives, this script, ../cache-lib.sh)
 # The last line on stdout is the bin directory; progress goes to stderr. Exit 127 without Go, 2 without the
 # archives. Cold on the 2-core machine: see docs/local-cluster.md.
 set -euo pipefail
@@ -37,45 +37,10 @@ for f in "$cmd_archive" "$vcert_archive"; do
   fi
 done
 
-# The cache scheme of controlplane/knative/cache-lib.sh (one directory per key, serialised with flock,
-# finished by a stamp), here under cert-manager/ rather than knative/.
-if ! command -v go >/dev/null 2>&1; then
-  echo "go not found: Go >= 1.26 must be on PATH to build cert-manager (PATH=$PATH)" >&2
-  exit 127
-fi
-export GOTOOLCHAIN=local CGO_ENABLED=0
-log() { echo "[controlplane/cert-manager] $*" >&2; }
-key="$(cat "$cmd_archive" "$vcert_archive" "$here/build.sh" | sha256sum | cut -c1-16)"
-root="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/cert-manager/$key"
-bin="$root/bin"
-stamp="$root/stamp"
-if [ -f "$stamp" ]; then
-  log "already built ($stamp)"
-  echo "$bin"
-  exit 0
-fi
-mkdir -p "$bin"
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$root/lock"
-  flock 9
-  if [ -f "$stamp" ]; then
-    log "built by a concurrent run ($stamp)"
-    echo "$bin"
-    exit 0
-  fi
-fi
-total0="$(date +%s)"
-step() {
-  local name="$1"; shift
-  local t0
-  t0="$(date +%s)"
-  log "$name: start"
-  if ! "$@" >&2; then
-    log "$name: FAILED after $(( $(date +%s) - t0 ))s (nothing stamped; rerun after fixing)"
-    exit 1
-  fi
-  log "$name: done in $(( $(date +%s) - t0 ))s"
-}
+# shellcheck source=../cache-lib.sh
+source "$here/../cache-lib.sh"
+key="$(cat "$cmd_archive" "$vcert_archive" "$here/build.sh" "$here/../cache-lib.sh" | sha256sum | cut -c1-16)"
+cache_open cert-manager "$key"
 
 # The sources are unpacked afresh under the key's directory (a half-unpacked tree from a killed run is replaced).
 src="$root/src"
@@ -92,12 +57,10 @@ edit_mod() {
       -require "github.com/cert-manager/cert-manager@$VERSION" \
       -replace "github.com/Venafi/vcert/v5=$src/vcert")
 }
-# build CMD: a static, stripped binary under a temporary name, then renamed.
+# build CMD: its go.mod edited, then a static, stripped binary (modules from the proxy, vcert from the archive).
 build() {
   edit_mod "$1"
-  (cd "$src/cert-manager/cmd/$1" \
-    && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$bin/.$1.tmp" .)
-  mv -f "$bin/.$1.tmp" "$bin/$1"
+  GOFLAGS=-mod=mod gobuild "$1" . "$src/cert-manager/cmd/$1"
 }
 # render: cert-manager's chart from its root module, as one YAML stream.
 render() {
@@ -119,8 +82,4 @@ for cmd in webhook cainjector controller; do
 done
 step "cert-manager.yaml" render
 rm -rf "$src"
-{ echo "key=$key"; echo "cert-manager=$VERSION"; echo "vcert=$VCERT"; echo "go=$(go env GOVERSION)"
-  echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; } >"$root/.stamp.tmp"
-mv -f "$root/.stamp.tmp" "$stamp"
-log "all done in $(( $(date +%s) - total0 ))s"
-echo "$bin"
+cache_close "key=$key" "cert-manager=$VERSION" "vcert=$VCERT"

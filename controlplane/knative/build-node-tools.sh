@@ -9,18 +9,18 @@
 # - coredns/: CoreDNS v1.14.7, the cluster DNS (Knative's activator and autoscaler dial Services by name).
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/knative/node-tools/<key>/bin/{traefik,coredns}
-#          <key> = first 16 hex of sha256(both go.mod and go.sum, this script, cache-lib.sh)
+#          <key> = first 16 hex of sha256(both go.mod and go.sum, this script, ../cache-lib.sh)
 # The last line on stdout is the bin directory; progress goes to stderr. Exit 127 without Go.
 # Cold (empty GOCACHE) on the 2-core machine under load: Traefik ~15 min, CoreDNS ~5 min; a no-op after.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
-# shellcheck source=cache-lib.sh
-source ./cache-lib.sh
+# shellcheck source=../cache-lib.sh
+source ../cache-lib.sh
 
-key="$(cat traefik/go.mod traefik/go.sum coredns/go.mod coredns/go.sum build-node-tools.sh cache-lib.sh \
+key="$(cat traefik/go.mod traefik/go.sum coredns/go.mod coredns/go.sum build-node-tools.sh ../cache-lib.sh \
   | sha256sum | cut -c1-16)"
-cache_open node-tools "$key"
+cache_open knative/node-tools "$key"
 # build_in DIR OUT PKG: go mod download and build inside that module.
 build_in() {
   (cd "$1" && go mod download && gobuild "$2" "$3")

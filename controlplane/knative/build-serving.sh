@@ -9,19 +9,19 @@
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/knative/serving/<key>/bin/{controller,webhook,
 #          activator,autoscaler,queue,helloworld} and <key>/serving-core.yaml, serving-crds.yaml.
-#          <key> = first 16 hex of sha256(go.mod, go.sum, this script, cache-lib.sh)
+#          <key> = first 16 hex of sha256(go.mod, go.sum, this script, ../cache-lib.sh)
 # Images named in the YAML: $KNATIVE_IMAGE_PREFIX<cmd>:<serving version>, prefix default dev.local/knative-serving-
 # (dev.local: Knative never resolves those tags to digests, and the node loads them from its own store).
 # The last line on stdout is the bin directory; progress goes to stderr. Exit 127 without Go.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
-# shellcheck source=cache-lib.sh
-source ./cache-lib.sh
+# shellcheck source=../cache-lib.sh
+source ../cache-lib.sh
 
 prefix="${KNATIVE_IMAGE_PREFIX:-dev.local/knative-serving-}"
-key="$(cat go.mod go.sum build-serving.sh cache-lib.sh | sha256sum | cut -c1-16)"
-cache_open serving "$key"
+key="$(cat go.mod go.sum build-serving.sh ../cache-lib.sh | sha256sum | cut -c1-16)"
+cache_open knative/serving "$key"
 # resolve_yaml OUT FILES...: the files as one stream, ko://knative.dev/serving/cmd/X -> ${prefix}X:version.
 resolve_yaml() {
   local out="$1"; shift

@@ -12,7 +12,7 @@
 #   openfaas-faas-cli-0.18.12.tar.gz        faas-cli 0.18.12
 #   openfaas-templates-node22-69ca16ae.tar.gz  openfaas/templates 69ca16ae (template/node22)
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/openfaas/<key>/bin/{gateway,faas-netes,fwatchdog,faas-cli}
-#          and <key>/template/node22/. <key> = first 16 hex of sha256(the archives, this script).
+#          and <key>/template/node22/. <key> = first 16 hex of sha256(the archives, this script, ../cache-lib.sh).
 # Three changes to faas-netes' sources, made here at build time because the local cluster is offline (its pods
 # have no route to the internet and no registry is reachable); nothing else in any tree is touched, and each
 # step fails unless its code is found exactly where expected:
@@ -23,7 +23,7 @@
 #   - the functions' imagePullPolicy, Always in CE, becomes IfNotPresent, so the kubelet runs the imported image
 #     instead of failing to pull it.
 # These trees are MIT-licensed (the last MIT commits, see the archive names above), which allows the changes.
-# Same cache scheme as controlplane/knative/cache-lib.sh: serialised with flock, finished by a stamp.
+# The cache is controlplane/cache-lib.sh's: serialised with flock, finished by a stamp.
 # The last line on stdout is the bin directory; progress goes to stderr. Exit 127 without Go.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,58 +42,16 @@ for a in "${archives[@]}"; do
     exit 2
   fi
 done
-if ! command -v go >/dev/null 2>&1; then
-  echo "go not found: Go >= 1.26 must be on PATH to build OpenFaaS (PATH=$PATH)" >&2
-  exit 127
-fi
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=vendor
-
-log() { echo "[controlplane/openfaas] $*" >&2; }
-
-key="$( (cd "$upstream" && sha256sum "${archives[@]}"; cat "$here/build.sh") | sha256sum | cut -c1-16)"
-root="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/openfaas/$key"
-bin="$root/bin"
-stamp="$root/stamp"
-if [ -f "$stamp" ]; then
-  log "already built ($stamp)"
-  echo "$bin"
-  exit 0
-fi
-mkdir -p "$bin"
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$root/lock"
-  flock 9
-  if [ -f "$stamp" ]; then
-    log "built by a concurrent run ($stamp)"
-    echo "$bin"
-    exit 0
-  fi
-fi
-total0="$(date +%s)"
-
-step() {
-  local name="$1"; shift
-  local t0
-  t0="$(date +%s)"
-  log "$name: start"
-  if ! "$@" >&2; then
-    log "$name: FAILED after $(( $(date +%s) - t0 ))s (nothing stamped; rerun after fixing)"
-    exit 1
-  fi
-  log "$name: done in $(( $(date +%s) - t0 ))s"
-}
+# shellcheck source=../cache-lib.sh
+source "$here/../cache-lib.sh"
+export GOFLAGS=-mod=vendor
+key="$( (cd "$upstream" && sha256sum "${archives[@]}"; cat "$here/build.sh" "$here/../cache-lib.sh") | sha256sum | cut -c1-16)"
+cache_open openfaas "$key"
 
 src="$root/src"
 rm -rf "$src"
 mkdir -p "$src"
 unpack() { local a; for a in "${archives[@]}"; do tar -xzf "$upstream/$a" -C "$src"; done; }
-
-# gobuild OUT DIR: a static, stripped binary built in DIR (a vendored module), written under a temporary name
-# and then renamed, so a half-written binary is never visible under its final name.
-gobuild() {
-  (cd "$2" && go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$bin/.$1.tmp" .)
-  mv -f "$bin/.$1.tmp" "$bin/$1"
-}
 
 template() {
   rm -rf "$root/template"
@@ -125,13 +83,10 @@ func isAnonymousOnline(image string) error {' 1
 
 step unpack unpack
 step "faas-netes offline" offline
-step fwatchdog gobuild fwatchdog "$src/of-watchdog"
-step faas-cli gobuild faas-cli "$src/faas-cli"
-step gateway gobuild gateway "$src/faas-gateway/gateway"
-step faas-netes gobuild faas-netes "$src/faas-netes"
+step fwatchdog gobuild fwatchdog . "$src/of-watchdog"
+step faas-cli gobuild faas-cli . "$src/faas-cli"
+step gateway gobuild gateway . "$src/faas-gateway/gateway"
+step faas-netes gobuild faas-netes . "$src/faas-netes"
 step "template node22" template
 rm -rf "$src"
-{ echo "key=$key"; echo "go=$(go env GOVERSION)"; echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; } >"$root/.stamp.tmp"
-mv -f "$root/.stamp.tmp" "$stamp"
-log "all done in $(( $(date +%s) - total0 ))s"
-echo "$bin"
+cache_close "key=$key"

@@ -1,22 +1,25 @@
-# Sourced by this folder's build scripts: one cache directory per key, serialised with flock, finished by a
-# stamp. Same scheme as controlplane/build.sh (that script is left alone: its own text is part of its key).
+# Sourced by the Go builds of upstream programs (knative/, openfaas/, cert-manager/): one cache directory per
+# key, serialised with flock, finished by a stamp. Each caller puts this file's text in its key, so a change
+# here rebuilds what it built. Same scheme as controlplane/build.sh (that script is left alone: its own text is
+# part of its key, and the control plane takes the longest to rebuild).
 #
-# cache_open NAME KEY   sets $root and $bin, exits 0 printing $bin when the stamp exists (also after
-#                       waiting for a concurrent builder); the caller then builds into $bin.
+# cache_open AREA KEY   sets $root (<cache>/AREA/KEY) and $bin, exits 0 printing $bin when the stamp exists
+#                       (also after waiting for a concurrent builder); the caller then builds into $bin.
 # step NAME CMD...      runs CMD with its output on stderr, logs its wall time, exits 1 on failure.
+# gobuild OUT PKG [DIR] a static, stripped binary of PKG (built in DIR, default here) as $bin/OUT.
 # cache_close LINES...  writes the stamp (the lines plus go and date) and prints $bin.
 
 if ! command -v go >/dev/null 2>&1; then
-  echo "go not found: Go >= 1.26 must be on PATH to build Knative Serving's Go code (PATH=$PATH)" >&2
+  echo "go not found: Go >= 1.26 must be on PATH to build the upstream programs (PATH=$PATH)" >&2
   exit 127
 fi
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
-log() { echo "[controlplane/knative/$cache_name] $*" >&2; }
+log() { echo "[controlplane/$cache_name] $*" >&2; }
 
 cache_open() {
   cache_name="$1"
-  root="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/knative/$1/$2"
+  root="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/$1/$2"
   bin="$root/bin"
   stamp="$root/stamp"
   if [ -f "$stamp" ]; then
@@ -49,10 +52,10 @@ step() {
   log "$name: done in $(( $(date +%s) - t0 ))s"
 }
 
-# gobuild OUT PKG: a static, stripped binary, written under a temporary name and then renamed, so a
+# gobuild OUT PKG [DIR]: a static, stripped binary, written under a temporary name and then renamed, so a
 # half-written binary is never visible under its final name.
 gobuild() {
-  go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$bin/.$1.tmp" "$2"
+  (cd "${3:-.}" && go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$bin/.$1.tmp" "$2")
   mv -f "$bin/.$1.tmp" "$bin/$1"
 }
 
