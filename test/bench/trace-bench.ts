@@ -9,8 +9,8 @@
 //   read      only reading the bytes (shared/trace/source.ts), to tell its share of the peak; and the lean
 //             decode of the file read by one readFileSync (one copy of the bytes instead of chunks + concat).
 //   full      loadTrace (every event built, what the replay needs), for comparison.
-//   cold      `serve mutate-create` with TRACE_PATH set to the trace, spawn to first admitted review (run.ts's
-//             coldStart), against the same without a trace plus the load time.
+//   cold      `serve mutate-create` with TRACE_PATH set to the trace, spawn to first admitted review
+//             (bench-servers.ts's coldStart), against the same without a trace plus the load time.
 //
 // BENCH_TRACE_ROUNDS (default 5) sets the rounds.
 

@@ -7,7 +7,8 @@
 // wrk cycles through prepared AdmissionReviews (one JSON document per line of a file) with a Lua script,
 // checks each answer cheaply (HTTP 200, `"allowed":true`, and no `"patch"` where a patch is an error), and
 // prints one line of JSON at the end. The full answer check (uid echoed, a valid review) is the Node client's
-// job during warm-up (see run.ts): per request it would cost the generator what this file avoids.
+// job during warm-up (bench-bursts.ts's checkedWarmup): per request it would cost the generator what this file
+// avoids.
 //
 // Install: `apt-get install -y wrk` (Debian/Ubuntu), `brew install wrk` (macOS).
 
