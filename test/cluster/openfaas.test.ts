@@ -25,6 +25,7 @@ import { readyEndpoint } from "../../functions/local-cluster/openfaas/tls-front.
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
+import { forgedDelete } from "../support/cluster/forged-review.js";
 import {
   barePod,
   clientsFor,
@@ -206,24 +207,6 @@ const evicted: ClusterCase = {
     assert.equal(hostReviewsOf("evicted").length, 0, "no review reached the host processes");
   },
 };
-
-function forgedDelete(pod: Awaited<ReturnType<typeof runningBarePod>>, n: number): AdmissionReview {
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: `forged-${n}`,
-      kind: { group: "", version: "v1", kind: "Pod" },
-      resource: { group: "", version: "v1", resource: "pods" },
-      name: pod.metadata?.name ?? "",
-      namespace: pod.metadata?.namespace ?? "",
-      operation: "DELETE",
-      userInfo: { username: "mallory" },
-      oldObject: pod as unknown as Record<string, unknown>,
-      dryRun: false,
-    },
-  };
-}
 
 const forged: ClusterCase = {
   name: "a forged DELETE review of a live pod posted to the gateway with the path secret: allowed, no clone",

@@ -12,7 +12,8 @@ import { postReview } from "./post-review.js";
 import type { ClusterCase } from "./suite.js";
 import type { WorldRef } from "./world.js";
 
-function forgedDelete(pod: V1Pod, n: number): AdmissionReview {
+/** A DELETE review of `pod` by a made-up user, with no deletion behind it (uid forged-<n>). */
+export function forgedDelete(pod: V1Pod, n: number): AdmissionReview {
   return {
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
