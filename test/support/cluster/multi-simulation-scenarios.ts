@@ -4,6 +4,7 @@
 // and namespace prefix) are served at once, each pod with its own Simulation's label and settings.
 
 import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { V1MutatingWebhookConfiguration } from "@kubernetes/client-node";
 import {
   buildSimulation,
@@ -180,6 +181,12 @@ export function multiSimulationCases(ref: WorldRef): ClusterCase[] {
           deletes.some((r) => r.name === "victim-b"),
           "reschedule-delete reviewed the second's delete",
         );
+        // The clone is made once the pod shows its deletion, after the answer: it may come after the pod is gone.
+        await eventually(
+          "victim-a's clone",
+          async () => (await clonesOf(core, firstNs, "victim-a")).length > 0,
+        );
+        await sleep(700); // reviews still in flight when the pods disappeared
         assert.equal(
           (await clonesOf(core, firstNs, "victim-a")).length,
           1,
