@@ -3,7 +3,7 @@
 // by another kind the trace replays (an Argo Rollout, say) would be refused. A trace's config names every
 // kind it tracks: `manifests --owner-kinds-from-trace TRACE` grants get on each. Pure.
 
-import { groupOfApiVersion, guessResourceOfKind } from "../shared/kube/index.js";
+import { guessResourceOfKind } from "../shared/kube/index.js";
 import { parseGvk } from "../shared/trace/index.js";
 import type { PolicyRuleInput } from "./options.js";
 import { OWNER_KINDS } from "./rbac.js";
@@ -18,8 +18,7 @@ export function ownerRulesForTrackedKinds(trackedGvks: readonly string[]): Polic
     const gvk = parseGvk(text);
     const apiVersion = gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version;
     if (ALREADY_READ.has(`${apiVersion}.${gvk.kind}`)) continue;
-    const group = groupOfApiVersion(apiVersion);
-    byGroup.set(group, (byGroup.get(group) ?? new Set()).add(guessResourceOfKind(gvk.kind)));
+    byGroup.set(gvk.group, (byGroup.get(gvk.group) ?? new Set()).add(guessResourceOfKind(gvk.kind)));
   }
   return [...byGroup]
     .sort(([a], [b]) => a.localeCompare(b))

@@ -15,6 +15,7 @@ import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1
 import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { groupOfApiVersion } from "../shared/kube/index.js";
 import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { functionResourceName } from "./webhook-endpoints.js";
 
@@ -64,7 +65,7 @@ const SIMKUBE_READS: IPolicyRule = {
 function ownerKindRules(): IPolicyRule[] {
   const byGroup = new Map<string, string[]>();
   for (const { apiVersion, resource } of OWNER_KINDS) {
-    const group = apiVersion.includes("/") ? (apiVersion.split("/")[0] as string) : "";
+    const group = groupOfApiVersion(apiVersion);
     byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
   }
   return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources, verbs: ["get"] }));
