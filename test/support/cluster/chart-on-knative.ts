@@ -95,7 +95,7 @@ async function webhooks(c: LocalCluster): Promise<WebhookView[]> {
   return config.webhooks ?? [];
 }
 
-/** A pod no scheduler places (it must only exist, to be deleted) and no webhook of the release has seen. */
+/** A pod no scheduler places: it only has to exist, to be deleted. */
 function waitingPod(c: LocalCluster, name: string) {
   const pod = barePod(c, name);
   return {
