@@ -1,0 +1,197 @@
+// npm run bench:knative-cold: pod CREATEs from zero through Knative, each taken apart. `cluster up --knative`
+// with the functions deployed as knative-functions.test.ts deploys them (`manifests --platform kind --ingress
+// traefik`, the default image, the autoscaler's window and grace at Knative's 6 s minimum). Each cycle waits
+// until mutate-create has no pod at all (a draining pod may still answer), then creates one simulation pod
+// through the API server, which calls mutate-create through Traefik and, at zero, Knative's activator. Per cycle:
+//   created     the create sent → mutate-create's pod first listed (the activator asked the autoscaler for a
+//               pod, the autoscaler scaled the Deployment, the ReplicaSet made the pod)
+//   started     → the function's process started (scheduling, sandbox, network, queue-proxy, the container)
+//   listening   → `serve` listening (Node and the bundle loaded, everything built)
+//   answered    → the create answered (queue-proxy's and the activator's probes found the pod ready, the
+//               activator handed the review over, the first review's API reads, the way back)
+// and, beside them, when the pod first showed Ready (kubelet's probe of queue-proxy; the activator probes pods
+// itself, so this may come after the answer). The process's start and listening come from the function itself:
+// GET /<secret>/stats's uptimeSeconds and the simkube_fn_cold_start_seconds gauge of GET /metrics, read from
+// the pod right after the answer; the pod's appearance and readiness from listing pods every POLL_MS.
+// BENCH_KNATIVE_COLD_CYCLES cycles (default 20). Prints one line per cycle, then p50 / p99 / max per piece.
+
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { V1Pod } from "@kubernetes/client-node";
+import { percentile } from "../../functions/cli/loadtest/load.js";
+import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
+import { resolveCertManager } from "../../functions/local-cluster/cert-manager/build.js";
+import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
+import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
+import { resolveKnativeServing } from "../../functions/local-cluster/knative/serving-build.js";
+import { resolveOptions } from "../../knative/deployment-options.js";
+import { buildImage } from "../support/cluster/function-pods.js";
+import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
+import { barePod, clientsFor, createVirtualNamespace, eventually } from "../support/cluster/kube.js";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const CYCLES = Number(process.env.BENCH_KNATIVE_COLD_CYCLES ?? 20);
+const POLL_MS = 20;
+const NS = "virtual-cold";
+
+interface PodSighting {
+  /** When a pod of the revision was first listed. */
+  createdAt?: number;
+  /** When it was first listed Ready. */
+  readyAt?: number;
+  ip?: string;
+}
+
+interface ListedPod {
+  metadata: { name: string };
+  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+}
+
+/** Lists the revision's pods every POLL_MS until stopped, noting when one first appeared and was Ready. */
+function watchPods(c: LocalCluster, namespace: string, service: string) {
+  const seen: PodSighting = {};
+  let stopped = false;
+  const selector = encodeURIComponent(`serving.knative.dev/service=${service}`);
+  const poll = async () => {
+    while (!stopped) {
+      const list = await c.admin.request<{ items: ListedPod[] }>(
+        "GET",
+        `/api/v1/namespaces/${namespace}/pods?labelSelector=${selector}`,
+      );
+      const now = Date.now();
+      const [pod] = list.items;
+      if (pod) {
+        seen.createdAt ??= now;
+        if (pod.status?.podIP) seen.ip = pod.status.podIP;
+        if (pod.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"))
+          seen.readyAt ??= now;
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  };
+  const done = poll();
+  return {
+    seen,
+    /** Stops once the pod was seen Ready, or after `graceMs`. */
+    async stop(graceMs: number): Promise<PodSighting> {
+      const deadline = Date.now() + graceMs;
+      while (seen.readyAt === undefined && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+      stopped = true;
+      await done;
+      return seen;
+    },
+  };
+}
+
+/** GET on the pod's own port (the user container, no Knative), with the time halfway through the request. */
+async function fromPod(ip: string, pathname: string): Promise<{ text: string; at: number }> {
+  const t0 = Date.now();
+  const res = await fetch(`http://${ip}:8080${pathname}`);
+  const text = await res.text();
+  if (!res.ok) throw new Error(`GET ${pathname} on ${ip}: ${res.status} ${text.slice(0, 200)}`);
+  return { text, at: (t0 + Date.now()) / 2 };
+}
+
+interface Cycle {
+  createdMs: number;
+  startedMs: number;
+  listeningMs: number;
+  answeredMs: number;
+  /** From the create sent until the pod was listed Ready; undefined if not within the grace. */
+  readyMs?: number;
+  totalMs: number;
+}
+
+const PIECES = ["createdMs", "startedMs", "listeningMs", "answeredMs", "totalMs"] as const;
+
+function checkMutated(pod: V1Pod): void {
+  if (pod.spec?.nodeSelector?.type !== "virtual") {
+    throw new Error(`${pod.metadata?.name} was not mutated: ${JSON.stringify(pod.spec?.nodeSelector)}`);
+  }
+}
+
+async function cycle(c: LocalCluster, i: number, namespace: string, service: string, secret: string) {
+  await eventually(
+    "mutate-create at zero, no pod left at all",
+    async () => (await revisionPods(c, namespace, service, true)).length === 0,
+    180_000,
+  );
+  const core = clientsFor(c.kubeconfig).core;
+  const watch = watchPods(c, namespace, service);
+  const t0 = Date.now();
+  const created = await core.createNamespacedPod({ namespace: NS, body: barePod(c, `cold-${i}`) });
+  const answeredAt = Date.now();
+  checkMutated(created);
+  const seen = await watch.stop(5_000);
+  if (!seen.ip || seen.createdAt === undefined) throw new Error(`cycle ${i}: mutate-create's pod not seen`);
+  const stats = await fromPod(seen.ip, `/${secret}/stats`);
+  const uptime = (JSON.parse(stats.text) as { uptimeSeconds: number }).uptimeSeconds;
+  const metrics = await fromPod(seen.ip, "/metrics");
+  const coldStart = Number(/^simkube_fn_cold_start_seconds\{[^}]*\} (\S+)$/m.exec(metrics.text)?.[1]);
+  if (!Number.isFinite(uptime) || !Number.isFinite(coldStart)) throw new Error(`cycle ${i}: no uptime`);
+  const startedAt = stats.at - uptime * 1000;
+  const listeningAt = startedAt + coldStart * 1000;
+  const result: Cycle = {
+    createdMs: seen.createdAt - t0,
+    startedMs: startedAt - seen.createdAt,
+    listeningMs: listeningAt - startedAt,
+    answeredMs: answeredAt - listeningAt,
+    totalMs: answeredAt - t0,
+  };
+  if (seen.readyAt !== undefined) result.readyMs = seen.readyAt - t0;
+  return result;
+}
+
+const ms = (n: number | undefined) => (n === undefined ? "-" : String(Math.round(n)));
+
+function printSummary(cycles: Cycle[]): void {
+  console.log("\n| piece | p50 ms | p99 ms | max ms |");
+  console.log("| --- | ---: | ---: | ---: |");
+  for (const piece of [...PIECES, "readyMs" as const]) {
+    const values = cycles.map((x) => x[piece]).filter((v): v is number => v !== undefined);
+    const sorted = values.sort((a, b) => a - b);
+    const cells = [percentile(sorted, 50), percentile(sorted, 99), sorted.at(-1)].map(ms);
+    console.log(`| ${piece.replace(/Ms$/, "")} | ${cells.join(" | ")} |`);
+  }
+}
+
+async function main(): Promise<void> {
+  const searchFrom = [process.cwd(), repoRoot];
+  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
+  const knative = await resolveKnativeServing(searchFrom, "inherit");
+  const certManager = await resolveCertManager(searchFrom, "inherit");
+  const archive = await buildImage(repoRoot);
+  const c = await startLocalCluster({
+    binaries,
+    realNode: true,
+    reschedule: true,
+    knative,
+    certManager,
+    logLevel: "warn",
+  });
+  try {
+    const deployed = await deployThroughKnative(c, archive, 0);
+    const o = resolveOptions(deployed.options);
+    const service = serviceName(deployed.options, "mutate-create");
+    await createVirtualNamespace(c, clientsFor(c.kubeconfig).core, NS);
+    console.log(
+      `bench:knative-cold: ${CYCLES} cycles, each from no pod at all; times in ms from the create sent`,
+    );
+    console.log("cycle | created | +started | +listening | +answered | total | pod Ready (kubelet)");
+    const cycles: Cycle[] = [];
+    for (let i = 0; i < CYCLES; i++) {
+      const r = await cycle(c, i, o.namespace, service, o.pathSecret ?? "");
+      cycles.push(r);
+      const cells = [r.createdMs, r.startedMs, r.listeningMs, r.answeredMs, r.totalMs, r.readyMs].map(ms);
+      console.log(`${i + 1} | ${cells.join(" | ")}`);
+    }
+    printSummary(cycles);
+  } finally {
+    await c.stop();
+  }
+}
+
+// Under the test runner (NODE_TEST_CONTEXT set), as every file under dist/test/ may be, it does nothing.
+if (!process.env.NODE_TEST_CONTEXT) await main();
