@@ -8,7 +8,8 @@
 //   started     → the function's process started (scheduling, sandbox, network, queue-proxy, the container)
 //   listening   → `serve` listening (Node and the bundle loaded, everything built)
 //   answered    → the create answered (queue-proxy's and the activator's probes found the pod ready, the
-//               activator handed the review over, the first review's API reads, the way back)
+//               activator handed the review over, the review itself, the way back); of it, `review` is the
+//               review's own time in the function (its latency histogram's sum: the pod's only review)
 // and, beside them, when the pod first showed Ready (kubelet's probe of queue-proxy; the activator probes pods
 // itself, so this may come after the answer). The process's start and listening come from the function itself:
 // GET /<secret>/stats's uptimeSeconds and the simkube_fn_cold_start_seconds gauge of GET /metrics, read from
@@ -99,12 +100,14 @@ interface Cycle {
   startedMs: number;
   listeningMs: number;
   answeredMs: number;
+  /** The review's own time in the function (part of answeredMs). */
+  reviewMs: number;
   /** From the create sent until the pod was listed Ready; undefined if not within the grace. */
   readyMs?: number;
   totalMs: number;
 }
 
-const PIECES = ["createdMs", "startedMs", "listeningMs", "answeredMs", "totalMs"] as const;
+const PIECES = ["createdMs", "startedMs", "listeningMs", "answeredMs", "reviewMs", "totalMs"] as const;
 
 function checkMutated(pod: V1Pod): void {
   if (pod.spec?.nodeSelector?.type !== "virtual") {
@@ -112,12 +115,30 @@ function checkMutated(pod: V1Pod): void {
   }
 }
 
-async function cycle(c: LocalCluster, i: number, namespace: string, service: string, secret: string) {
+/**
+ * Until Knative has scaled mutate-create to zero, then until no pod is left at all: the ones still draining
+ * (about 30 s each, and a draining pod may still answer) are deleted at once, so a cycle takes seconds.
+ */
+async function atZero(c: LocalCluster, namespace: string, service: string): Promise<void> {
   await eventually(
-    "mutate-create at zero, no pod left at all",
-    async () => (await revisionPods(c, namespace, service, true)).length === 0,
+    "mutate-create scaled to zero",
+    async () => (await revisionPods(c, namespace, service)).length === 0,
     180_000,
   );
+  for (const pod of await revisionPods(c, namespace, service, true)) {
+    await c.admin
+      .request("DELETE", `/api/v1/namespaces/${namespace}/pods/${pod.name}?gracePeriodSeconds=0`)
+      .catch(() => undefined); // already gone
+  }
+  await eventually(
+    "no mutate-create pod left at all",
+    async () => (await revisionPods(c, namespace, service, true)).length === 0,
+    60_000,
+  );
+}
+
+async function cycle(c: LocalCluster, i: number, namespace: string, service: string, secret: string) {
+  await atZero(c, namespace, service);
   const core = clientsFor(c.kubeconfig).core;
   const watch = watchPods(c, namespace, service);
   const t0 = Date.now();
@@ -131,6 +152,11 @@ async function cycle(c: LocalCluster, i: number, namespace: string, service: str
   const metrics = await fromPod(seen.ip, "/metrics");
   const coldStart = Number(/^simkube_fn_cold_start_seconds\{[^}]*\} (\S+)$/m.exec(metrics.text)?.[1]);
   if (!Number.isFinite(uptime) || !Number.isFinite(coldStart)) throw new Error(`cycle ${i}: no uptime`);
+  const reviewSeconds = [
+    ...metrics.text.matchAll(/^simkube_fn_admission_duration_seconds_sum\{[^}]*\} (\S+)$/gm),
+  ]
+    .map((m) => Number(m[1]))
+    .reduce((a, b) => a + b, 0);
   const startedAt = stats.at - uptime * 1000;
   const listeningAt = startedAt + coldStart * 1000;
   const result: Cycle = {
@@ -138,6 +164,7 @@ async function cycle(c: LocalCluster, i: number, namespace: string, service: str
     startedMs: startedAt - seen.createdAt,
     listeningMs: listeningAt - startedAt,
     answeredMs: answeredAt - listeningAt,
+    reviewMs: reviewSeconds * 1000,
     totalMs: answeredAt - t0,
   };
   if (seen.readyAt !== undefined) result.readyMs = seen.readyAt - t0;
@@ -179,13 +206,15 @@ async function main(): Promise<void> {
     console.log(
       `bench:knative-cold: ${CYCLES} cycles, each from no pod at all; times in ms from the create sent`,
     );
-    console.log("cycle | created | +started | +listening | +answered | total | pod Ready (kubelet)");
+    console.log(
+      "cycle | created | +started | +listening | +answered | (of it the review) | total | pod Ready (kubelet)",
+    );
     const cycles: Cycle[] = [];
     for (let i = 0; i < CYCLES; i++) {
       const r = await cycle(c, i, o.namespace, service, o.pathSecret ?? "");
       cycles.push(r);
-      const cells = [r.createdMs, r.startedMs, r.listeningMs, r.answeredMs, r.totalMs, r.readyMs].map(ms);
-      console.log(`${i + 1} | ${cells.join(" | ")}`);
+      const cells = [r.createdMs, r.startedMs, r.listeningMs, r.answeredMs, r.reviewMs, r.totalMs, r.readyMs];
+      console.log(`${i + 1} | ${cells.map(ms).join(" | ")}`);
     }
     printSummary(cycles);
   } finally {
