@@ -15,6 +15,8 @@
 // GET /<secret>/stats's uptimeSeconds and the simkube_fn_cold_start_seconds gauge of GET /metrics, read from
 // the pod right after the answer; the pod's appearance and readiness from listing pods every POLL_MS.
 // BENCH_KNATIVE_COLD_CYCLES cycles (default 20). Prints one line per cycle, then p50 / p99 / max per piece.
+// BENCH_KNATIVE_COLD_CPU_REQUEST: the same again with another CPU request, to see what the pod's CPU share on a
+// busy node does to each piece.
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +36,12 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const CYCLES = Number(process.env.BENCH_KNATIVE_COLD_CYCLES ?? 20);
 const POLL_MS = 20;
 const NS = "virtual-cold";
+/**
+ * BENCH_KNATIVE_COLD_CPU_REQUEST (e.g. 1): also BENCH_KNATIVE_COLD_CYCLES cycles with the container's CPU
+ * request at that (`manifests --cpu-request`; rendered: 100m), in blocks of 5 alternating with the rendered one.
+ */
+const CPU_REQUEST = process.env.BENCH_KNATIVE_COLD_CPU_REQUEST?.trim() || undefined;
+const BLOCK = 5;
 
 interface PodSighting {
   /** When a pod of the revision was first listed. */
@@ -171,6 +179,39 @@ async function cycle(c: LocalCluster, i: number, namespace: string, service: str
   return result;
 }
 
+interface KnativeService {
+  metadata: { generation?: number };
+  spec: { template: { spec: { containers: { resources?: { requests?: Record<string, string> } }[] } } };
+  status?: {
+    observedGeneration?: number;
+    latestReadyRevisionName?: string;
+    latestCreatedRevisionName?: string;
+  };
+}
+
+/** The Knative Service's CPU request, `undefined` as rendered (100m); waits for its new revision to be Ready. */
+async function setCpuRequest(c: LocalCluster, namespace: string, service: string, cpu: string | undefined) {
+  const url = `/apis/serving.knative.dev/v1/namespaces/${namespace}/services/${service}`;
+  const ksvc = await c.admin.request<KnativeService>("GET", url);
+  const [container] = ksvc.spec.template.spec.containers;
+  if (!container?.resources?.requests) throw new Error(`${service} has no resource requests`);
+  container.resources.requests.cpu = cpu ?? "100m";
+  const updated = await c.admin.request<KnativeService>("PUT", url, ksvc);
+  await eventually(
+    `${service}'s revision with cpu request ${cpu ?? "100m"} Ready`,
+    async () => {
+      const now = await c.admin.request<KnativeService>("GET", url);
+      const status = now.status;
+      return (
+        status?.observedGeneration === updated.metadata.generation &&
+        status?.latestReadyRevisionName !== undefined &&
+        status.latestReadyRevisionName === status.latestCreatedRevisionName
+      );
+    },
+    180_000,
+  );
+}
+
 const ms = (n: number | undefined) => (n === undefined ? "-" : String(Math.round(n)));
 
 function printSummary(cycles: Cycle[]): void {
@@ -209,14 +250,20 @@ async function main(): Promise<void> {
     console.log(
       "cycle | created | +started | +listening | +answered | (of it the review) | total | pod Ready (kubelet)",
     );
-    const cycles: Cycle[] = [];
-    for (let i = 0; i < CYCLES; i++) {
+    const variants = [undefined, ...(CPU_REQUEST ? [CPU_REQUEST] : [])];
+    const cycles = new Map<string | undefined, Cycle[]>(variants.map((v) => [v, []]));
+    for (let i = 0; i < CYCLES * variants.length; i++) {
+      const variant = variants[Math.floor(i / BLOCK) % variants.length];
+      if (variants.length > 1 && i % BLOCK === 0) await setCpuRequest(c, o.namespace, service, variant);
       const r = await cycle(c, i, o.namespace, service, o.pathSecret ?? "");
-      cycles.push(r);
+      cycles.get(variant)?.push(r);
       const cells = [r.createdMs, r.startedMs, r.listeningMs, r.answeredMs, r.reviewMs, r.totalMs, r.readyMs];
-      console.log(`${i + 1} | ${cells.map(ms).join(" | ")}`);
+      console.log(`${i + 1} | ${cells.map(ms).join(" | ")}${variant ? ` | cpu request ${variant}` : ""}`);
     }
-    printSummary(cycles);
+    for (const [variant, list] of cycles) {
+      console.log(`\n${variant ? `cpu request ${variant}` : "as rendered"}: ${list.length} cycles`);
+      printSummary(list);
+    }
   } finally {
     await c.stop();
   }
