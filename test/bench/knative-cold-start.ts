@@ -143,6 +143,26 @@ async function atZero(c: LocalCluster, namespace: string, service: string): Prom
     async () => (await revisionPods(c, namespace, service, true)).length === 0,
     60_000,
   );
+  // A pod deleted at once may still run on the node for a moment, its token no longer valid; the activator
+  // must not hand it the next review (it would be denied: Unauthorized). Its private Endpoints say when it is out.
+  await eventually(
+    "no address left in mutate-create's private Endpoints",
+    async () => (await privateAddresses(c, namespace, service)) === 0,
+    60_000,
+  );
+}
+
+/** Addresses, ready or not, in the Endpoints of the service's revisions' private Services (what the activator reads). */
+async function privateAddresses(c: LocalCluster, namespace: string, service: string): Promise<number> {
+  const selector = encodeURIComponent(
+    `serving.knative.dev/service=${service},networking.internal.knative.dev/serviceType=Private`,
+  );
+  const list = await c.admin.request<{
+    items: { subsets?: { addresses?: unknown[]; notReadyAddresses?: unknown[] }[] }[];
+  }>("GET", `/api/v1/namespaces/${namespace}/endpoints?labelSelector=${selector}`);
+  return list.items
+    .flatMap((e) => e.subsets ?? [])
+    .reduce((n, s) => n + (s.addresses?.length ?? 0) + (s.notReadyAddresses?.length ?? 0), 0);
 }
 
 async function cycle(c: LocalCluster, i: number, namespace: string, service: string, secret: string) {
