@@ -265,7 +265,7 @@ async function main(): Promise<void> {
     const service = serviceName(deployed.options, "mutate-create");
     await createVirtualNamespace(c, clientsFor(c.kubeconfig).core, NS);
     console.log(
-      `bench:knative-cold: ${CYCLES} cycles, each from no pod at all; times in ms from the create sent`,
+      `bench:knative-cold: ${CYCLES} cycles${CPU_REQUEST ? ` as rendered and ${CYCLES} with cpu request ${CPU_REQUEST}` : ""}, each from no pod at all; times in ms from the create sent`,
     );
     console.log(
       "cycle | created | +started | +listening | +answered | (of it the review) | total | pod Ready (kubelet)",
