@@ -24,6 +24,11 @@ export interface TeardownSummary {
   /** Per pair, with/without. */
   pairRatios: number[];
   medianPairRatio: number;
+  /**
+   * The pairs' geometric mean: with the first of a pair alternating, a slowdown that falls on one position of
+   * a pair (measured: the second round of each pair was slower) cancels out of it over an even number of pairs.
+   */
+  geometricMeanPairRatio: number;
   minPairRatio: number;
   maxPairRatio: number;
   /** Median teardown with the webhook over median without. */
@@ -49,6 +54,9 @@ export function teardownSummary(rounds: readonly BurstRound[]): TeardownSummary 
   return {
     pairRatios,
     medianPairRatio: round3(median(pairRatios)),
+    geometricMeanPairRatio: round3(
+      Math.exp(pairRatios.reduce((sum, r) => sum + Math.log(r), 0) / pairRatios.length),
+    ),
     minPairRatio: Math.min(...pairRatios),
     maxPairRatio: Math.max(...pairRatios),
     ratioOfMedians: round3(median(withMs) / median(withoutMs)),

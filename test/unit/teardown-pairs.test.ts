@@ -35,6 +35,7 @@ describe("teardown pairs", () => {
     ]);
     assert.deepEqual(summary.pairRatios, [1.1, 1.05, 0.9]);
     assert.equal(summary.medianPairRatio, 1.05);
+    assert.equal(summary.geometricMeanPairRatio, 1.013);
     assert.equal(summary.minPairRatio, 0.9);
     assert.equal(summary.maxPairRatio, 1.1);
     assert.equal(summary.medianWithMs, 110);
