@@ -5,6 +5,7 @@
 // - pods of that Simulation are admitted and mutated as usual, and mutate-create, as its own account (the
 //   rendered RBAC), records one Warning Event on the Simulation, which `kubectl describe simulation` finds by
 //   its involvedObject;
+// - that account may create Events in "default" only;
 // - the API double answers the same Event the way the real API server does: created in "default", refused
 //   in another namespace, naming involvedObject.namespace.
 
@@ -141,6 +142,27 @@ const doubleAgrees: ClusterCase = {
   },
 };
 
+const eventsOnlyInDefault: ClusterCase = {
+  name: "mutate-create's account may create that Event in default and nowhere else",
+  run: async () => {
+    const c = cluster();
+    const { core } = clientsFor(c.functionKubeconfigs["mutate-create"]);
+    const event = buildReschedulingNotServedEvent(c.simulation, new Date());
+    await core.createNamespacedEvent({ namespace: "default", body: event as never });
+    const elsewhere = {
+      ...event,
+      involvedObject: { ...(event.involvedObject as object), namespace: "simkube" },
+    };
+    await assert.rejects(
+      core.createNamespacedEvent({
+        namespace: "simkube",
+        body: { ...elsewhere, metadata: { ...event.metadata, namespace: "simkube" } } as never,
+      }),
+      (err: { code?: number }) => err.code === 403,
+    );
+  },
+};
+
 after(async () => {
   if ("cluster" in suite) await suite.cluster.stop();
 });
@@ -148,5 +170,6 @@ after(async () => {
 registerClusterCases("test/cluster/reschedule-notice.test.ts", suite, [
   noDeleteWebhook,
   eventOnSimulation,
+  eventsOnlyInDefault,
   doubleAgrees,
 ]);
