@@ -183,12 +183,16 @@ function resolveNamespaces(
   return { namespace, virtualNsPrefix };
 }
 
-/** The base name, and which functions are deployed (reschedule-delete only when rescheduling is on). */
+/**
+ * The base name, and which functions are deployed: reschedule-delete unless rescheduling is turned off
+ * (--no-reschedule). SimKube's controller adds the DELETE rule per Simulation from its spec; a rendering cannot
+ * read that spec, so it registers reschedule-delete, which reads it per review (docs/deploying.md).
+ */
 function resolveFunctions(
   options: DeploymentOptions,
 ): Pick<ResolvedOptions, "name" | "reschedule" | "functions"> {
   const name = options.name ?? DEFAULT_BASE_NAME;
-  const reschedule = options.rescheduleInterruptedBarePods === true;
+  const reschedule = options.rescheduleInterruptedBarePods ?? true;
   const functions: DeployedFunction[] = reschedule ? [...DEPLOYED_FUNCTIONS] : ["mutate-create"];
   for (const fn of DEPLOYED_FUNCTIONS) {
     const resourceName = functionResourceName(name, fn);

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { checksPathSecret, PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 import { podReadEnvironment } from "./pod-reads.js";
-import { functionEnvironment } from "./webhook-endpoints.js";
+import { functionEnvironment, rescheduleServedEnvironment } from "./webhook-endpoints.js";
 
 /** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
 export const CONTAINER_PORT = 8080;
@@ -31,12 +31,11 @@ export function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string,
 /** The one container: `serve <function>`, configured by environment, locked down. */
 export function functionContainer(o: ResolvedOptions, fn: DeployedFunction) {
   const env = [
-    ...Object.entries({ ...functionEnvironment(o), ...podReadEnvironment(o, fn) }).map(
-      ([envName, value]) => ({
-        name: envName,
-        value,
-      }),
-    ),
+    ...Object.entries({
+      ...functionEnvironment(o),
+      ...podReadEnvironment(o, fn),
+      ...rescheduleServedEnvironment(o, fn),
+    }).map(([envName, value]) => ({ name: envName, value })),
     ...pathSecretEnv(o),
   ];
   return {

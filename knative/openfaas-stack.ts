@@ -20,7 +20,11 @@ import type { DeployedFunction, DeploymentOptions, ResolvedOptions } from "./opt
 import { checksPathSecret, PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 import { podReadEnvironment } from "./pod-reads.js";
 import { serviceAccountName } from "./rbac.js";
-import { functionEnvironment, functionResourceName } from "./webhook-endpoints.js";
+import {
+  functionEnvironment,
+  functionResourceName,
+  rescheduleServedEnvironment,
+} from "./webhook-endpoints.js";
 
 export interface StackResources {
   memory?: string;
@@ -95,6 +99,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
   const environment: Record<string, string> = {
     ...functionEnvironment(o),
     ...podReadEnvironment(o, fn),
+    ...rescheduleServedEnvironment(o, fn),
     MAX_JSON_SIZE: String(MAX_REVIEW_BYTES),
     exec_timeout: timeout,
     read_timeout: timeout,

@@ -122,7 +122,11 @@ export interface DeploymentOptions {
   podReads?: PodReads;
   /** Simulation spec.driver.virtualNsPrefix. Default "virtual". */
   virtualNsPrefix?: string;
-  /** Simulation spec.rescheduleInterruptedBarePods: deploy and register reschedule-delete. Default false. */
+  /**
+   * Deploy reschedule-delete and register its DELETE webhook, which serves each Simulation's
+   * spec.rescheduleInterruptedBarePods (it reads the Simulation per review). Default true; false
+   * (--no-reschedule) serves no Simulation's, and mutate-create says so on a Simulation that asks.
+   */
   rescheduleInterruptedBarePods?: boolean;
   /** How the API server reaches the functions. Default "url". */
   webhookMode?: WebhookMode;

@@ -2,7 +2,9 @@
 // calls (test/unit/rbac.test.ts derives those from the API calls the functions make and compares).
 //   mutate-create     get: the Simulation, SimulationRoots, the owner kinds a pod's chain goes through,
 //                     and (serving every Simulation, no SIM_NAME) namespaces, to tell a virtual one's;
-//                     get/create/update: ConfigMaps in its own namespace (the cluster sequence store).
+//                     get/create/update: ConfigMaps in its own namespace (the cluster sequence store);
+//                     without reschedule-delete (--no-reschedule), create: Events in "default" only, to say
+//                     so on a Simulation that asks for rescheduling (a Simulation's Events must live there).
 //   reschedule-delete get: the Simulation, SimulationRoots, namespaces, pods; create: pods (the clones),
 //                     which the ValidatingAdmissionPolicy (pod-create-policy.ts) narrows further.
 //                     With podReads "virtual-namespaces", no get on pods: create rolebindings and bind the
@@ -16,6 +18,7 @@ import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role"
 import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { groupOfApiVersion } from "../shared/kube/index.js";
+import { SIMULATION_EVENTS_NAMESPACE } from "../shared/simulation/index.js";
 import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { functionResourceName } from "./webhook-endpoints.js";
 
@@ -123,6 +126,32 @@ export function namespaceRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPo
   return [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] }];
 }
 
+/**
+ * mutate-create's Events on Simulations, when the deployment cannot serve their rescheduling: create only, in
+ * the one namespace a cluster-scoped object's Events may be in. None when reschedule-delete is deployed.
+ */
+export function simulationEventRulesFor(o: ResolvedOptions, fn: DeployedFunction): IPolicyRule[] {
+  if (fn !== "mutate-create" || o.reschedule) return [];
+  return [{ apiGroups: [""], resources: ["events"], verbs: ["create"] }];
+}
+
+function namespacedRole(
+  metadata: { name: string; namespace: string; labels: Record<string, string> },
+  rules: IPolicyRule[],
+  subjects: { kind: string; name: string; namespace: string }[],
+): RbacObject[] {
+  return [
+    { apiVersion: `${RBAC_GROUP}/v1`, kind: "Role", metadata, rules },
+    {
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: "RoleBinding",
+      metadata,
+      roleRef: { apiGroup: RBAC_GROUP, kind: "Role", name: metadata.name },
+      subjects,
+    },
+  ];
+}
+
 export function buildFunctionRbac(
   o: ResolvedOptions,
   fn: DeployedFunction,
@@ -160,16 +189,12 @@ export function buildFunctionRbac(
   const namespaced = namespaceRulesFor(o, fn);
   if (namespaced.length > 0) {
     const metadata = { name: `${name}-sequences`, namespace: o.namespace, labels };
-    objects.push(
-      { apiVersion: `${RBAC_GROUP}/v1`, kind: "Role", metadata, rules: namespaced },
-      {
-        apiVersion: `${RBAC_GROUP}/v1`,
-        kind: "RoleBinding",
-        metadata,
-        roleRef: { apiGroup: RBAC_GROUP, kind: "Role", name: metadata.name },
-        subjects,
-      },
-    );
+    objects.push(...namespacedRole(metadata, namespaced, subjects));
+  }
+  const events = simulationEventRulesFor(o, fn);
+  if (events.length > 0) {
+    const metadata = { name: `${name}-simulation-events`, namespace: SIMULATION_EVENTS_NAMESPACE, labels };
+    objects.push(...namespacedRole(metadata, events, subjects));
   }
   return objects;
 }

@@ -26,6 +26,17 @@ export function functionEnvironment(o: ResolvedOptions): Record<string, string> 
   return env;
 }
 
+/**
+ * mutate-create's RESCHEDULE_SERVED: whether this deployment registers reschedule-delete's DELETE webhook, so a
+ * Simulation asking for rescheduling is served; when not, mutate-create says so on that Simulation.
+ */
+export function rescheduleServedEnvironment(
+  o: ResolvedOptions,
+  fn: DeployedFunction,
+): Record<string, string> {
+  return fn === "mutate-create" ? { RESCHEDULE_SERVED: String(o.reschedule) } : {};
+}
+
 function fillTemplate(template: string, o: ResolvedOptions, fn: DeployedFunction): string {
   return template
     .replaceAll("{name}", functionResourceName(o.name, fn))

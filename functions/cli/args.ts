@@ -31,7 +31,9 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       WEBHOOK_PATH_SECRET or WEBHOOK_PATH_SECRET_FILE (reviews only at POST /<secret>), TLS_CERT_FILE, TLS_KEY_FILE,
       CLIENT_CA_FILE (https only: reviews and /stats only from callers with a certificate this CA signed),
       CLIENT_CERT_SUBJECTS (with CLIENT_CA_FILE: only a certificate naming one of these, comma-separated
-      CN=name, DNS:name or URI:uri: the API server's own), MAX_CONNECTIONS (1000: open connections at most).
+      CN=name, DNS:name or URI:uri: the API server's own), MAX_CONNECTIONS (1000: open connections at most),
+      RESCHEDULE_SERVED (mutate-create; true|false, set by the manifests: whether the deployment has
+      reschedule-delete's DELETE webhook; false: a Simulation asking for rescheduling gets a warning and an Event).
 `,
   replay: `  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
       The main job without a cluster: replay a trace's bare pods through both functions against the

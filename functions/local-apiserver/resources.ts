@@ -31,6 +31,8 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
   builtin("", "ConfigMap", "configmaps", true, false, ["cm"]),
   builtin("", "Node", "nodes", false, true, ["no"]),
   builtin("", "ServiceAccount", "serviceaccounts", true, false, ["sa"]),
+  // What mutate-create records on a Simulation whose rescheduling its deployment cannot serve.
+  builtin("", "Event", "events", true, false, ["ev"]),
   builtin("apps", "Deployment", "deployments", true, true, ["deploy"]),
   builtin("apps", "ReplicaSet", "replicasets", true, true, ["rs"]),
   builtin("apps", "StatefulSet", "statefulsets", true, true, ["sts"]),
@@ -71,6 +73,7 @@ export const NO_GENERATION = new Set([
   "nodes",
   "serviceaccounts",
   "rolebindings",
+  "events",
 ]);
 
 export function apiVersionOf(res: ResourceInfo): string {

@@ -29,7 +29,28 @@ function configMapCauses(cm: KubeObject): Cause[] {
   ];
 }
 
+// kubernetes/kubernetes pkg/apis/core/validation/events.go legacyValidateEvent, for an Event without eventTime
+// (the only kind written here): one about a cluster-scoped object (involvedObject without a namespace) lives in
+// "default" or in no namespace; one about a namespaced object, in that object's namespace.
+function eventCauses(event: KubeObject): Cause[] {
+  if (event.eventTime) return [];
+  const involved = isRecord(event.involvedObject) ? event.involvedObject : {};
+  const involvedNamespace = typeof involved.namespace === "string" ? involved.namespace : "";
+  const namespace = event.metadata?.namespace ?? "";
+  const fits =
+    involvedNamespace === "" ? namespace === "" || namespace === "default" : namespace === involvedNamespace;
+  if (fits) return [];
+  return [
+    {
+      reason: "FieldValueInvalid",
+      message: `Invalid value: "${involvedNamespace}": does not match event.namespace`,
+      field: "involvedObject.namespace",
+    },
+  ];
+}
+
 /** Validation by kind on create and update (names are checked on create only). */
 export function kindCauses(res: ResourceInfo, obj: KubeObject): Cause[] {
-  return res.plural === "configmaps" ? configMapCauses(obj) : [];
+  if (res.plural === "configmaps") return configMapCauses(obj);
+  return res.plural === "events" ? eventCauses(obj) : [];
 }

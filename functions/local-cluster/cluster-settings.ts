@@ -24,7 +24,7 @@ export function deploymentOptions(s: Setup, o: LocalClusterOptions): DeploymentO
     ...(o.everySimulation ? {} : { simName: s.simName }),
     namespace: FUNCTIONS_NAMESPACE,
     virtualNsPrefix: s.prefix,
-    rescheduleInterruptedBarePods: o.reschedule ?? false,
+    rescheduleInterruptedBarePods: o.serveReschedule ?? o.reschedule ?? false,
     webhookMode: "url",
     webhookUrls: Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, functionUrl(s.ports[fn])])),
     caBundle: Buffer.from(s.pki.caCertPem).toString("base64"),

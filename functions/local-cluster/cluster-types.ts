@@ -25,7 +25,13 @@ export const FUNCTIONS_NAMESPACE = "simkube";
 export interface LocalClusterOptions {
   binaries: ControlPlaneBinaries;
   simName?: string;
+  /** The Simulation's spec.rescheduleInterruptedBarePods, and (unless serveReschedule says otherwise) the deployment's. */
   reschedule?: boolean;
+  /**
+   * Whether the deployment registers reschedule-delete's DELETE webhook (`manifests --no-reschedule` when
+   * false). Default: as `reschedule`. A test sets it apart to see a Simulation ask for what is not served.
+   */
+  serveReschedule?: boolean;
   /** TRACE_PATH of both functions (lifecycles); none by default. */
   tracePath?: string;
   logLevel?: LogLevel;

@@ -16,6 +16,7 @@ import {
   type DeploymentOptions,
 } from "../../knative/manifests.js";
 import { podReadEnvironment } from "../../knative/pod-reads.js";
+import { rescheduleServedEnvironment } from "../../knative/webhook-endpoints.js";
 import { FUNCTION_NAMES, type FunctionName } from "../../shared/base/index.js";
 import { loadConfig } from "../../shared/config/index.js";
 import { applyAccounts } from "./cluster-accounts.js";
@@ -131,12 +132,17 @@ async function serveFunctions(
   record: RecordedReview[] | undefined,
 ): Promise<Record<FunctionName, LocalFunction>> {
   const env = functionEnvironment(s, o);
+  const resolved = resolveOptions(deployment);
   const functions = {} as Record<FunctionName, LocalFunction>;
   for (const name of FUNCTION_NAMES) {
     functions[name] = await serveFunction({
       name,
-      // As the rendered manifests set it: POD_READ_ROLE and POD_READ_ACCOUNT for reschedule-delete in narrow mode.
-      config: loadConfig({ ...env, ...podReadEnvironment(resolveOptions(deployment), name) }, { port: "0" }),
+      // As the rendered manifests set them: POD_READ_ROLE and POD_READ_ACCOUNT for reschedule-delete in narrow
+      // mode, RESCHEDULE_SERVED for mutate-create.
+      config: loadConfig(
+        { ...env, ...podReadEnvironment(resolved, name), ...rescheduleServedEnvironment(resolved, name) },
+        { port: "0" },
+      ),
       kubeconfig: kubeconfigs[name],
       port: s.ports[name],
       logFile: path.join(s.dir, "logs", `${name}.log`),

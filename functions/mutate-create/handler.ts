@@ -51,6 +51,7 @@ import {
   recordedHash,
   recordedSequence,
 } from "./plan.js";
+import type { RescheduleNotice } from "./reschedule-notice.js";
 import { createMutateStats, type MutateDecision, type MutateStats } from "./stats.js";
 import { type TraceCache, TraceLocationRefused } from "./trace-cache.js";
 import {
@@ -80,6 +81,11 @@ export interface MutateCreateDeps {
   now?: () => Instant;
   /** Default: fresh stats (pass one to read them, as GET /stats does). */
   stats?: MutateStats;
+  /**
+   * RESCHEDULE_SERVED=false: told of each Simulation a pod is admitted for, to say when one asks for
+   * rescheduling this deployment cannot serve (reschedule-notice.ts). Unset: nothing to say.
+   */
+  rescheduleNotice?: RescheduleNotice;
 }
 
 /** What one admission has found out so far. */
@@ -273,6 +279,8 @@ async function admit(
     log.debug({ decision: "skip", reason: resolved.skip }, "review done");
     return allow(request);
   }
+  // Not awaited, never failing: the notice is beside the admission, not part of it.
+  void ctx.deps.rescheduleNotice?.(resolved.sim);
   const hash = recordedHash(candidate.pod) ?? podSpecHash(candidate.pod);
   const facts = {
     candidate,

@@ -9,6 +9,7 @@ import { createClusterSequenceStore, createMemorySequenceStore } from "../../sha
 import { createSimulationSource } from "../../shared/simulation/index.js";
 import { deploymentTraceCheck, loadTraceForLookups } from "../../shared/trace/index.js";
 import type { MutateCreateDeps } from "./handler.js";
+import { createRescheduleNotice } from "./reschedule-notice.js";
 import { rememberClaims } from "./sequence-claims.js";
 import { createMutateStats, type MutateStats } from "./stats.js";
 import { createTraceCache } from "./trace-cache.js";
@@ -68,6 +69,7 @@ export async function buildMutateCreateDeps(
     ),
     stats: createMutateStats(),
   };
+  if (config.rescheduleServed === false) deps.rescheduleNotice = createRescheduleNotice(kube, log);
   if (trace) {
     deps.trace = trace;
     deps.traceLoadSeconds = traceLoadSeconds;

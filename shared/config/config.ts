@@ -48,6 +48,12 @@ export interface FunctionConfig {
   podReads?: { role: string; account: { namespace: string; name: string } };
   /** Serve https with this certificate and key (PEM file paths) instead of plain http. */
   tls?: TlsFiles;
+  /**
+   * RESCHEDULE_SERVED (mutate-create; the manifests set it): whether this deployment registers reschedule-delete's
+   * DELETE webhook. false: a Simulation asking for rescheduling gets a warning and an Event. Unset: not known,
+   * nothing is said.
+   */
+  rescheduleServed?: boolean;
   /** MAX_CONNECTIONS: open connections the server keeps at most; unset: its default (http-server.ts). */
   maxConnections?: number;
 }
@@ -181,6 +187,8 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
   if (traceMemory) config.traceMemory = traceMemory;
   const traceLoads = traceLoadsOf(env);
   if (traceLoads) config.traceLoads = traceLoads;
+  const rescheduleServed = booleanSetting(env, "RESCHEDULE_SERVED");
+  if (rescheduleServed !== undefined) config.rescheduleServed = rescheduleServed;
   const maxConnections = positiveInteger(env, "MAX_CONNECTIONS");
   if (maxConnections !== undefined) config.maxConnections = maxConnections;
   return config;
@@ -203,6 +211,14 @@ function traceLoadsOf(env: Env): TraceLoadConfig | undefined {
     ...(failure !== undefined ? { failureCacheMs: failure * 1000 } : {}),
     ...(loads !== undefined ? { maxConcurrentLoads: loads } : {}),
   };
+}
+
+/** "true" or "false", or undefined when unset or blank. */
+function booleanSetting(env: Env, name: string): boolean | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (raw !== "true" && raw !== "false") throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  return raw === "true";
 }
 
 /** A whole number from 1 up, or undefined when unset or blank (the default then). */

@@ -273,6 +273,8 @@ export const KNOWN_RESOURCES: Record<string, Record<string, { name: string; name
     Pod: { name: "pods", namespaced: true },
     ConfigMap: { name: "configmaps", namespaced: true },
     Namespace: { name: "namespaces", namespaced: false },
+    // mutate-create's Event on a Simulation it cannot serve rescheduling for (RESCHEDULE_SERVED=false).
+    Event: { name: "events", namespaced: true },
   },
   // reschedule-delete's per-namespace pod-read bindings (--pod-reads virtual-namespaces).
   "rbac.authorization.k8s.io/v1": {

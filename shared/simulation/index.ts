@@ -10,6 +10,13 @@ export {
   virtualNsPrefix,
   wantsBarePodRescheduling,
 } from "./simulation.js";
+export {
+  buildReschedulingNotServedEvent,
+  MUTATE_CREATE_COMPONENT,
+  RESCHEDULING_NOT_SERVED_MESSAGE,
+  RESCHEDULING_NOT_SERVED_REASON,
+  SIMULATION_EVENTS_NAMESPACE,
+} from "./simulation-events.js";
 export type { TolerationRule } from "./virtual-nodes.js";
 export {
   pinToVirtualNodes,

@@ -59,7 +59,18 @@ const SIM = { simName: "s1", reschedule: true };
 const SIM_FLAGS = ["--sim-name", "s1", "--reschedule"];
 
 const CASES: Case[] = [
+  // By default reschedule-delete and its DELETE webhook, as manifests renders them without a flag.
   { name: "kind, every simulation", values: { platform: "kind" }, flags: ["--platform", "kind"] },
+  {
+    name: "kind, every simulation, rescheduling turned off (mutate-create's Events role in default)",
+    values: { platform: "kind", reschedule: false },
+    flags: ["--platform", "kind", "--no-reschedule"],
+  },
+  {
+    name: "kind, one simulation, rescheduling turned off",
+    values: { platform: "kind", simName: "s1", reschedule: false },
+    flags: ["--platform", "kind", "--sim-name", "s1", "--no-reschedule"],
+  },
   {
     name: "kind, one simulation, reschedule",
     values: { platform: "kind", ...SIM },

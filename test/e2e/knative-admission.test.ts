@@ -42,7 +42,9 @@ const SIM = ["--sim-name", "s1", "--reschedule"];
 /** One option at a time (on top of a simulation with both functions), each reaching a rendered object. */
 const VARIANTS: string[][] = [
   [],
+  ["--no-reschedule"],
   ["--sim-name", "s1"],
+  ["--sim-name", "s1", "--no-reschedule"],
   ["--reschedule"],
   [...SIM],
   [...SIM, "--cluster-local", "true"],
@@ -195,11 +197,11 @@ describe("Knative's own admission of what `manifests` renders", { skip }, () => 
     );
     const verdicts = judge(renders);
     assert.deepEqual(describeRejections(verdicts), []);
-    // Knative judged something in each rendering: both Services when --reschedule, and the DomainMappings on
+    // Knative judged something in each rendering: both Services unless --no-reschedule, and the DomainMappings on
     // kind/k3s behind Kourier (behind Traefik the route is Traefik's own objects, which Knative ignores).
     for (const [r, list] of verdicts) {
       const services = list.filter((v) => v.kind === "Service" && v.apiVersion === "serving.knative.dev/v1");
-      assert.equal(services.length, r.args.includes("--reschedule") ? 2 : 1, r.label);
+      assert.equal(services.length, r.args.includes("--no-reschedule") ? 1 : 2, r.label);
       const mappings = list.filter((v) => v.kind === "DomainMapping").length;
       const kourier = /^(kind|k3s) /.test(r.label) && !r.args.includes("traefik");
       assert.equal(mappings, kourier ? services.length : 0, r.label);

@@ -132,22 +132,32 @@ describe("parseCommandLine (functions/cli/args.ts)", () => {
   it("manifests: no optional fields set by default; webhook is its one subcommand", () => {
     assert.deepEqual(parseCommandLine(["manifests", "--sim-name", "s"]), {
       command: "manifests",
-      request: { kind: "deployment", options: { simName: "s", rescheduleInterruptedBarePods: false } },
+      request: { kind: "deployment", options: { simName: "s" } },
     } satisfies Command);
     // Without --sim-name the deployment serves every Simulation.
     assert.deepEqual(parseCommandLine(["manifests"]), {
       command: "manifests",
-      request: { kind: "deployment", options: { rescheduleInterruptedBarePods: false } },
+      request: { kind: "deployment", options: {} },
     } satisfies Command);
     const webhook = parseCommandLine(["manifests", "webhook", "--sim-name", "s", "--ca-bundle", "ca.pem"]);
     assert.deepEqual(webhook, {
       command: "manifests",
-      request: {
-        kind: "webhook",
-        options: { simName: "s", rescheduleInterruptedBarePods: false },
-        caBundleFile: "ca.pem",
-      },
+      request: { kind: "webhook", options: { simName: "s" }, caBundleFile: "ca.pem" },
     } satisfies Command);
+  });
+
+  it("manifests: --reschedule and --no-reschedule set rescheduling on and off; both together is a usage error", () => {
+    const options = (flags: string[]) => {
+      const parsed = parseCommandLine(["manifests", ...flags]);
+      return parsed.command === "manifests" ? parsed.request.options : {};
+    };
+    assert.equal(options(["--reschedule"]).rescheduleInterruptedBarePods, true);
+    assert.equal(options(["--no-reschedule"]).rescheduleInterruptedBarePods, false);
+    assert.equal(options([]).rescheduleInterruptedBarePods, undefined);
+    assert.throws(
+      () => parseCommandLine(["manifests", "--reschedule", "--no-reschedule"]),
+      /--reschedule and --no-reschedule contradict each other/,
+    );
   });
 
   it("manifests: a malformed number, an unknown flag or a stray argument is a usage error of manifests", () => {

@@ -364,3 +364,19 @@ describe("CLIENT_CERT_SUBJECTS (client certificates pinned to the API server's i
     assert.match(configError({ ...TLS, CLIENT_CERT_SUBJECTS: "O=system:masters" }), /CN=, DNS: or URI:/);
   });
 });
+
+describe("loadConfig: RESCHEDULE_SERVED (whether the deployment has reschedule-delete's DELETE webhook)", () => {
+  it("true or false, trimmed; unset or blank: not known", () => {
+    assert.equal(loadConfig({ ...BASE, RESCHEDULE_SERVED: " false " }).rescheduleServed, false);
+    assert.equal(loadConfig({ ...BASE, RESCHEDULE_SERVED: "true" }).rescheduleServed, true);
+    assert.equal(loadConfig(BASE).rescheduleServed, undefined);
+    assert.equal(loadConfig({ ...BASE, RESCHEDULE_SERVED: " " }).rescheduleServed, undefined);
+  });
+
+  it("anything else is a ConfigError naming it", () => {
+    assert.match(
+      configError({ ...BASE, RESCHEDULE_SERVED: "no" }),
+      /RESCHEDULE_SERVED must be true or false, got "no"/,
+    );
+  });
+});

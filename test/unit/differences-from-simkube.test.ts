@@ -537,11 +537,17 @@ const DIFFERENCES: Record<string, Check> = {
     assert.deepEqual([create.timeoutSeconds, del.timeoutSeconds], [30, 15]);
   },
   "delete-webhook-per-deployment": () => {
+    const { rescheduleInterruptedBarePods: _flag, ...byDefault } = BASE;
+    assert.deepEqual(
+      buildWebhookConfiguration(byDefault).webhooks?.map((w) => w.name),
+      ["mutate-create.simkube-fn.simkube.io", "reschedule-delete.simkube-fn.simkube.io"],
+      "by default, the DELETE webhook for every Simulation",
+    );
     const rendered = buildWebhookConfiguration({ ...BASE, rescheduleInterruptedBarePods: false });
     assert.deepEqual(
       rendered.webhooks?.map((w) => w.name),
       ["mutate-create.simkube-fn.simkube.io"],
-      "without --reschedule, no DELETE webhook for any Simulation",
+      "with --no-reschedule, no DELETE webhook for any Simulation",
     );
   },
   "owner-kinds": async () => {

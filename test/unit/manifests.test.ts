@@ -91,7 +91,11 @@ const BASE: DeploymentOptions = {
 const SECRET = "s3cr3t-path-segment-0123456789abcdef";
 
 const VARIANTS: Record<string, DeploymentOptions> = {
-  "knative, url mode, mutate-create only": BASE,
+  "knative, url mode, mutate-create only (--no-reschedule: its Events role in default)": {
+    ...BASE,
+    rescheduleInterruptedBarePods: false,
+  },
+  "knative, url mode, by default": BASE,
   "knative, url mode, with reschedule-delete, a trace and a path secret": {
     ...BASE,
     rescheduleInterruptedBarePods: true,
@@ -192,8 +196,8 @@ describe("generated manifests pass the published schemas", () => {
 
 describe("webhook configuration", () => {
   it("mutate-create: CREATE and UPDATE of pods and pods/status, fail closed, only virtual namespaces", () => {
-    const config = buildWebhookConfiguration(BASE);
-    assert.equal(config.webhooks?.length, 1, "no DELETE webhook without rescheduleInterruptedBarePods");
+    const config = buildWebhookConfiguration({ ...BASE, rescheduleInterruptedBarePods: false });
+    assert.equal(config.webhooks?.length, 1, "no DELETE webhook with rescheduling turned off");
     const [wh] = config.webhooks ?? [];
     assert.ok(wh);
     assert.equal(wh.name, "mutate-create.simkube-fn.simkube.io");
@@ -384,6 +388,7 @@ describe("Knative Services", () => {
       { name: "DRIVER_USERS", value: DEFAULT_DRIVER_USERS.join(",") },
       { name: "SEQUENCE_STORE", value: "cluster" },
       { name: "POD_NAMESPACE", value: "simkube-fn" },
+      { name: "RESCHEDULE_SERVED", value: "true" },
     ]);
     assert.ok(!container.env?.some((e) => e.name === "PORT"), "PORT is Knative's to set");
     assert.equal(mc.metadata?.labels?.["networking.knative.dev/visibility"], undefined, "url mode: external");
@@ -705,6 +710,50 @@ describe("one deployment for every simulation (no simName)", () => {
       rulesOf(options).some((rule) => rule.resources?.includes("namespaces"));
     assert.equal(readsNamespaces(EVERY), true);
     assert.equal(readsNamespaces(BASE), false);
+  });
+});
+
+describe("rescheduling follows the Simulation: reschedule-delete by default, --no-reschedule leaves it out", () => {
+  const { simName: _sim, ...EVERY } = BASE;
+  const kinds = (objects: readonly Manifest[]) => objects.map((o) => `${o.kind}/${o.metadata?.name ?? ""}`);
+  const envOf = (options: DeploymentOptions) =>
+    buildServices(options)[0]?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+
+  for (const [what, options] of [
+    ["every simulation", EVERY],
+    ["one simulation", BASE],
+  ] as const) {
+    it(`${what}: reschedule-delete and its DELETE webhook unless turned off, as with --reschedule`, () => {
+      const byDefault = buildAllManifests(options);
+      assert.ok(kinds(byDefault).includes("Service/simkube-fn-reschedule-delete"));
+      assert.deepEqual(byDefault, buildAllManifests({ ...options, rescheduleInterruptedBarePods: true }));
+      assert.deepEqual(
+        buildWebhookConfiguration(options).webhooks?.map((w) => w.rules?.[0]?.operations),
+        [["CREATE", "UPDATE"], ["DELETE"]],
+      );
+      assert.ok(envOf(options).some((e) => e.name === "RESCHEDULE_SERVED" && e.value === "true"));
+      const off = buildAllManifests({ ...options, rescheduleInterruptedBarePods: false });
+      assert.ok(!kinds(off).some((k) => k.includes("reschedule-delete")), kinds(off).join(", "));
+      const offEnv = envOf({ ...options, rescheduleInterruptedBarePods: false });
+      assert.ok(offEnv.some((e) => e.name === "RESCHEDULE_SERVED" && e.value === "false"));
+    });
+  }
+
+  it("turned off: mutate-create may create Events in default, and only then (a Simulation's Events live there)", () => {
+    const eventRoles = (options: DeploymentOptions) =>
+      buildRbac(options).filter((o) => o.metadata?.name === "simkube-fn-mutate-create-simulation-events");
+    assert.deepEqual(eventRoles(EVERY), [], "nothing to say when reschedule-delete is deployed");
+    const [role, binding] = eventRoles({ ...EVERY, rescheduleInterruptedBarePods: false });
+    assert.ok(role && binding && "rules" in role && "roleRef" in binding);
+    assert.equal(role.kind, "Role");
+    assert.equal(role.metadata?.namespace, "default");
+    assert.deepEqual(role.rules, [{ apiGroups: [""], resources: ["events"], verbs: ["create"] }]);
+    assert.equal(binding.metadata?.namespace, "default");
+    assert.deepEqual(binding.subjects, [
+      { kind: "ServiceAccount", name: "simkube-fn-mutate-create", namespace: "simkube-fn" },
+    ]);
+    new Role(role as Role).validate();
+    new RoleBinding(binding as RoleBinding).validate();
   });
 });
 

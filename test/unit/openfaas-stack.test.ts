@@ -36,6 +36,22 @@ describe("OpenFaaS stack.yml", () => {
     assert.deepEqual(mc.requests, { memory: "128Mi", cpu: "100m" });
   });
 
+  it("reschedule-delete by default; --no-reschedule leaves it out and tells mutate-create (RESCHEDULE_SERVED)", () => {
+    const byDefault = buildStack({ simName: "test-sim" });
+    assert.deepEqual(Object.keys(byDefault.functions), [
+      "simkube-fn-mutate-create",
+      "simkube-fn-reschedule-delete",
+    ]);
+    assert.equal(byDefault.functions["simkube-fn-mutate-create"]?.environment.RESCHEDULE_SERVED, "true");
+    assert.equal(
+      byDefault.functions["simkube-fn-reschedule-delete"]?.environment.RESCHEDULE_SERVED,
+      undefined,
+    );
+    const off = buildStack({ rescheduleInterruptedBarePods: false });
+    assert.deepEqual(Object.keys(off.functions), ["simkube-fn-mutate-create"]);
+    assert.equal(off.functions["simkube-fn-mutate-create"]?.environment.RESCHEDULE_SERVED, "false");
+  });
+
   it("environment: what serve reads, a JSON body limit that fits a ~3 MiB review, watchdog timeouts past the webhook's", () => {
     const stack = buildStack({
       simName: "test-sim",

@@ -146,7 +146,11 @@ describe("--platform kind and k3s: gateway Service, DomainMapping and certificat
     const own = render(["--platform", "k3s", "--sim-name", "s1", "--issuer", "corp-ca"]);
     assert.equal(own.filter((d) => d.kind === "ClusterIssuer").length, 0, "no CA of our own");
     assert.equal(
-      (only(own, "Certificate").spec?.issuerRef as { name?: string } | undefined)?.name,
+      (
+        only(own, "Certificate", "simkube-fn-mutate-create-tls").spec?.issuerRef as
+          | { name?: string }
+          | undefined
+      )?.name,
       "corp-ca",
     );
     assert.equal(
@@ -396,7 +400,7 @@ describe("--platform openfaas: the gateway, Community Edition and Pro", () => {
 });
 
 describe("manifests webhook: the per-simulation configuration stock SimKube adopts", () => {
-  it("named sk-NAME-mutatepods, only that object, caBundle on the first webhook; DELETE only with --reschedule", () => {
+  it("named sk-NAME-mutatepods, only that object, caBundle on the first webhook; DELETE unless --no-reschedule", () => {
     const args = [
       "webhook",
       "--platform",
@@ -412,16 +416,20 @@ describe("manifests webhook: the per-simulation configuration stock SimKube adop
     assert.equal(docs.length, 1);
     const config = only(docs, "MutatingWebhookConfiguration", "sk-sim-a-mutatepods");
     validateAgainstSchema(config);
-    assert.equal(config.webhooks?.length, 1);
+    assert.deepEqual(
+      config.webhooks?.map((w) => w.rules[0].operations),
+      [["CREATE", "UPDATE"], ["DELETE"]],
+      "the DELETE webhook by default: reschedule-delete decides per Simulation",
+    );
     assert.equal(config.webhooks?.[0]?.clientConfig.caBundle, CA_BUNDLE);
     assert.ok(CA_BUNDLE.length > 0);
-    assert.deepEqual(config.webhooks?.[0]?.rules[0].operations, ["CREATE", "UPDATE"]);
-    const both = only(render([...args, "--reschedule"]), "MutatingWebhookConfiguration");
+    assert.deepEqual(only(render([...args, "--reschedule"]), "MutatingWebhookConfiguration"), config);
+    const createOnly = only(render([...args, "--no-reschedule"]), "MutatingWebhookConfiguration");
     assert.deepEqual(
-      both.webhooks?.map((w) => w.rules[0].operations),
-      [["CREATE", "UPDATE"], ["DELETE"]],
+      createOnly.webhooks?.map((w) => w.rules[0].operations),
+      [["CREATE", "UPDATE"]],
     );
-    assertScoped(both, "simkube-fn", PLATFORM_NAMESPACES);
+    assertScoped(config, "simkube-fn", PLATFORM_NAMESPACES);
   });
 
   it("kind: injected by cert-manager (SimKube waits until it is filled); no bundle and no injector is refused", () => {
@@ -695,7 +703,7 @@ describe("--ingress traefik: per function a Service, Certificate, Middleware and
       ...["--platform", "k3s", "--ingress", "traefik", "--sim-name", "s1", "--issuer", "corp-ca"],
       ...["--traefik-namespace", "kube-system", "--traefik-internal-service", "private:8081"],
     ]);
-    const route = only(docs, "IngressRoute");
+    const route = only(docs, "IngressRoute", "simkube-fn-mutate-create");
     assert.equal(route.metadata.namespace, "kube-system");
     // biome-ignore lint/suspicious/noExplicitAny: the IngressRoute is read field by field
     assert.deepEqual((route.spec as any).routes[0].services, [{ name: "private", port: 8081 }]);

@@ -358,6 +358,29 @@ describe("RBAC derived from the API calls each function makes", () => {
     assert.deepEqual(compare(needed, grantedTo("mutate-create", manifests)), { missing: [], unused: [] });
   });
 
+  it("mutate-create with --no-reschedule: the rendered roles grant exactly what its calls need, the Event on a Simulation asking for rescheduling included", async () => {
+    const manifests = buildAllManifests({ ...OPTIONS, rescheduleInterruptedBarePods: false });
+    assert.equal(renderedEnv("mutate-create", manifests).RESCHEDULE_SERVED, "false");
+    const kube = createRecordingKube();
+    seedSimulation(kube);
+    await driveMutateCreate(kube, manifests);
+    // The notice is not awaited by the review: let it write.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const events = kube.calls.filter((c) => c.resource === "events");
+    assert.deepEqual(events, [{ group: "", resource: "events", verb: "create", namespace: "default" }]);
+    const needed = new Set(
+      kube.calls.map((c) =>
+        permission(
+          c.group,
+          c.resource,
+          c.verb,
+          c.namespace === FUNCTIONS_NS || c.resource === "events" ? c.namespace : undefined,
+        ),
+      ),
+    );
+    assert.deepEqual(compare(needed, grantedTo("mutate-create", manifests)), { missing: [], unused: [] });
+  });
+
   it("the derivation sees what it should: mutate-create writes ConfigMaps only in its own namespace", async () => {
     const kube = createRecordingKube();
     seedSimulation(kube);

@@ -21,9 +21,14 @@ The same names, labels and derived values as the builders (knative/*.ts), so the
 {{- $full -}}
 {{- end -}}
 
-{{/* Which functions are deployed: reschedule-delete only with reschedule. */}}
+{{/* reschedule-delete and its DELETE webhook: rendered unless reschedule is false (--no-reschedule). */}}
+{{- define "simkube-fn.reschedule" -}}
+{{- if ne .Values.reschedule false -}}true{{- end -}}
+{{- end -}}
+
+{{/* Which functions are deployed: reschedule-delete unless rescheduling is turned off. */}}
 {{- define "simkube-fn.functions" -}}
-{{- if .Values.reschedule -}}["mutate-create","reschedule-delete"]{{- else -}}["mutate-create"]{{- end -}}
+{{- if include "simkube-fn.reschedule" . -}}["mutate-create","reschedule-delete"]{{- else -}}["mutate-create"]{{- end -}}
 {{- end -}}
 
 {{- define "simkube-fn.knative" -}}

@@ -47,7 +47,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   sequenceStore: ["--sequence-store"],
   podReads: ["--pod-reads"],
   virtualNsPrefix: ["--virtual-ns-prefix"],
-  rescheduleInterruptedBarePods: ["--reschedule"],
+  rescheduleInterruptedBarePods: ["--reschedule", "--no-reschedule"],
   webhookMode: ["--webhook-mode"],
   webhookUrlBase: ["--webhook-url-base"],
   webhookUrls: FUNCTIONS.map((fn) => `--webhook-url-${fn}`),
@@ -77,7 +77,7 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   scaleToZeroDuration: ["--scale-to-zero-duration"],
 };
 
-const BOOLEAN_FLAGS = new Set(["reschedule", "without-webhook", "help"]);
+const BOOLEAN_FLAGS = new Set(["reschedule", "no-reschedule", "without-webhook", "help"]);
 const MULTIPLE_FLAGS = new Set(["owner-resource", "allow-trace-location", "client-cert-subject"]);
 
 type Spec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
@@ -135,7 +135,11 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 still need its value: add --path-secret S
       --without-webhook         leave out the deployment's own webhook configuration (stock SimKube)
   Functions:
-      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)  --reschedule
+      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)
+      --no-reschedule           leave out reschedule-delete and its DELETE webhook: no Simulation's
+                                rescheduleInterruptedBarePods is served (mutate-create then warns and records
+                                an Event on a Simulation that asks). Default: rendered, and reschedule-delete
+                                clones only for Simulations that ask; --reschedule says so explicitly
       --trace-path URL  --log-level LEVEL  --log-format json|gcp|pino  --driver-users U1,U2  --sequence-store cluster|memory
       --pod-reads cluster|virtual-namespaces  where reschedule-delete may read pods: cluster-wide (default),
                                 or only in virtual namespaces, through a binding it makes per namespace
@@ -279,9 +283,18 @@ const STRING_FLAGS: readonly [keyof DeploymentOptions, string][] = [
   ["scaleToZeroDuration", "scale-to-zero-duration"],
 ];
 
+/** --reschedule or --no-reschedule; neither: undefined (the default, on). */
+function rescheduleFlag(values: Values): boolean | undefined {
+  const on = values.reschedule === true;
+  const off = values["no-reschedule"] === true;
+  if (on && off) throw new ManifestsUsageError("--reschedule and --no-reschedule contradict each other");
+  return on ? true : off ? false : undefined;
+}
+
 /** Flags to options; values are checked by resolveOptions, which names the option in its error. */
 export function toDeploymentOptions(values: Values): DeploymentOptions {
-  const options: DeploymentOptions = { rescheduleInterruptedBarePods: values.reschedule === true };
+  const options: DeploymentOptions = {};
+  set(options, "rescheduleInterruptedBarePods", rescheduleFlag(values));
   const simName = str(values, "sim-name");
   if (simName !== undefined) options.simName = simName;
   const loose = options as unknown as Record<string, unknown>;

@@ -132,6 +132,7 @@ export async function deployThroughKnative(
   c: LocalCluster,
   archive: string,
   minScale = 0,
+  adjust: (options: DeploymentOptions) => DeploymentOptions = (options) => options,
 ): Promise<KnativeDeployment> {
   if (!c.realNode || !c.knative) throw new Error("the functions through Knative need cluster up --knative");
   const start = Date.now();
@@ -142,7 +143,7 @@ export async function deployThroughKnative(
     { data: SHORT_AUTOSCALER },
     "application/merge-patch+json",
   );
-  const options = knativeDeploymentOptions(c, minScale);
+  const options = adjust(knativeDeploymentOptions(c, minScale));
   const o = resolveOptions(options);
   const namespace = placedOnRealNode({ metadata: { name: o.namespace, annotations: {} } });
   await c.admin.request(
