@@ -60,7 +60,7 @@ export function webhookUrl(o: ResolvedOptions, fn: DeployedFunction): string {
         ? "--webhook-url-base https://<knative domain> (URLs https://<service>.<namespace>.<domain>/)"
         : "--webhook-url-base https://<gateway with TLS> (URLs https://<gateway>/function/<name>)";
     rejectOption(
-      `the webhooks need an address: add --platform kind|k3s|managed|openfaas (where the functions run), or ${base}, or --webhook-mode service`,
+      `the webhooks need an address: add --platform kind|k3s|managed|openfaas|kubernetes (where the functions run), or ${base}, or --webhook-mode service`,
     );
   }
   let url: URL;
