@@ -1,6 +1,7 @@
 // The command line, parsed: argv in, a Command out, nothing read or run. main.ts wires each Command to the
 // code that runs it. Bad arguments throw a UsageError naming the command (usage-error.ts words it). Every
 // command's help is defined here, once: `X --help` (or -h, anywhere before `--`) and `help X` print it.
+// Every command's flags go through node:util's parseArgs: no dependency, nothing more for a cold start to load.
 
 import { parseArgs } from "node:util";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/base/index.js";
