@@ -30,9 +30,9 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       CLIENT_CA_FILE (https only: reviews and /stats only from callers with a certificate this CA signed),
       CLIENT_CERT_SUBJECTS (with CLIENT_CA_FILE: only a certificate naming one of these, comma-separated
       CN=name, DNS:name or URI:uri: the API server's own), MAX_CONNECTIONS (1000: open connections at most),
-      POD_READ_ROLE and POD_READ_ACCOUNT (together, as manifests --pod-reads virtual-namespaces sets them:
-      reschedule-delete reads pods only in virtual namespaces, binding this ClusterRole to this account,
-      system:serviceaccount:NS:NAME, in each), TRACE_LOAD_TIMEOUT_SECONDS,
+      POD_READ_ROLE and POD_READ_ACCOUNT (together, as the manifests set them for pod reads in virtual
+      namespaces only: reschedule-delete binds this ClusterRole to this account, system:serviceaccount:NS:NAME,
+      in each virtual namespace), TRACE_LOAD_TIMEOUT_SECONDS,
       TRACE_FAILURE_CACHE_SECONDS, TRACE_CONCURRENT_LOADS (trace loads: bound, failures remembered, at once).
       Trace locations: ${OBJECT_STORE_ENV}
 `,
