@@ -3,7 +3,13 @@
 
 import { isDns1035Label } from "../shared/base/index.js";
 import { DEFAULT_OPENFAAS_NAMESPACE } from "./defaults.js";
-import { type DeployedFunction, type Platform, type ResolvedOptions, rejectOption } from "./options.js";
+import {
+  CLUSTER_PLATFORMS,
+  type DeployedFunction,
+  type Platform,
+  type ResolvedOptions,
+  rejectOption,
+} from "./options.js";
 
 /** <name>-<function>: the Knative Service, the OpenFaaS function. */
 export function functionResourceName(baseName: string, fn: DeployedFunction): string {
@@ -71,7 +77,7 @@ export function webhookUrl(o: ResolvedOptions, fn: DeployedFunction): string {
         ? "--webhook-url-base https://<knative domain> (URLs https://<service>.<namespace>.<domain>/)"
         : "--webhook-url-base https://<gateway with TLS> (URLs https://<gateway>/function/<name>)";
     rejectOption(
-      `the webhooks need an address: add --platform kind|k3s|managed|openfaas (where the functions run), or ${base}, or --webhook-mode service`,
+      `the webhooks need an address: add --platform ${CLUSTER_PLATFORMS.join("|")} (where the functions run), or ${base}, or --webhook-mode service`,
     );
   }
   let url: URL;

@@ -1,6 +1,7 @@
 // npm run bundle:openfaas: each function as the folder the OpenFaaS node22 template builds from,
 // dist/openfaas/<function>/: handler.js (the entry in functions/runtime/openfaas/ with every dependency
-// inlined, `module.exports = handler`, which the template require()s) and a package.json naming it.
+// inlined, `module.exports = handler`, which the template require()s), its source map handler.js.map, and a
+// package.json naming it.
 // mutate-create reads traces, so its folder also holds the object-store readers, trace-sources/*.cjs,
 // required only when a trace location of that store is read (scripts/trace-sources.mjs).
 
@@ -31,6 +32,10 @@ await build({
   outdir,
   format: "cjs",
   footer: { js: "module.exports = module.exports.handler;" },
+  // handler.js.map: mappings only, as the CLI bundle's (scripts/bundle.mjs); logged stacks name the
+  // TypeScript through it (functions/runtime/openfaas/own-stacks.ts).
+  sourcemap: "linked",
+  sourcesContent: false,
   plugins: [clientNodeSlim, traceSourcesExternal],
 });
 await buildTraceSources(root, path.join(outdir, "mutate-create"), common);

@@ -61,7 +61,7 @@ const cliOptions = {
   // The libraries' license notices go to simkube-fn.cjs.LEGAL.txt, leaving the bundle ASCII-only.
   legalComments: "linked",
   // simkube-fn.cjs.map: mappings only (a stack needs file, line and column, not the sources, which would
-  // triple its size); functions/cli/bundle-stacks.ts reads it when a stack is formatted.
+  // triple its size); functions/runtime/bundle-stacks.ts reads it when a stack is formatted.
   sourcemap: "linked",
   sourcesContent: false,
   alias: {

@@ -12,7 +12,6 @@ const STAND_IN = `
 const absent = () => { throw new Error("not in the serve bundle: the launcher runs simkube-fn.cjs for this command"); };
 export const runReplayCommand = absent, runManifests = absent, runClusterCommand = absent,
   runLoadtestCommand = absent, runTraceCommand = absent, hashPodText = absent;
-export class ClusterUsageError extends Error {}
 `;
 
 /** esbuild plugin: the other commands' modules become STAND_IN. */

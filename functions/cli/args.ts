@@ -1,20 +1,18 @@
 // The command line, parsed: argv in, a Command out, nothing read or run. main.ts wires each Command to the
-// code that runs it. Bad arguments throw a UsageError naming the command, so its usage can be shown.
+// code that runs it. Bad arguments throw a UsageError naming the command (usage-error.ts words it). Every
+// command's help is defined here, once: `X --help` (or -h, anywhere before `--`) and `help X` print it.
+// Every command's flags go through node:util's parseArgs: no dependency, nothing more for a cold start to load.
 
 import { parseArgs } from "node:util";
 import { FUNCTION_NAMES, type FunctionName, isFunctionName } from "../../shared/base/index.js";
 import type { ConfigFlags } from "../../shared/config/index.js";
-import {
-  MANIFESTS_COMMAND_USAGE,
-  type ManifestsRequest,
-  ManifestsUsageError,
-  parseManifestsArgs,
-} from "./manifests/args.js";
+import { OBJECT_STORE_ENV } from "./env-help.js";
+import { MANIFESTS_COMMAND_USAGE, type ManifestsRequest, parseManifestsArgs } from "./manifests/args.js";
 import { argumentErrorMessage } from "./parse-error.js";
 import type { ReplayArgs } from "./replay/command.js";
+import { COMMANDS, type CommandName, deprecationText, UsageError } from "./usage-error.js";
 
-export const COMMANDS = ["serve", "replay", "trace", "manifests", "hash-pod", "loadtest", "cluster"] as const;
-export type CommandName = (typeof COMMANDS)[number];
+export { COMMANDS, type CommandName, UsageError };
 
 const COMMAND_USAGE: Record<CommandName, string> = {
   serve: `  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE]
@@ -34,6 +32,11 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       CN=name, DNS:name or URI:uri: the API server's own), MAX_CONNECTIONS (1000: open connections at most),
       RESCHEDULE_SERVED (mutate-create; true|false, set by the manifests: whether the deployment has
       reschedule-delete's DELETE webhook; false: a Simulation asking for rescheduling gets a warning and an Event).
+      POD_READ_ROLE and POD_READ_ACCOUNT (together, as the manifests set them for pod reads in virtual
+      namespaces only: reschedule-delete binds this ClusterRole to this account, system:serviceaccount:NS:NAME,
+      in each virtual namespace), TRACE_LOAD_TIMEOUT_SECONDS,
+      TRACE_FAILURE_CACHE_SECONDS, TRACE_CONCURRENT_LOADS (trace loads: bound, failures remembered, at once).
+      Trace locations: ${OBJECT_STORE_ENV}
 `,
   replay: `  simkube-fn replay [--trace FILE] [--sim-name NAME] [--speed N] [--json]
       The main job without a cluster: replay a trace's bare pods through both functions against the
@@ -43,6 +46,8 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       The real replay: SimKube's driver on a real local control plane (started as by \`cluster up\`, or the
       running one whose driverKubeconfig --kubeconfig names, started with --reschedule and the same --trace).
       Interrupts a running bare pod by eviction, NoExecute taint and node deletion unless --interruptions none.
+      Env: TRACE_PATH (when --trace is not given), SIMKUBE_FN_CONTROLPLANE_BIN (--cluster local: a directory of
+      prebuilt control-plane binaries; skips the build).
 `,
   trace: `  simkube-fn trace build SCENARIO -o FILE.sktrace
       Write a SimKube trace (format 2) from a scenario file (YAML or JSON; see examples/scenario.yaml).
@@ -50,14 +55,33 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       Version, time span, tracked kinds, index, owners with lifecycles. --json: one JSON object.
   simkube-fn trace lookup FILE --owner KIND/NS/NAME [--hash H] [--seq N]
       The lifecycle mutate-create would give a pod of that owner, and why.
+      FILE may be a path or an object-store URL. Env: ${OBJECT_STORE_ENV}
 `,
   manifests: MANIFESTS_COMMAND_USAGE,
   "hash-pod": `  simkube-fn hash-pod <FILE|->
-      Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it.
+      Print a Pod's stable spec hash (JSON or YAML), as SimKube computes it. Env: none.
 `,
-  loadtest: `  simkube-fn loadtest teardown --target URL [--reviews N] [--concurrency C]
+  loadtest: `  simkube-fn loadtest teardown --target URL [options]
       Send a teardown burst of realistic pod DELETE reviews to a running reschedule-delete and report
-      throughput, p50/p95/p99 latency, errors, clones created and server RSS.
+      throughput, p50/p95/p99 latency, errors, clones created and server RSS. Exit 0 when every review was
+      admitted cleanly and the clones match the expected count.
+      --target URL           where reschedule-delete takes reviews (POST), http:// or https://
+      --reviews N            how many DELETE reviews to send (default 1000)
+      --concurrency C        requests in flight at once (default 32)
+      --timeout S            stop after S seconds overall (default 120)
+      --request-timeout S    one review's bound, as the API server's webhook timeout (default 10)
+      --interruptions F      fraction 0..1 of pods deleted as interruptions (default 0). Each one makes the
+                             function create a real clone pod through its API server: not for production.
+      --sim-name NAME        the Simulation's name in the generated pods (default loadtest; --sim, the old
+                             spelling, still works)
+      --root NAME            the SimulationRoot owning bare pods (default sk-<sim-name>-driver-00000-root)
+      --root-uid UID         that SimulationRoot's uid (default loadtest-root-uid)
+      --namespaces A,B       traced namespaces; pods go to virtual-<ns> (default default,shop,batch,monitoring)
+      --seed N               generator seed (default 1)
+      --stats URL            the function's stats endpoint (default <target>/stats)
+      --insecure             skip TLS certificate checks
+      --json                 print the report as JSON
+      Env: none.
 `,
   cluster: `  simkube-fn cluster up [--sim-name NAME] [--reschedule] [--trace FILE] [--insecure-dev] [--real-node]
       [--knative | --openfaas] [--cert-manager | --no-cert-manager] [--pod-reads cluster|virtual-namespaces] [--json]
@@ -92,16 +116,6 @@ export function usage(command?: CommandName): string {
   return `Usage:\n${all}  simkube-fn help [COMMAND]\n  simkube-fn --version\n`;
 }
 
-/** Bad arguments: exit 2 and the usage of `command` (or the whole usage). */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly command?: CommandName,
-  ) {
-    super(message);
-  }
-}
-
 export type Command =
   | { command: "help"; topic?: CommandName }
   | { command: "version" }
@@ -111,12 +125,39 @@ export type Command =
   /** Every deployment option has a flag: manifests/args.ts parses them. */
   | { command: "manifests"; request: ManifestsRequest }
   | { command: "hash-pod"; file: string }
-  /** The load tester parses (and explains) its own flags: loadtest/command.ts. */
+  /** `loadtest teardown` checks its own flags' values: loadtest/command.ts. */
   | { command: "loadtest"; args: string[] }
   /** `trace build|inspect|lookup` parse their own flags: trace/command.ts. */
   | { command: "trace"; args: string[] }
   /** `cluster up` parses its own flags: cluster/command.ts. */
   | { command: "cluster"; args: string[] };
+
+/** A Command, and the warnings its arguments gave (a deprecated spelling), for stderr. */
+export type ParsedCommandLine = Command & { warnings?: string[] };
+
+/** Old spellings still accepted, per command: each is read as its replacement, with a warning. */
+const DEPRECATED_FLAGS: Partial<Record<CommandName, Readonly<Record<string, string>>>> = {
+  loadtest: { "--sim": "--sim-name" },
+};
+
+/** `args` with each deprecated flag (`--old` or `--old=value`, before any `--`) spelled the new way. */
+export function renameDeprecatedFlags(
+  command: CommandName,
+  args: readonly string[],
+): { args: string[]; warnings: string[] } {
+  const renames = DEPRECATED_FLAGS[command] ?? {};
+  const warnings = new Set<string>();
+  const end = args.indexOf("--");
+  const renamed = args.map((arg, i) => {
+    if (end >= 0 && i >= end) return arg;
+    const [flag = arg, ...value] = arg.split("=");
+    const replacement = renames[flag];
+    if (replacement === undefined) return arg;
+    warnings.add(deprecationText(flag, replacement));
+    return [replacement, ...value].join("=");
+  });
+  return { args: renamed, warnings: [...warnings] };
+}
 
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 
@@ -200,16 +241,12 @@ function parseReplay(args: string[]): Command {
   };
 }
 
+/** Its usage errors are ManifestsUsageErrors, UsageErrors of "manifests". */
 function parseManifests(args: string[]): Command {
-  try {
-    const request = parseManifestsArgs(args);
-    return request.kind === "help"
-      ? { command: "help", topic: "manifests" }
-      : { command: "manifests", request };
-  } catch (err) {
-    if (err instanceof ManifestsUsageError) throw new UsageError(err.message, "manifests");
-    throw err;
-  }
+  const request = parseManifestsArgs(args);
+  return request.kind === "help"
+    ? { command: "help", topic: "manifests" }
+    : { command: "manifests", request };
 }
 
 function parseHashPod(args: string[]): Command {
@@ -229,15 +266,33 @@ function parseHelp(args: string[]): Command {
   return { command: "help", topic: topic as CommandName };
 }
 
-/** --help or -h anywhere before a `--`: commands that hand argv on (cluster, trace) show their help too. */
+/** --help or -h anywhere before a `--`: commands that hand argv on (cluster, trace, loadtest) show their help too. */
 function asksForHelp(args: readonly string[]): boolean {
   const end = args.indexOf("--");
   return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
 }
 
-/** argv without node and the script: `serve mutate-create --port 8080`. */
-export function parseCommandLine(argv: readonly string[]): Command {
-  const [command, ...rest] = argv;
+/** The subcommands of the commands that have them; one of them must come first. */
+const SUBCOMMANDS = {
+  trace: ["build", "inspect", "lookup"],
+  cluster: ["up"],
+  loadtest: ["teardown"],
+} as const;
+
+/** trace, cluster, loadtest: help, or argv handed on once it starts with a subcommand. */
+function parseWithSubcommand(command: keyof typeof SUBCOMMANDS, args: string[]): Command {
+  if (asksForHelp(args)) return { command: "help", topic: command };
+  const subcommands: readonly string[] = SUBCOMMANDS[command];
+  const [sub] = args;
+  if (sub === undefined || !subcommands.includes(sub)) {
+    const expected = subcommands.map((s) => `"${s}"`).join(", ");
+    const what = sub === undefined ? "needs a subcommand" : `has no subcommand "${sub}"`;
+    throw new UsageError(`${command} ${what}: ${expected}`, command);
+  }
+  return { command, args };
+}
+
+function parseCommand(command: string | undefined, rest: string[]): Command {
   switch (command) {
     case "serve":
       return parseServe(rest);
@@ -248,15 +303,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case "hash-pod":
       return parseHashPod(rest);
     case "loadtest":
-      return { command: "loadtest", args: rest };
     case "cluster":
-      return rest.length === 0 || asksForHelp(rest)
-        ? { command: "help", topic: "cluster" }
-        : { command: "cluster", args: rest };
     case "trace":
-      return rest.length === 0 || asksForHelp(rest)
-        ? { command: "help", topic: "trace" }
-        : { command: "trace", args: rest };
+      return parseWithSubcommand(command, rest);
     case "help":
       return parseHelp(rest);
     case "--help":
@@ -268,4 +317,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
     default:
       throw new UsageError(command ? `unknown command "${command}"` : "no command given");
   }
+}
+
+/** argv without node and the script: `serve mutate-create --port 8080`. */
+export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
+  const [command, ...rest] = argv;
+  if (!(COMMANDS as readonly string[]).includes(command ?? "")) return parseCommand(command, rest);
+  const { args, warnings } = renameDeprecatedFlags(command as CommandName, rest);
+  const parsed = parseCommand(command, args);
+  return warnings.length > 0 ? { ...parsed, warnings } : parsed;
 }

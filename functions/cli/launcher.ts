@@ -4,26 +4,25 @@
 // which a cold start reads faster. Only meaningful inside dist/bundle/ (scripts/bundle.mjs builds it there).
 //
 // Why: most of a cold start of `serve` is V8 parsing and compiling the bundled libraries (the Kubernetes
-// client, express, pino). Node 20 has no compile cache for modules (module.enableCompileCache is 22.1+), but
-// vm.Script accepts V8 code cache data: the build starts each function once and keeps what V8 compiled in
-// simkube-fn.cjs.cache; later starts deserialize that instead of compiling. V8 itself rejects a cache from
-// another V8 version or other V8 flags (the code is then compiled as usual), and the cache file starts with the
-// build id of the bundle it belongs to, because V8 only checks the source's length.
+// client, express, pino). vm.Script accepts V8 code cache data: the build starts each function once and keeps
+// what V8 compiled in simkube-fn.cjs.cache; later starts deserialize that instead of compiling. V8 rejects a
+// cache from another V8 version or other V8 flags (the code is then compiled as usual), and the cache file
+// starts with the build id of the bundle it belongs to, because V8 only checks the source's length.
 //
 // SIMKUBE_FN_WRITE_CODE_CACHE=1 writes the cache when the process exits (the build does; so can an image build
 // whose Node differs from the one that built the bundle, see the Dockerfile).
 //
 // Why not Node 22's module.enableCompileCache: it keeps what V8 compiled when the module loaded, not the
-// functions compiled lazily afterwards, and a start with it took 93 ms of CPU against 84 ms with this cache
-// (`serve mutate-create --check`, 20 alternating runs each, Node 22.23). Stacks name the TypeScript source
-// through bundle-stacks.ts, since Node maps only what it loads itself.
+// functions compiled lazily afterwards, and a start with it took 1.08-1.16x the CPU of one with this cache on
+// Node 22 and 24 (`npm run bench:launch`, docs/performance.md, "Source maps and the code cache"). Stacks name
+// the TypeScript source through runtime/bundle-stacks.ts, since Node maps only what it loads itself.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
-import { mapBundleStacks } from "./bundle-stacks.js";
+import { mapBundleStacks } from "../runtime/bundle-stacks.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bundleFile = path.join(here, process.argv[2] === "serve" ? "simkube-fn-serve.cjs" : "simkube-fn.cjs");

@@ -1,6 +1,6 @@
 // simkube-fn: the command line. The only reader of argv and process.env; everything else gets plain values.
 // args.ts turns argv into a Command; this file runs it and maps failures to exit codes (2: usage or
-// configuration, 1: anything else).
+// configuration, 1: anything else), each one line on stderr (usage-error.ts words usage errors).
 
 // `serve` is the command whose start matters (a function's cold start). Its modules are imported statically:
 // the bundle then evaluates them up front, where anything reachable from an import() gets a lazy initialiser per
@@ -15,9 +15,10 @@ import { createKubeApi } from "../../shared/kube/index.js";
 import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
 import { startFunction } from "../runtime/registry.js";
-import { type Command, parseCommandLine, UsageError, usage } from "./args.js";
-import { type ManifestsRequest, ManifestsUsageError } from "./manifests/args.js";
+import { type Command, parseCommandLine, usage } from "./args.js";
+import type { ManifestsRequest } from "./manifests/args.js";
 import { runReplayCommand } from "./replay/command.js";
+import { PREFIX, UsageError, usageErrorText } from "./usage-error.js";
 
 function readInput(file: string): string {
   return readFileSync(file === "-" ? 0 : file, "utf8");
@@ -69,15 +70,10 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
   return -1; // keep running
 }
 
-/** manifests/command.ts reads --ca-bundle's file and makes the path secret; its usage errors are ours. */
+/** manifests/command.ts reads --ca-bundle's file and makes the path secret. */
 async function manifests(request: ManifestsRequest): Promise<number> {
   const { runManifests } = await import("./manifests/command.js");
-  try {
-    return await runManifests(request, (text) => process.stdout.write(text));
-  } catch (err) {
-    if (err instanceof ManifestsUsageError) throw new UsageError(err.message, "manifests");
-    throw err;
-  }
+  return runManifests(request, (text) => process.stdout.write(text));
 }
 
 async function hashPod(file: string): Promise<number> {
@@ -102,14 +98,10 @@ async function run(cmd: Command): Promise<number> {
     case "hash-pod":
       return hashPod(cmd.file);
     case "cluster": {
-      const { runClusterCommand, ClusterUsageError } = await import("./cluster/command.js");
+      const { runClusterCommand } = await import("./cluster/command.js");
       const searchFrom = [process.cwd(), ...(process.argv[1] ? [path.dirname(process.argv[1])] : [])];
       const binDir = process.env.SIMKUBE_FN_CONTROLPLANE_BIN?.trim();
-      return runClusterCommand(cmd.args, { searchFrom, ...(binDir ? { binDir } : {}) }).catch(
-        (err: unknown) => {
-          throw err instanceof ClusterUsageError ? new UsageError(err.message, "cluster") : err;
-        },
-      );
+      return runClusterCommand(cmd.args, { searchFrom, ...(binDir ? { binDir } : {}) });
     }
     case "loadtest":
       return (await import("./loadtest/command.js")).runLoadtestCommand(cmd.args);
@@ -133,17 +125,19 @@ async function asOptionsError(err: unknown): Promise<Error | undefined> {
 
 async function exitCodeOf(err: unknown): Promise<number> {
   if (err instanceof UsageError) {
-    process.stderr.write(`simkube-fn: ${err.message}\n\n${usage(err.command)}`);
+    process.stderr.write(usageErrorText(err));
     return 2;
   }
   const optionsError = await asOptionsError(err);
-  process.stderr.write(`simkube-fn: ${errorMessage(optionsError ?? err)}\n`);
+  process.stderr.write(`${PREFIX}${errorMessage(optionsError ?? err)}\n`);
   return optionsError ? 2 : 1;
 }
 
 async function main(argv: string[]): Promise<void> {
   try {
-    const code = await run(parseCommandLine(argv));
+    const parsed = parseCommandLine(argv);
+    for (const warning of parsed.warnings ?? []) process.stderr.write(warning);
+    const code = await run(parsed);
     if (code >= 0) process.exitCode = code;
   } catch (err) {
     process.exitCode = await exitCodeOf(err);

@@ -77,7 +77,7 @@ describe("simkube-fn help and argument errors", { timeout: 300_000 }, () => {
     ]) {
       const run = cli(args);
       assert.equal(run.status, 2, args.join(" "));
-      assert.match(run.stderr, /add --platform kind\|k3s\|managed\|openfaas/);
+      assert.match(run.stderr, /add --platform kind\|k3s\|managed\|openfaas\|kubernetes /);
       assert.doesNotMatch(run.stderr, /webhookUrlBase|webhookMode|pathSecret/);
     }
   });

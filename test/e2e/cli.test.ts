@@ -52,24 +52,26 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
     }
     const loadtest = cli(["loadtest", "--help"]);
     assert.equal(loadtest.status, 0);
-    assert.ok(loadtest.stdout.startsWith("Usage: simkube-fn loadtest teardown"));
+    assert.ok(loadtest.stdout.startsWith("Usage:\n  simkube-fn loadtest teardown"));
     const all = cli(["help"]);
     assert.equal(all.status, 0);
     assert.ok(all.stdout.includes("simkube-fn serve") && all.stdout.includes("simkube-fn loadtest"));
   });
 
-  it("a usage error exits 2 with the message and that command's usage on stderr", () => {
+  it("a usage error exits 2 with the message and where that command's usage is, on stderr", () => {
     const run = cli(["hash-pod"]);
     assert.equal(run.status, 2);
     assert.equal(run.stdout, "");
-    assert.ok(
-      run.stderr.startsWith("simkube-fn: hash-pod takes one argument: a file, or - for stdin\n\nUsage:\n"),
+    assert.equal(
+      run.stderr,
+      "simkube-fn: hash-pod takes one argument: a file, or - for stdin\nrun 'simkube-fn help hash-pod' for its usage\n",
     );
-    assert.ok(!run.stderr.includes("simkube-fn serve"));
     const unknown = cli(["deploy"]);
     assert.equal(unknown.status, 2);
-    assert.ok(unknown.stderr.startsWith('simkube-fn: unknown command "deploy"'));
-    assert.ok(unknown.stderr.includes("simkube-fn serve") && unknown.stderr.includes("simkube-fn manifests"));
+    assert.equal(
+      unknown.stderr,
+      "simkube-fn: unknown command \"deploy\"\nrun 'simkube-fn help' for the commands\n",
+    );
   });
 
   it("bad configuration exits 2 with one line and no usage", () => {

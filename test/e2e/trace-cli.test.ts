@@ -50,17 +50,20 @@ describe("trace build", () => {
     assert.equal(build.status, 1);
     assert.equal(
       build.stderr,
-      `simkube-fn trace: ${bad}: pods[0]: unknown field "finshed" (expected one of: name, namespace, image, labels, spec, created, started, finished, interrupted)\n`,
+      `simkube-fn: ${bad}: pods[0]: unknown field "finshed" (expected one of: name, namespace, image, labels, spec, created, started, finished, interrupted)\n`,
     );
     const missing = cli("build", path.join(dir, "nope.yaml"), "-o", path.join(dir, "never.sktrace"));
     assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /^simkube-fn trace: could not read scenario .*nope\.yaml: ENOENT\n$/);
+    assert.match(missing.stderr, /^simkube-fn: could not read scenario .*nope\.yaml: ENOENT\n$/);
   });
 
   it("exits 2 on bad usage", () => {
     const noOutput = cli("build", SCENARIO);
     assert.equal(noOutput.status, 2);
-    assert.match(noOutput.stderr, /^simkube-fn trace: trace build needs -o FILE\.sktrace\n/);
+    assert.equal(
+      noOutput.stderr,
+      "simkube-fn: trace build needs -o FILE.sktrace\nrun 'simkube-fn help trace' for its usage\n",
+    );
     assert.equal(cli("frobnicate").status, 2);
     assert.equal(cli("inspect", "--bogus", "x").status, 2);
   });
@@ -185,7 +188,7 @@ describe("trace lookup", () => {
     assert.equal(cli("lookup", example, "--owner", "Deployment/shop/web", "--hash", "0x1").status, 2);
     const badOwner = cli("lookup", example, "--owner", "Widget/shop/web");
     assert.equal(badOwner.status, 1);
-    assert.match(badOwner.stderr, /^simkube-fn trace: the trace has no objects of kind Widget/);
+    assert.match(badOwner.stderr, /^simkube-fn: the trace has no objects of kind Widget/);
     const v3 = file("lookup-v3.sktrace", buildTraceBytes({ version: 3 }));
     const wrongVersion = cli("lookup", v3, "--owner", "Pod/ns/a");
     assert.equal(wrongVersion.status, 1);

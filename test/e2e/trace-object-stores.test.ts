@@ -69,7 +69,8 @@ describe("object-store traces from the built bundle", { timeout: 120_000 }, () =
     const main = await readFile(path.join(BUNDLE, "simkube-fn.cjs"), "latin1");
     const markers: Record<string, string> = {
       s3: "S3Client",
-      gcs: "STORAGE_EMULATOR_HOST",
+      // Not STORAGE_EMULATOR_HOST: the help names it (functions/cli/env-help.ts).
+      gcs: "GoogleAuth",
       azure: "BlobServiceClient",
     };
     for (const [store, marker] of Object.entries(markers)) {

@@ -210,8 +210,8 @@ describe("parseCommandLine (functions/cli/args.ts)", () => {
       command: "help",
       topic: "replay",
     });
-    // loadtest prints its own, longer usage.
-    assert.deepEqual(parseCommandLine(["loadtest", "--help"]), { command: "loadtest", args: ["--help"] });
+    // One help per command: loadtest's is `help loadtest` too.
+    assert.deepEqual(parseCommandLine(["loadtest", "--help"]), { command: "help", topic: "loadtest" });
     // Commands that hand their arguments on: help anywhere before a "--", subcommand or not.
     for (const argv of [
       ["cluster", "up", "--help"],
@@ -295,13 +295,35 @@ describe("parseCommandLine: serve TLS flags and the trace command", () => {
     );
   });
 
-  it("trace hands its arguments to the trace command, and shows help without any", () => {
+  it("trace hands its arguments to the trace command, shows help on -h, and needs a subcommand", () => {
     assert.deepEqual(parseCommandLine(["trace", "inspect", "t.sktrace", "--json"]), {
       command: "trace",
       args: ["inspect", "t.sktrace", "--json"],
     });
-    assert.deepEqual(parseCommandLine(["trace"]), { command: "help", topic: "trace" });
     assert.deepEqual(parseCommandLine(["trace", "-h"]), { command: "help", topic: "trace" });
+    for (const command of ["trace", "cluster", "loadtest"]) {
+      const missing = usageError([command]);
+      assert.equal(missing.command, command);
+      assert.match(missing.message, new RegExp(`^${command} needs a subcommand: "`));
+      assert.match(usageError([command, "frobnicate"]).message, /has no subcommand "frobnicate"/);
+    }
     assert.match(usage("trace"), /trace lookup FILE --owner KIND\/NS\/NAME/);
+  });
+});
+
+describe("parseCommandLine: deprecated spellings", () => {
+  it("loadtest's --sim is read as --sim-name, with one warning, and never after --", () => {
+    const warning = "simkube-fn: --sim is deprecated: use --sim-name\n";
+    assert.deepEqual(parseCommandLine(["loadtest", "teardown", "--sim", "a", "--sim=b"]), {
+      command: "loadtest",
+      args: ["teardown", "--sim-name", "a", "--sim-name=b"],
+      warnings: [warning],
+    });
+    assert.deepEqual(parseCommandLine(["loadtest", "teardown", "--", "--sim"]), {
+      command: "loadtest",
+      args: ["teardown", "--", "--sim"],
+    });
+    // Other commands have no --sim: it stays an unknown option there.
+    assert.match(usageError(["replay", "--sim", "x"]).message, /Unknown option '--sim'/);
   });
 });

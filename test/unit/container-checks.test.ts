@@ -4,9 +4,11 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { usage } from "../../functions/cli/args.js";
 import { checkImage, checkResources, quantityValue } from "../../knative/container-checks.js";
 import { DEFAULT_IMAGE, DEFAULT_OPENFAAS_IMAGE } from "../../knative/defaults.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
+import { buildStack, openfaasImage } from "../../knative/openfaas-stack.js";
 import { VERSION } from "../../shared/base/version.js";
 
 const DIGEST = `sha256:${"ab".repeat(32)}`;
@@ -53,6 +55,24 @@ describe("--image", () => {
     assert.equal(resolveOptions({ clusterPlatform: "kind", simName: "s" }).image, DEFAULT_IMAGE);
     const openfaas = resolveOptions({ clusterPlatform: "openfaas", gateway: "https://gw.example.com" });
     assert.equal(openfaas.image, DEFAULT_OPENFAAS_IMAGE);
+  });
+
+  it("manifests --help names the defaults the rendering uses, on Knative and on OpenFaaS", () => {
+    const help = usage("manifests");
+    const named = (pattern: RegExp) => pattern.exec(help)?.[1];
+    assert.equal(named(/--image IMAGE \(([^;)\s]+);/), DEFAULT_IMAGE);
+    const openfaasDefault = named(/--image IMAGE \(default ([^)\s]+)\)/);
+    assert.equal(openfaasDefault, DEFAULT_OPENFAAS_IMAGE);
+    const stack = buildStack({
+      target: "openfaas-stack",
+      gateway: "https://gw.example.com",
+      rescheduleInterruptedBarePods: true,
+    });
+    const images = Object.entries(stack.functions).map(([, fn]) => fn.image);
+    assert.deepEqual(images.sort(), [
+      openfaasImage(DEFAULT_OPENFAAS_IMAGE, "mutate-create"),
+      openfaasImage(DEFAULT_OPENFAAS_IMAGE, "reschedule-delete"),
+    ]);
   });
 });
 

@@ -20,6 +20,7 @@ import { DEFAULT_SIM_NAME, type LocalCluster } from "../../local-cluster/cluster
 import { resolveKnativeServing } from "../../local-cluster/knative/serving-build.js";
 import { resolveOpenfaas } from "../../local-cluster/openfaas/build.js";
 import { argumentErrorMessage } from "../parse-error.js";
+import { UsageError } from "../usage-error.js";
 
 export interface ClusterCommandContext {
   /** Where to look for the project's controlplane/ (the working directory, the CLI's own location). */
@@ -28,7 +29,12 @@ export interface ClusterCommandContext {
   binDir?: string;
 }
 
-export class ClusterUsageError extends Error {}
+/** A usage error of `cluster`. */
+export class ClusterUsageError extends UsageError {
+  constructor(message: string) {
+    super(message, "cluster");
+  }
+}
 
 /** The line a script reads: everything needed to reach the cluster and the functions. */
 export function readyLine(cluster: LocalCluster): Record<string, unknown> {

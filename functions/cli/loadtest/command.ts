@@ -5,29 +5,15 @@
 
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
+import { usage } from "../args.js";
 import { argumentErrorMessage } from "../parse-error.js";
+import { UsageError, usageErrorText } from "../usage-error.js";
 import { fetchStats, type LoadRequest, runLoad, statsUrl, validateTarget } from "./load.js";
 import { buildReport, formatReport, reportPassed } from "./report.js";
 import { buildTeardownReviews, DEFAULT_NAMESPACES } from "./reviews.js";
 
-export const LOADTEST_USAGE = `Usage: simkube-fn loadtest teardown --target URL [options]
-  --target URL           where reschedule-delete takes reviews (POST), http:// or https://
-  --reviews N            how many DELETE reviews to send (default 1000)
-  --concurrency C        requests in flight at once (default 32)
-  --timeout S            stop after S seconds overall (default 120)
-  --request-timeout S    one review's bound, as the API server's webhook timeout (default 10)
-  --interruptions F      fraction 0..1 of pods deleted as interruptions (default 0). Each one makes the
-                         function create a real clone pod through its API server: not for production clusters.
-  --sim NAME             the Simulation's name in the generated pods (default loadtest)
-  --root NAME            the SimulationRoot owning bare pods (default sk-<sim>-driver-00000-root)
-  --root-uid UID         that SimulationRoot's uid (default loadtest-root-uid)
-  --namespaces A,B       traced namespaces; pods go to virtual-<ns> (default ${DEFAULT_NAMESPACES.join(",")})
-  --seed N               generator seed (default 1)
-  --stats URL            the function's stats endpoint (default <target>/stats)
-  --insecure             skip TLS certificate checks
-  --json                 print the report as JSON
-Exit code 0 when every review was admitted cleanly and the clones match the expected count.
-`;
+/** Its help, as `help loadtest` shows it (args.ts defines every command's). */
+export const LOADTEST_USAGE = usage("loadtest");
 
 export interface CommandIo {
   stdout: { write(text: string): unknown; isTTY?: boolean };
@@ -79,6 +65,8 @@ const TEARDOWN_FLAGS = {
   timeout: { type: "string" },
   "request-timeout": { type: "string" },
   interruptions: { type: "string" },
+  "sim-name": { type: "string" },
+  /** The old spelling of --sim-name (args.ts warns about it). */
   sim: { type: "string" },
   root: { type: "string" },
   "root-uid": { type: "string" },
@@ -131,7 +119,7 @@ export function parseTeardownArgs(args: string[]): TeardownArgs {
   const { target, stats } = parseUrls(values);
   const interruptions = parseInterruptions(values.interruptions);
   const seed = parseSeed(values.seed);
-  const simName = values.sim?.trim() || "loadtest";
+  const simName = values["sim-name"]?.trim() || values.sim?.trim() || "loadtest";
   const namespaces = parseNamespaces(values.namespaces);
   const parsed: TeardownArgs = {
     target,
@@ -211,7 +199,7 @@ export async function runLoadtestCommand(args: string[], io: CommandIo = default
   try {
     options = parseTeardownArgs(args);
   } catch (err) {
-    io.stderr.write(`simkube-fn loadtest: ${argumentErrorMessage(err)}\n\n${LOADTEST_USAGE}`);
+    io.stderr.write(usageErrorText(new UsageError(argumentErrorMessage(err), "loadtest")));
     return 2;
   }
   const { generated, requests } = prepareReviews(options, io.now());

@@ -3,6 +3,7 @@
 // OPTION_FLAGS names them, and its type makes the compiler refuse an option without one.
 
 import { parseArgs } from "node:util";
+import { DEFAULT_IMAGE, DEFAULT_OPENFAAS_IMAGE } from "../../../knative/defaults.js";
 import type {
   DeployedFunction,
   DeploymentOptions,
@@ -10,9 +11,16 @@ import type {
   ResourceOptions,
 } from "../../../knative/options.js";
 import type { FunctionTuning } from "../../../knative/tuning.js";
+import { OBJECT_STORE_ENV } from "../env-help.js";
 import { argumentErrorMessage } from "../parse-error.js";
+import { UsageError } from "../usage-error.js";
 
-export class ManifestsUsageError extends Error {}
+/** A usage error of `manifests`. */
+export class ManifestsUsageError extends UsageError {
+  constructor(message: string) {
+    super(message, "manifests");
+  }
+}
 
 const FUNCTIONS: readonly DeployedFunction[] = ["mutate-create", "reschedule-delete"];
 
@@ -116,8 +124,9 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 (https, your TLS ingress); --gateway-url URL is faas-cli's (stack.yml; an
                                 https one serves both). --openfaas-edition ce|pro (ce). Community Edition
                                 cannot scale to zero (its gateway refuses com.openfaas.scale.zero): Pro can.
-                                --image IMAGE becomes one image per function, -FUNCTION added to the
-                                repository (REPO-mutate-create:TAG), or {function} in IMAGE replaced.
+                                --image IMAGE (default ${DEFAULT_OPENFAAS_IMAGE}) becomes one image per
+                                function, -FUNCTION added to the repository (REPO-mutate-create:TAG), or
+                                {function} in IMAGE replaced.
       --platform kubernetes --ca-bundle FILE  no Knative: per function a Deployment serving TLS from the
                                 Secret NAME-FUNCTION-tls and a ClusterIP Service; webhooks in service mode
         --client-ca-secret SECRET  require the API server's client certificate: SECRET's ca.crt (the CA
@@ -135,7 +144,7 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
                                 still need its value: add --path-secret S
       --without-webhook         leave out the deployment's own webhook configuration (stock SimKube)
   Functions:
-      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (dev.local/simkube-fn:VERSION)
+      --namespace NS  --name BASE (simkube-fn)  --image IMAGE (${DEFAULT_IMAGE}; OpenFaaS: above)
       --no-reschedule           leave out reschedule-delete and its DELETE webhook: no Simulation's
                                 rescheduleInterruptedBarePods is served (mutate-create then warns and records
                                 an Event on a Simulation that asks). Default: rendered, and reschedule-delete
@@ -153,6 +162,7 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --min-scale N (both)  --min-scale-FUNCTION N  --max-scale-FUNCTION N  --timeout-FUNCTION SECONDS
       --activation-scale-FUNCTION N  --scale-down-delay-FUNCTION DURATION (Knative)
   OpenFaaS stack.yml: --openfaas-lang (node22)  --openfaas-handler-dir DIR  --scale-to-zero-duration D (Pro)
+  Env: --owner-kinds-from-trace at an object-store URL: ${OBJECT_STORE_ENV}
 `;
 
 export const MANIFESTS_USAGE = `Usage:\n${MANIFESTS_COMMAND_USAGE}`;

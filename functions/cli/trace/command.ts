@@ -5,12 +5,18 @@ import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { loadTraceForLookups, parseTrace } from "../../../shared/trace/index.js";
 import { argumentErrorMessage } from "../parse-error.js";
+import { PREFIX, UsageError, usageErrorText } from "../usage-error.js";
 import { formatInspect, summarizeTrace } from "./inspect.js";
 import { describeLifecycle, explainLookup } from "./lookup.js";
 import { scenarioToTrace } from "./scenario.js";
 import { encodeTrace } from "./trace-writer.js";
 
-class TraceUsageError extends Error {}
+/** A usage error of `trace`. */
+class TraceUsageError extends UsageError {
+  constructor(message: string) {
+    super(message, "trace");
+  }
+}
 
 type Out = (line: string) => void;
 
@@ -24,12 +30,16 @@ export async function runTraceCommand(
     if (sub === "build") return await build(rest, out);
     if (sub === "inspect") return await inspect(rest, out);
     if (sub === "lookup") return await lookup(rest, out);
-    throw new TraceUsageError(sub ? `unknown trace command "${sub}"` : "trace needs a command");
+    throw new TraceUsageError(
+      sub ? `trace has no subcommand "${sub}"` : 'trace needs a subcommand: "build", "inspect", "lookup"',
+    );
   } catch (e) {
-    const message = (e instanceof Error ? e.message : String(e)).replace(/\s*\n\s*/g, " ");
-    err(`simkube-fn trace: ${message}`);
-    if (e instanceof TraceUsageError) err("Run `simkube-fn help` for the trace commands and their options.");
-    return e instanceof TraceUsageError ? 2 : 1;
+    if (e instanceof UsageError) {
+      err(usageErrorText(e).trimEnd());
+      return 2;
+    }
+    err(`${PREFIX}${(e instanceof Error ? e.message : String(e)).replace(/\s*\n\s*/g, " ")}`);
+    return 1;
   }
 }
 

@@ -4,6 +4,9 @@ import { createMutateCreateHandler } from "../../mutate-create/handler.js";
 import { buildMutateCreateDeps } from "../../mutate-create/wiring.js";
 import { collectWhenIdle } from "../idle-memory.js";
 import { closeOnSigterm, createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
+import { mapOwnStacks } from "./own-stacks.js";
+
+mapOwnStacks();
 
 export const handler = createOpenfaasHandler(
   async () => {

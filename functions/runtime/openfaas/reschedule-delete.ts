@@ -4,6 +4,9 @@ import { createRescheduleDeleteHandler } from "../../reschedule-delete/handler.j
 import { buildRescheduleDeleteDeps } from "../../reschedule-delete/wiring.js";
 import { collectWhenIdle } from "../idle-memory.js";
 import { createOpenfaasHandler, loadOpenfaasRuntime, openfaasPathSecret } from "./adapter.js";
+import { mapOwnStacks } from "./own-stacks.js";
+
+mapOwnStacks();
 
 export const handler = createOpenfaasHandler(
   async () => {

@@ -1,7 +1,9 @@
-// Stack traces that name the TypeScript source, for code the launcher runs from a bundle through vm.Script.
-// Node applies source maps only to modules it loads itself (require/import), and its own source-map support
-// reads and parses every map when the module loads (+13 ms of CPU per cold start, measured). This reads the
-// bundle's map only when a stack is first formatted: a start that logs no stack never pays for it.
+// Stack traces that name the TypeScript source, for code run from a bundle: the CLI's, which the launcher runs
+// through vm.Script (functions/cli/launcher.ts), and OpenFaaS's handler.js, which the template require()s
+// (openfaas/own-stacks.ts). Node applies source maps only to modules it loads itself, and only with its own
+// source-map support on, which reads and parses every map when the module loads (+13 ms of CPU per cold start,
+// measured). This reads the bundle's map only when a stack is first formatted: a start that logs no stack
+// never pays for it.
 
 import { readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
