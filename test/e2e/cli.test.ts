@@ -89,7 +89,15 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
     const serve = cli(["serve", "mutate-create", "--check"], undefined, { LOG_LEVEL: "loud" });
     assert.equal(serve.status, 2);
     assert.match(serve.stderr, /^simkube-fn: LOG_LEVEL must be one of[^\n]*\n$/);
-    const manifests = cli(["manifests", "--sim-name", "s", "--webhook-url-base", "http://fn.example"]);
+    const manifests = cli([
+      "manifests",
+      "--sim-name",
+      "s",
+      "--webhook-url-base",
+      "http://fn.example",
+      "--path-secret",
+      "0123456789abcdef".repeat(4),
+    ]);
     assert.equal(manifests.status, 2);
     assert.match(manifests.stderr, /^simkube-fn: webhook URL "[^"]+" for mutate-create must use https/);
   });
@@ -132,7 +140,16 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
   });
 
   it("manifests prints the deployment for the flags given", () => {
-    const run = cli(["manifests", "--sim-name", "sim-x", "--webhook-mode", "service", "--reschedule"]);
+    const run = cli([
+      "manifests",
+      "--sim-name",
+      "sim-x",
+      "--webhook-mode",
+      "service",
+      "--reschedule",
+      "--path-secret",
+      "0123456789abcdef".repeat(4),
+    ]);
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /kind: MutatingWebhookConfiguration/);
     assert.match(run.stdout, /reschedule-delete/);
