@@ -278,7 +278,7 @@ function expressRoutes(express: typeof import("express"), log: Logger, options: 
   const { metrics } = options;
   if (metrics) {
     app.get("/metrics", (_req, res, next) => {
-      metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
+      metrics.exposition().then((text) => res.type(metrics.contentType).send(text), next);
     });
   }
   app.use((_req, res) => refuseCaller(res, 404, NOT_FOUND));

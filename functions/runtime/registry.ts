@@ -2,7 +2,7 @@
 
 import type { Server } from "node:http";
 import type { ReviewHandler } from "../../shared/admission/index.js";
-import type { FunctionName, Logger } from "../../shared/base/index.js";
+import { type FunctionName, type Logger, VERSION } from "../../shared/base/index.js";
 import type { FunctionConfig } from "../../shared/config/index.js";
 import type { KubeApi } from "../../shared/kube/index.js";
 import { createMutateCreateHandler } from "../mutate-create/handler.js";
@@ -76,7 +76,11 @@ export async function startFunction(
   const tls = config.tls ? readTlsMaterial(config.tls) : undefined;
   // The stats are read at scrape time; until the function is built there are none.
   let stats: () => Record<string, unknown> = () => ({});
-  const metrics = createFunctionMetrics(name, () => stats());
+  const metrics = createFunctionMetrics(name, () => stats(), {
+    version: VERSION,
+    nodeVersion: process.version,
+    ...(config.commit ? { commit: config.commit } : {}),
+  });
   const countedKube = countingApiErrors(kube, metrics.registry, name);
   const built = await buildFunction(name, config, countedKube, log);
   stats = built.stats;
