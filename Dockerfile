@@ -9,8 +9,10 @@
 # Where no registry is reachable, scripts/build-image.sh assembles both bases from Debian's packages and the
 # npm registry's Node, and builds this file reproducibly with podman (docs/deploying.md, "The image").
 
-# Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30).
-ARG NODE_IMAGE=node:24-slim
+# Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30). The
+# defaults name exact releases; pin them by digest for a build from a registry (NODE_IMAGE=name:tag@sha256:...,
+# docs/deploying.md, "The image"). scripts/build-image.sh passes its own bases, pinned by the digest it built.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${NODE_IMAGE} AS bundle
@@ -35,6 +37,19 @@ RUN node scripts/bundle.mjs && rm -f dist/bundle/*.cache
 # Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without npm,
 # yarn and corepack.
 FROM ${RUNTIME_IMAGE}
+# OCI annotations (the image-spec's pre-defined keys). CREATED and REVISION come from the last commit that changed
+# the image's inputs (scripts/build-image.sh), never from the clock, so that the same inputs give the same digest.
+ARG RUNTIME_IMAGE
+ARG VERSION=0.0.0-dev
+ARG REVISION=unknown
+ARG CREATED=1970-01-01T00:00:00Z
+LABEL org.opencontainers.image.title="simkube-fn" \
+      org.opencontainers.image.description="SimKube's pod admission webhook as scale-to-zero functions (mutate-create, reschedule-delete)" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 COPY --from=bundle /usr/local/bin/node /usr/local/bin/node
 COPY --from=bundle /src/dist/bundle/ /app/
 

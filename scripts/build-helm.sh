@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds helm (helm.sh/helm/v4) from the Go module proxy, once into a cache, the way
-# controlplane/cache-lib.sh builds its tools: one directory per key, serialised with flock, finished by
-# a stamp. The chart's tests (test/e2e/helm-chart.test.ts, test/cluster/helm.test.ts) lint, template and
-# install charts/simkube-fn with it.
+# Builds helm from the Go module proxy, once into a cache, the way controlplane/cache-lib.sh builds its tools:
+# one directory per key, serialised with flock, finished by a stamp. The chart's tests
+# (test/e2e/helm-chart.test.ts, test/cluster/helm.test.ts) lint, template and install charts/simkube-fn with
+# both major lines users run: Helm 4 (the default) and Helm 3, whose older releases read only draft-07 values
+# schemas.
+#
+#   bash scripts/build-helm.sh [4|3]
 #
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/helm/<version>-<key>/bin/helm
 #          <key> = first 16 hex of sha256(this script)
@@ -16,7 +19,25 @@ if ! command -v go >/dev/null 2>&1; then
   exit 127
 fi
 
-VERSION=v4.3.2
+major="${1:-4}"
+case "$major" in
+  4) VERSION=v4.3.2 ;;
+  3) VERSION=v3.21.4 ;;  # its k8s.io modules are v0.36.2: Kubernetes 1.36
+  *)
+    echo "build-helm: major version 3 or 4, not '$major'" >&2
+    exit 2
+    ;;
+esac
+module="helm.sh/helm/v${major}"
+ldflags="-s -w -X $module/internal/version.version=$VERSION"
+# Helm 3 takes the Kubernetes version it assumes offline (`template`, `lint`: .Capabilities.KubeVersion, checked
+# against a chart's kubeVersion) from link-time flags its Makefile derives from client-go's version; without
+# them it assumes 1.20. Helm 4 reads it from its build information.
+if [ "$major" = 3 ]; then
+  for pkg in pkg/lint/rules pkg/chartutil; do
+    ldflags="$ldflags -X $module/$pkg.k8sVersionMajor=1 -X $module/$pkg.k8sVersionMinor=36"
+  done
+fi
 key="$(sha256sum <"${BASH_SOURCE[0]}" | cut -c1-16)"
 root="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/helm/$VERSION-$key"
 bin="$root/bin/helm"
@@ -47,8 +68,8 @@ tmp="$root/.gobin"
 rm -rf "$tmp"; mkdir -p "$tmp"
 # The version helm reports is set at link time, as helm's own Makefile does.
 if ! GOTOOLCHAIN=local CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-buildvcs=false \
-  go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$VERSION" \
-  "helm.sh/helm/v4/cmd/helm@$VERSION" >&2; then
+  go install -trimpath -ldflags "$ldflags" \
+  "$module/cmd/helm@$VERSION" >&2; then
   log "FAILED after $(( $(date +%s) - t0 ))s (nothing stamped; rerun after fixing)"
   exit 1
 fi

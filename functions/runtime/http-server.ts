@@ -249,6 +249,8 @@ function answerStats(res: ServerResponse, options: AppOptions): void {
     // What of the RSS is V8's heap, and what of that is live: tells a grown heap from a leak.
     heapTotalBytes: memory.heapTotal,
     heapUsedBytes: memory.heapUsed,
+    // Seconds since the process started: with the cold start gauge, when it started and began to listen.
+    uptimeSeconds: process.uptime(),
   });
 }
 

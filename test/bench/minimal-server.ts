@@ -3,9 +3,12 @@
 // like the functions (a child process, PORT from the environment, listening on 0.0.0.0), serving GET
 // /healthz and GET /stats (its RSS) as they do, so every number is measured the same way for all of them.
 // With batchWrites it writes its answers as the functions do (write-batch.ts), so a reference server can be
-// compared with them with or without that difference.
+// compared with them with or without that difference. With TLS_CERT_FILE and TLS_KEY_FILE it serves https, as
+// `serve --tls-cert --tls-key` does (bench:vs-simkube's floor over TLS).
 
+import { readFileSync } from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import { createWriteBatch } from "../../functions/runtime/write-batch.js";
 import type { Answer } from "./answers.js";
 
@@ -24,7 +27,7 @@ export function serveMinimal(answer: Answer, options: MinimalOptions = {}): void
   const writeLater = options.batchWrites
     ? createWriteBatch((err) => process.stderr.write(`could not write an answer: ${String(err)}\n`))
     : undefined;
-  const server = http.createServer((req, res) => {
+  const listener: http.RequestListener = (req, res) => {
     if (req.method === "GET") {
       if (req.url === "/healthz") return send(res, 200, '"ok"');
       if (req.url === "/stats")
@@ -49,7 +52,12 @@ export function serveMinimal(answer: Answer, options: MinimalOptions = {}): void
       if (writeLater) writeLater(() => send(res, 200, text));
       else send(res, 200, text);
     });
-  });
+  };
+  const { TLS_CERT_FILE: cert, TLS_KEY_FILE: key } = process.env;
+  const server =
+    cert && key
+      ? https.createServer({ cert: readFileSync(cert), key: readFileSync(key) }, listener)
+      : http.createServer(listener);
   // As functions/runtime/http-server.ts does: outlive the client's idle keep-alive.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

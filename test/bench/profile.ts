@@ -1,16 +1,19 @@
-// `npm run bench:profile -- <create|teardown> [seconds]`: where a function's time goes per review, under the
+// `npm run bench:profile -- <create|teardown> [seconds] [--tls]`: where a function's time goes per review, under the
 // bench's load. Starts the API double, then the function from the compiled modules (dist/functions/cli/main.js,
 // not the bundle: every profile entry then names its source file, which is what groups it) with
 // `node --cpu-prof` (and BENCH_SERVE_FLAGS, if set), pinned like the bench's servers; checks 1,000 answers with the Node client, loads it
 // with wrk for `seconds` (default 10), stops it, and reads the profile V8 wrote at exit.
 // `--bare` profiles the bench's baseline (bare-server.ts) under the same load instead, `--floor` the CREATE
-// floor (floor-server.ts: bare plus the hash, sequence and patch every CREATE answer needs).
+// floor (floor-server.ts: bare plus the hash, sequence and patch every CREATE answer needs). `--tls`: over https
+// (`serve --tls-cert --tls-key`; the reference servers with TLS_CERT_FILE and TLS_KEY_FILE), as bench:vs-simkube.
 // Prints self time per group (µs per review) and the top self-time functions; writes the .cpuprofile under
 // dist/profiles/ (open it in Chrome DevTools or VS Code for the call tree).
 
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { Agent, get } from "node:https";
 import { join } from "node:path";
 import { runLoad } from "../../functions/cli/loadtest/load.js";
+import { createPki } from "../../functions/local-cluster/pki.js";
 import { freePort } from "../../functions/local-cluster/ports.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { benchReviews } from "./bench-reviews.js";
@@ -31,10 +34,34 @@ const BASELINES = {
 } as const;
 type Baseline = keyof typeof BASELINES;
 
-async function profile(path: Path, seconds: number, baseline: Baseline | undefined): Promise<number> {
+/** The certificate and key to serve https with (the local cluster's webhook pair, for 127.0.0.1). */
+async function tlsFiles(dir: string): Promise<{ certFile: string; keyFile: string; ca: string }> {
+  mkdirSync(join(dir, "pki"));
+  const pki = await createPki(join(dir, "pki"));
+  return { certFile: pki.webhookCertFile, keyFile: pki.webhookKeyFile, ca: pki.caCertPem };
+}
+
+/** Whether the server answers GET /healthz (over https: trusting the run's CA). */
+async function healthy(url: URL, ca: string | undefined): Promise<boolean> {
+  if (!ca) return (await fetch(new URL("/healthz", url)).catch(() => null))?.ok ?? false;
+  return new Promise((resolve) => {
+    get(new URL("/healthz", url), { agent: new Agent({ ca }) }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    }).on("error", () => resolve(false));
+  });
+}
+
+async function profile(
+  path: Path,
+  seconds: number,
+  baseline: Baseline | undefined,
+  tls: boolean,
+): Promise<number> {
   const fn = baseline ? BASELINES[baseline].label : FUNCTION_OF[path];
   const dir = join(REPO, "dist/profiles", `${path}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
+  const pki = tls ? await tlsFiles(dir) : undefined;
   const api = await startApiDouble(pinTo(0));
   const kubeconfig = await writeKubeconfig(api.url);
   const workspace = createWrkWorkspace();
@@ -48,19 +75,19 @@ async function profile(path: Path, seconds: number, baseline: Baseline | undefin
       LOG_LEVEL: "warn",
       SEQUENCE_STORE: "memory",
       SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
+      ...(pki && baseline ? { TLS_CERT_FILE: pki.certFile, TLS_KEY_FILE: pki.keyFile } : {}),
     };
     // --bare, --floor: a reference server under the same load, to compare group by group (Node HTTP above all).
     const args = baseline
       ? [join(REPO, BASELINES[baseline].entry)]
-      : [join(REPO, "dist/functions/cli/main.js"), "serve", fn];
+      : [
+          ...[join(REPO, "dist/functions/cli/main.js"), "serve", fn],
+          ...(pki ? ["--tls-cert", pki.certFile, "--tls-key", pki.keyFile] : []),
+        ];
     const flags = baseline ? [] : serveNodeFlags();
     const server = startNode(args, env, pinTo(1), false, [...flags, "--cpu-prof", `--cpu-prof-dir=${dir}`]);
-    const url = new URL(`http://127.0.0.1:${port}/`);
-    const ready = await waitUntil(
-      async () => (await fetch(new URL("/healthz", url)).catch(() => null))?.ok ?? false,
-      20_000,
-      20,
-    );
+    const url = new URL(`${pki ? "https" : "http"}://127.0.0.1:${port}/`);
+    const ready = await waitUntil(() => healthy(url, pki?.ca), 20_000, 20);
     if (!ready) throw new Error(`${fn} did not start:\n${server.output()}`);
     const requests = benchReviews(path);
     const checked = await runLoad({
@@ -69,6 +96,7 @@ async function profile(path: Path, seconds: number, baseline: Baseline | undefin
       concurrency: 64,
       timeoutMs: 30_000,
       check: { allowPatch: path === "create" },
+      ...(pki ? { tls: { ca: pki.ca } } : {}),
     });
     const report = await runWrk({
       url,
@@ -100,10 +128,11 @@ async function profile(path: Path, seconds: number, baseline: Baseline | undefin
 
 async function cli(args: string[]): Promise<number> {
   const baseline = args.includes("--bare") ? "bare" : args.includes("--floor") ? "floor" : undefined;
-  const [path, secondsText] = args.filter((a) => a !== "--bare" && a !== "--floor");
+  const tls = args.includes("--tls");
+  const [path, secondsText] = args.filter((a) => !a.startsWith("--"));
   if ((path !== "create" && path !== "teardown") || (baseline === "floor" && path !== "create")) {
     process.stderr.write(
-      "usage: npm run bench:profile -- <create|teardown> [seconds] [--bare | --floor (create only)]\n",
+      "usage: npm run bench:profile -- <create|teardown> [seconds] [--bare | --floor (create only)] [--tls]\n",
     );
     return 2;
   }
@@ -112,7 +141,7 @@ async function cli(args: string[]): Promise<number> {
     return 2;
   }
   const seconds = Number(secondsText ?? 10);
-  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10, baseline);
+  return profile(path, Number.isInteger(seconds) && seconds > 0 ? seconds : 10, baseline, tls);
 }
 
 // `node --test dist/test/` runs every file under a test/ directory as a test file, this one included:

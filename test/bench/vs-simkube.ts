@@ -7,7 +7,8 @@
 // BENCH_SECONDS, default 10, at BENCH_CONCURRENCY connections, default 64) after a warm-up that sends every
 // review at least once (both cache what they learn per pod: SimKube its owners, the function its sequences).
 // Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS and threads after the rounds;
-// the function over plain http beside them; the ratios function/SimKube last.
+// the function over plain http and the floor over https (floor-server.ts: what any Node server answering these
+// reviews over TLS costs at the least) beside them; the ratios function/SimKube last, also round by round.
 //
 // sk-driver runs as in a simulation: --sim-name, --trace-path (a trace of two empty events far apart, so its
 // runner sleeps while the webhook serves), DRIVER_NAME (its root is `<name>-root`), --controller-ns (its
@@ -44,11 +45,21 @@ const START_TIMEOUT_MS = 60_000;
 const SERVER_PIN = pinTo(1);
 const LOAD_PIN = pinTo(0);
 const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
+const FLOOR = join(REPO, "dist/test/bench/floor-server.js");
 
 interface Server {
   label: string;
   child: Child;
   url: URL;
+  /** RSS once started and checked (200 reviews answered), before any load. */
+  idle?: Memory;
+}
+
+interface Memory {
+  rssBytes?: number;
+  /** The process's own memory (heap, stacks) and its mapped files' pages (the binary above all). */
+  rssAnonBytes?: number;
+  rssFileBytes?: number;
 }
 
 interface Round {
@@ -59,8 +70,13 @@ interface Round {
 // ---------------------------------------------------------------------------------------------------------
 // SimKube's sk-driver
 
-/** The cached sk-driver, built when absent; undefined (the script said why) when cargo or the archive is missing. */
+/**
+ * The cached sk-driver, built when absent; undefined (the script said why) when cargo or the archive is missing.
+ * BENCH_SK_DRIVER names a binary built before (for instance under another cache key) instead.
+ */
 function skDriverBinary(): string | undefined {
+  const given = process.env.BENCH_SK_DRIVER?.trim();
+  if (given) return given;
   console.log(
     "bench:vs-simkube: SimKube's sk-driver from the cache, built first when absent (minutes; cached after)",
   );
@@ -101,10 +117,37 @@ async function startSkDriver(binary: string, kubeconfig: string, tls: Tls, trace
 // ---------------------------------------------------------------------------------------------------------
 // The function
 
-async function startFunction(kubeconfig: string, tls: Tls | undefined): Promise<Server> {
+/** A variant of the https function to measure beside it (BENCH_VS_VARIANTS): Node flags and environment. */
+interface Variant {
+  label: string;
+  flags: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * BENCH_VS_VARIANTS="label: --a-node-flag NAME=value; other: ...": each an extra mutate-create over https in
+ * the same alternating rounds, started with those Node flags and environment variables.
+ */
+function variants(): Variant[] {
+  const given = process.env.BENCH_VS_VARIANTS?.trim();
+  if (!given) return [];
+  return given.split(";").map((entry) => {
+    const [label = "", rest = ""] = entry.split(":").map((x) => x.trim());
+    const words = rest.split(/\s+/).filter(Boolean);
+    const env = Object.fromEntries(
+      words
+        .filter((w) => !w.startsWith("--"))
+        .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+    );
+    return { label, flags: words.filter((w) => w.startsWith("--")), env };
+  });
+}
+
+async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?: Variant): Promise<Server> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...variant?.env,
     PORT: String(port),
     SIM_NAME: BENCH_SIM_NAME,
     KUBECONFIG: kubeconfig,
@@ -121,12 +164,24 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined): Promise<
     env,
     SERVER_PIN,
     false,
-    [],
+    variant?.flags ?? [],
     SERVER_NODE,
   );
   const scheme = tls ? "https" : "http";
-  const label = `mutate-create (${scheme})`;
+  const label = `mutate-create (${scheme}${variant ? `, ${variant.label}` : ""})`;
   return { label, child, url: new URL(`${scheme}://127.0.0.1:${port}/`) };
+}
+
+/**
+ * The floor over https (floor-server.ts): node:https, the JSON parse, and the pod hash, sequence number and
+ * patch every faithful answer needs, written as the function writes them; no express, logger or metrics. What
+ * any Node server answering these reviews over TLS costs at the least, measured in the same rounds.
+ */
+async function startFloor(tls: Tls): Promise<Server> {
+  const port = await freePort();
+  const env = { ...process.env, PORT: String(port), TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile };
+  const child = startNode([FLOOR], env, SERVER_PIN, false, [], SERVER_NODE);
+  return { label: "floor, node:https", child, url: new URL(`https://127.0.0.1:${port}/`) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -159,7 +214,10 @@ function post(url: URL, body?: Buffer): Promise<{ status: number; text: string }
   });
 }
 
-/** Waits until the server admits a review, then checks a sample of answers in full (uid, allowed, a patch). */
+/**
+ * Waits until the server admits a review, notes its idle RSS half a second later (as `npm run bench` does), then
+ * checks a sample of answers in full (uid, allowed, a patch).
+ */
 async function checkServer(server: Server, requests: readonly LoadRequest[]): Promise<void> {
   const first = requests[0] as LoadRequest;
   let last = "";
@@ -179,6 +237,8 @@ async function checkServer(server: Server, requests: readonly LoadRequest[]): Pr
   if (!ready || server.child.process.exitCode !== null) {
     throw new Error(`${server.label} did not answer (${last}):\n${server.child.output()}`);
   }
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  server.idle = memoryOf(server.child.pid);
   for (const request of requests.slice(0, 200)) {
     const answer = await post(server.url, request.body);
     const checked = checkAnswer(answer.status, answer.text, request.uid, { allowPatch: true });
@@ -227,17 +287,14 @@ function threadsOf(pid: number): number | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // Figures
 
-interface Summary {
+interface Summary extends Memory {
   label: string;
   throughput: number;
   cpuUsPerReview: number;
   p50Ms: number;
   p99Ms: number;
-  rssBytes?: number;
-  /** The process's own memory (heap, stacks) and its mapped files' pages (the binary above all). */
-  rssAnonBytes?: number;
-  rssFileBytes?: number;
   threads?: number;
+  idle?: Memory;
   rounds: Round[];
 }
 
@@ -259,15 +316,22 @@ function summarize(server: Server, rounds: Round[]): Summary {
     p99Ms: median(rounds.map((r) => r.report.p99Us / 1000)),
     rounds,
   };
-  const rss = rssOf(server.child.pid);
-  const anon = procStatusBytes(server.child.pid, "RssAnon");
-  const file = procStatusBytes(server.child.pid, "RssFile");
+  Object.assign(summary, memoryOf(server.child.pid));
   const threads = threadsOf(server.child.pid);
-  if (rss !== undefined) summary.rssBytes = rss;
-  if (anon !== undefined) summary.rssAnonBytes = anon;
-  if (file !== undefined) summary.rssFileBytes = file;
   if (threads !== undefined) summary.threads = threads;
+  if (server.idle) summary.idle = server.idle;
   return summary;
+}
+
+function memoryOf(pid: number): Memory {
+  const memory: Memory = {};
+  const rss = rssOf(pid);
+  const anon = procStatusBytes(pid, "RssAnon");
+  const file = procStatusBytes(pid, "RssFile");
+  if (rss !== undefined) memory.rssBytes = rss;
+  if (anon !== undefined) memory.rssAnonBytes = anon;
+  if (file !== undefined) memory.rssFileBytes = file;
+  return memory;
 }
 
 const fmt = (n: number | undefined, digits = 2) => (n === undefined ? "?" : n.toFixed(digits));
@@ -282,13 +346,19 @@ function roundLine(round: Round): string {
   return `${fmt(rate, 0)}/s, ${fmt(us, 1)} µs/review, server ${fmt(cores)} core, wrk ${fmt(wrkCores)} core, p99 ${fmt(round.report.p99Us / 1000)} ms`;
 }
 
+const rssCell = (m: Memory | undefined) =>
+  `${mib(m?.rssBytes)} (${mib(m?.rssAnonBytes)} + ${mib(m?.rssFileBytes)})`;
+
 function printSummaries(summaries: Summary[]): void {
-  console.log("\n| server | reviews/s | CPU µs/review | p50 ms | p99 ms | RSS MiB (anon + file) | threads |");
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log(
+    "\n| server | reviews/s | CPU µs/review | p50 ms | p99 ms | RSS MiB after load (anon + file) | idle RSS MiB | threads |",
+  );
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const s of summaries) {
     const cells = [fmt(s.throughput, 0), fmt(s.cpuUsPerReview, 1), fmt(s.p50Ms), fmt(s.p99Ms)];
-    const rss = `${mib(s.rssBytes)} (${mib(s.rssAnonBytes)} + ${mib(s.rssFileBytes)})`;
-    console.log(`| ${s.label} | ${cells.join(" | ")} | ${rss} | ${s.threads ?? "?"} |`);
+    console.log(
+      `| ${s.label} | ${cells.join(" | ")} | ${rssCell(s)} | ${rssCell(s.idle)} | ${s.threads ?? "?"} |`,
+    );
   }
   const [fn, sk] = summaries as [Summary, Summary];
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? fmt(a / b) : "?");
@@ -303,6 +373,19 @@ function printSummaries(summaries: Summary[]): void {
   console.log(`  p99              ${ratio(fn.p99Ms, sk.p99Ms)}`);
   console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}`);
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
+  for (const s of summaries.filter((x) => x.label.startsWith("mutate-create (https"))) printPerRound(s, sk);
+}
+
+/** Reviews per core of the function over SimKube's, round by round (each pair ran back to back). */
+function printPerRound(fn: Summary, sk: Summary): void {
+  const perCore = (r: Round) => r.report.requests / r.cpuSeconds;
+  const ratios = fn.rounds.map((r, i) => {
+    const other = sk.rounds[i];
+    return other ? perCore(r) / perCore(other) : Number.NaN;
+  });
+  console.log(
+    `  ${fn.label}: reviews per core / SimKube's, per round: ${ratios.map((r) => fmt(r)).join(", ")}; lowest ${fmt(Math.min(...ratios))}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -358,6 +441,8 @@ async function main(): Promise<number> {
     servers.push(await startFunction(kubeconfig, tls));
     servers.push(await startSkDriver(binary, kubeconfig, tls, writeIdleTrace(dir)));
     servers.push(await startFunction(kubeconfig, undefined));
+    servers.push(await startFloor(tls));
+    for (const variant of variants()) servers.push(await startFunction(kubeconfig, tls, variant));
     for (const server of servers) await checkServer(server, requests);
     console.log(
       `bench:vs-simkube: ${requests.length} CREATE reviews, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; ` +

@@ -6,7 +6,8 @@
 //   invalid Certificate (validation runs, it is not merely reachable);
 // - an issuer that cannot issue (a CA ClusterIssuer whose Secret does not exist): the readiness wait ends at
 //   its deadline naming the issuer's condition, instead of hanging;
-// - cert-manager's webhook down: a Certificate CREATE fails closed, a DELETE is not blocked.
+// - cert-manager's webhook down: the admission wait of `cluster up` ends at its deadline naming the API server's
+//   refusal; a Certificate CREATE fails closed, a DELETE is not blocked.
 // Skipped with one loud line when Go, the node's programs or the upstream archives are missing; fails under
 // CI=true.
 
@@ -16,7 +17,11 @@ import {
   CERT_MANAGER_NAMES,
   CERT_MANAGER_NAMESPACE,
 } from "../../functions/local-cluster/cert-manager/objects.js";
-import { probeCertificate, waitForIssuing } from "../../functions/local-cluster/cert-manager/ready.js";
+import {
+  probeCertificate,
+  waitForIssuing,
+  waitForWebhookAdmission,
+} from "../../functions/local-cluster/cert-manager/ready.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { RestError } from "../../functions/local-cluster/rest.js";
 import { eventually } from "../support/cluster/kube.js";
@@ -99,9 +104,9 @@ async function scaleWebhook(replicas: number): Promise<void> {
 }
 
 const webhookDown: ClusterCase = {
-  name: "cert-manager's webhook down: a Certificate CREATE fails closed, a DELETE is not blocked",
+  name: "cert-manager's webhook down: the admission wait names the refusal; a Certificate CREATE fails closed, a DELETE is not blocked",
   timeoutMs: 240_000,
-  run: async () => {
+  run: async (t: TestContext) => {
     const c = cluster();
     const kept = probeCertificate({ kind: "Issuer", name: "any" }, "kept-while-down");
     await c.admin.ensure(`${CM}/certificates`, kept);
@@ -118,6 +123,15 @@ const webhookDown: ClusterCase = {
         },
         90_000,
       );
+      // cert-manager not ready, as `cluster up` waits for it: the wait ends at its deadline, naming the refusal.
+      const t0 = Date.now();
+      await assert.rejects(waitForWebhookAdmission(c.admin, 8_000), (err: Error) => {
+        assert.match(err.message, /timed out after 8000 ms waiting for cert-manager's webhook/);
+        assert.match(err.message, /failed calling webhook \\?"webhook\.cert-manager\.io\\?"/);
+        t.diagnostic(err.message);
+        return true;
+      });
+      assert.ok(Date.now() - t0 < 20_000, "bounded");
       const created = probeCertificate({ kind: "Issuer", name: "any" }, "created-while-down");
       const err = await refusal(c.admin.request("POST", `${CM}/certificates`, created));
       const { message } = JSON.parse(err.body) as { message: string };

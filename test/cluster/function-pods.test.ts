@@ -8,6 +8,8 @@
 // one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -492,8 +494,41 @@ after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
 
+/** The image config's labels, read from the docker-archive build-image.sh wrote (manifest.json names the config). */
+function archiveLabels(archive: string): Record<string, string> {
+  const member = (name: string) => execFileSync("tar", ["-xOf", archive, name], { encoding: "utf8" });
+  const [manifest] = JSON.parse(member("manifest.json")) as { Config: string }[];
+  const config = JSON.parse(member(manifest?.Config ?? "")) as {
+    config?: { Labels?: Record<string, string> };
+  };
+  return config.config?.Labels ?? {};
+}
+
+const imageAnnotated: ClusterCase = {
+  name: "the image the pods run names its version, source commit and digest-pinned base (OCI annotations)",
+  run: async () => {
+    assert.ok(opened.archive, "the image archive");
+    const labels = archiveLabels(opened.archive);
+    const pkg = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
+    assert.equal(labels["org.opencontainers.image.version"], pkg.version);
+    assert.equal(labels["org.opencontainers.image.licenses"], "MIT");
+    // The last commit that changed the image's inputs, and its time: never the clock of the build.
+    const revision = labels["org.opencontainers.image.revision"] ?? "";
+    assert.match(revision, /^[0-9a-f]{40}$/);
+    const committed = execFileSync("git", ["-C", repoRoot, "show", "-s", "--format=%ct", revision], {
+      encoding: "utf8",
+    }).trim();
+    assert.equal(
+      labels["org.opencontainers.image.created"],
+      new Date(Number(committed) * 1000).toISOString().replace(".000Z", "Z"),
+    );
+    assert.match(labels["org.opencontainers.image.base.name"] ?? "", /@sha256:[0-9a-f]{64}$/);
+  },
+};
+
 registerClusterCases("function-pods.test.ts", opened.suite, [
   runsAsPods,
+  imageAnnotated,
   mutatedThroughService,
   interruptionCloned,
   rbacRefusal,

@@ -1,7 +1,8 @@
-// charts/simkube-fn installed for real by helm (v4, built from the Go module) on the local cluster: two
-// releases side by side (one with its generated path secret, one reading an existing Secret), an upgrade
-// that keeps the secret, an upgrade with unchanged values that changes and restarts nothing, and uninstalls
-// that leave nothing of theirs behind. Platform `kubernetes`: its
+// charts/simkube-fn installed for real by helm (built from the Go module) on the local cluster: two releases
+// side by side, alpha by Helm 4 with its generated path secret, beta by Helm 3 reading an existing Secret
+// (so both major lines install, list and uninstall the chart), an upgrade that keeps the secret, an upgrade
+// with unchanged values that changes and restarts nothing, and uninstalls that leave nothing of theirs
+// behind. Platform `kubernetes`: its
 // objects need no Knative CRDs, so the cluster is the plain one (no --knative); the API server still judges
 // every object (the policy's CEL, the webhooks, RBAC). That the chart renders what `manifests` renders is
 // test/e2e/helm-chart.test.ts. Skipped with one loud line without Go; fails under CI=true.
@@ -13,14 +14,17 @@ import { type ClusterSuite, openClusterSuite, registerClusterCases } from "../su
 import { CHART, helmBinary, runHelm } from "../support/helm.js";
 
 const helm = helmBinary();
-const suite: ClusterSuite = "skip" in helm ? { skip: helm.skip } : await openClusterSuite({});
+const helm3 = helmBinary(3);
+const skip = "skip" in helm ? helm.skip : "skip" in helm3 ? helm3.skip : undefined;
+const suite: ClusterSuite = skip !== undefined ? { skip } : await openClusterSuite({});
 const binary = "binary" in helm ? helm.binary : "";
+const binary3 = "binary" in helm3 ? helm3.binary : "";
 
 const SIM = "helm-sim";
 /** Virtual namespaces of these releases: none exists, so their webhooks never see a pod of the cluster's. */
 const PREFIX = "helmtest";
-const ALPHA = { release: "alpha", namespace: "helm-alpha", fullname: "alpha-simkube-fn" };
-const BETA = { release: "beta", namespace: "helm-beta", fullname: "beta-simkube-fn" };
+const ALPHA = { release: "alpha", namespace: "helm-alpha", fullname: "alpha-simkube-fn", helm: () => binary };
+const BETA = { release: "beta", namespace: "helm-beta", fullname: "beta-simkube-fn", helm: () => binary3 };
 const BETA_SECRET = { name: "team-path-secret", value: "0123456789abcdef".repeat(3) };
 const installed = new Set<typeof ALPHA>();
 
@@ -40,8 +44,8 @@ function values(extra: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
-function helmRun(args: string[], vals?: Record<string, unknown>): string {
-  const run = runHelm(binary, [...args, "--kubeconfig", cluster().kubeconfig], vals);
+function helmRun(args: string[], vals?: Record<string, unknown>, helmBin = binary): string {
+  const run = runHelm(helmBin, [...args, "--kubeconfig", cluster().kubeconfig], vals);
   assert.equal(run.status, 0, `helm ${args.join(" ")}: ${run.stderr}`);
   return run.stdout;
 }
@@ -134,7 +138,7 @@ async function clusterObjects(r: typeof ALPHA): Promise<Record<string, boolean>>
 
 registerClusterCases("test/cluster/helm.test.ts", suite, [
   {
-    name: "helm: two releases side by side, one generating its path secret, one reading an existing Secret",
+    name: "helm: two releases side by side, by Helm 4 generating its path secret, by Helm 3 reading an existing Secret",
     timeoutMs: 180_000,
     run: async () => {
       helmRun(["install", ALPHA.release, CHART, "-n", ALPHA.namespace, "--create-namespace"], values());
@@ -148,6 +152,7 @@ registerClusterCases("test/cluster/helm.test.ts", suite, [
       helmRun(
         ["install", BETA.release, CHART, "-n", BETA.namespace],
         values({ pathSecret: { existingSecret: BETA_SECRET.name } }),
+        BETA.helm(),
       );
       installed.add(BETA);
 
@@ -190,11 +195,14 @@ registerClusterCases("test/cluster/helm.test.ts", suite, [
       assert.notEqual(clash.status, 0, "a second release named alpha was installed over the first");
       assert.match(clash.stderr, /alpha-simkube-fn.*invalid ownership metadata/);
       assert.deepEqual((await releaseState(ALPHA)).paths, alpha.paths);
-      const list = helmRun(["list", "--all-namespaces", "-o", "json"]);
-      const names = (JSON.parse(list) as { name: string; status: string }[]).map(
-        (r) => `${r.name}:${r.status}`,
-      );
-      assert.deepEqual(names.sort(), ["alpha:deployed", "beta:deployed"]);
+      // Each line lists both releases: Helm 4 reads what Helm 3 stored, and the other way round.
+      for (const lister of [binary, binary3]) {
+        const list = helmRun(["list", "--all-namespaces", "-o", "json"], undefined, lister);
+        const names = (JSON.parse(list) as { name: string; status: string }[]).map(
+          (r) => `${r.name}:${r.status}`,
+        );
+        assert.deepEqual(names.sort(), ["alpha:deployed", "beta:deployed"], lister);
+      }
     },
   },
   {
@@ -249,7 +257,7 @@ registerClusterCases("test/cluster/helm.test.ts", suite, [
         [],
         JSON.stringify(betaStill),
       );
-      helmRun(["uninstall", BETA.release, "-n", BETA.namespace, "--wait"]);
+      helmRun(["uninstall", BETA.release, "-n", BETA.namespace, "--wait"], undefined, BETA.helm());
       installed.delete(BETA);
       const betaGone = await clusterObjects(BETA);
       assert.deepEqual(
@@ -272,6 +280,6 @@ after(async () => {
   if (!("cluster" in suite)) return;
   // A failed case may leave a release: uninstall it before the cluster goes (best effort).
   for (const r of installed)
-    runHelm(binary, ["uninstall", r.release, "-n", r.namespace, "--kubeconfig", suite.cluster.kubeconfig]);
+    runHelm(r.helm(), ["uninstall", r.release, "-n", r.namespace, "--kubeconfig", suite.cluster.kubeconfig]);
   await suite.cluster.stop();
 });

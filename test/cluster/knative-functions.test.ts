@@ -12,11 +12,16 @@
 // - a forced reissue of both serving certificates while dry-run CREATEs flow: Traefik serves the new ones
 //   without a restart, no review fails; then a forced reissue of the CA, reviews flowing: the caBundle takes the
 //   new CA (keeping the old one), the serving certificates are reissued from it, no review fails;
+// - charts/simkube-fn installed by helm for the same platform beside it (test/support/cluster/chart-on-knative.ts):
+//   first naming an issuer that cannot issue (the readiness wait names it; CREATE refused naming the webhook,
+//   DELETE not blocked, both timed), then upgraded to the chart's own CA (issued, injected, a CREATE admitted and
+//   mutated and an eviction cloned through Knative), then its caBundle taken away (CREATE refused, DELETE not
+//   blocked) and injected again;
 // - opt-in: SIMKUBE_FN_KNATIVE_FN_COLD_CYCLES=N cold CREATEs from zero (p50/p99 against timeoutSeconds);
 //   SIMKUBE_FN_KNATIVE_FN_BURST=N a teardown of N KWOK pods with and without the DELETE webhook, order
 //   alternated (with, without, without, with), reschedule-delete's replicas over time.
 // Skipped with one loud line when Go, the node's programs, the image tools or cert-manager's upstream archives are
-// missing; fails under CI=true.
+// missing (the chart's cases also without helm); fails under CI=true.
 
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
@@ -34,6 +39,12 @@ import {
   servedSerial,
   whileReviewsFlow,
 } from "../support/cluster/cert-renewal.js";
+import {
+  type ChartRef,
+  issuedCase,
+  uninjectedCase,
+  unissuedCase,
+} from "../support/cluster/chart-on-knative.js";
 import { buildImage } from "../support/cluster/function-pods.js";
 import {
   caBundleInjected,
@@ -60,6 +71,7 @@ import {
   registerClusterCases,
 } from "../support/cluster/suite.js";
 import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
+import { helmBinary } from "../support/helm.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const NS = "virtual-knative";
@@ -89,6 +101,8 @@ async function openSuite(): Promise<{ suite: ClusterSuite; deployed?: KnativeDep
   }
 }
 
+// Built before the cluster starts: under CI=true a helm that cannot be built fails the file.
+const helm = helmBinary();
 const opened = await openSuite();
 
 function cluster(): LocalCluster {
@@ -423,6 +437,13 @@ const burst: ClusterCase = {
   },
 };
 
+const chart: ChartRef = {
+  cluster,
+  helm: () => ("binary" in helm ? helm.binary : ""),
+};
+if ("skip" in helm)
+  process.stderr.write(`\n*** SKIPPED the Helm chart's 3 cases (knative-functions): ${helm.skip} ***\n\n`);
+
 after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
@@ -435,6 +456,7 @@ registerClusterCases("knative-functions.test.ts", opened.suite, [
   evictionClone,
   renewalUnderLoad,
   caRotation,
+  ...("binary" in helm ? [unissuedCase(chart), issuedCase(chart), uninjectedCase(chart)] : []),
   ...(COLD_CYCLES > 0 ? [coldCycles] : []),
   ...(BURST > 0 ? [burst] : []),
 ]);

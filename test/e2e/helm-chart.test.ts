@@ -2,7 +2,9 @@
 // for every platform and the settings that reach an object, and each rendering must equal `simkube-fn
 // manifests` for the same settings object by object (only Helm's own two labels removed). So the chart's
 // hand-written templates cannot drift from knative/*.ts unseen. What the CLI refuses, the chart refuses.
-// Needs Go for helm's first build: skipped loudly without it, failed under CI=true.
+// Helm 3 (helm.sh/helm/v3), which many platforms still run, lints the chart, applies its draft-07 values schema
+// and renders every case the same. Needs Go for helm's first build: skipped loudly without it, failed under
+// CI=true.
 
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -23,10 +25,14 @@ import {
 } from "../support/helm.js";
 
 const helm = helmBinary();
-if ("skip" in helm)
-  process.stderr.write(`\n*** SKIPPED Helm chart tests (helm-chart.test.ts): ${helm.skip} ***\n\n`);
+const helm3 = helmBinary(3);
+for (const h of [helm, helm3])
+  if ("skip" in h)
+    process.stderr.write(`\n*** SKIPPED Helm chart tests (helm-chart.test.ts): ${h.skip} ***\n\n`);
 const skip = "skip" in helm ? helm.skip : false;
 const binary = "binary" in helm ? helm.binary : "";
+const skip3 = "skip" in helm3 ? helm3.skip : false;
+const binary3 = "binary" in helm3 ? helm3.binary : "";
 
 const RELEASE = "rel";
 const NAMESPACE = "fns";
@@ -330,14 +336,17 @@ function withSecret(c: Case): Record<string, unknown> {
   return { ...c.values, pathSecret };
 }
 
-function helmTemplate(c: Pick<Case, "values" | "release" | "namespace">): {
+function helmTemplate(
+  c: Pick<Case, "values" | "release" | "namespace">,
+  helmBin = binary,
+): {
   docs: KubeDoc[];
   stderr: string;
   status: number | null;
 } {
   const release = c.release ?? RELEASE;
   const run = runHelm(
-    binary,
+    helmBin,
     ["template", release, CHART, "--namespace", c.namespace ?? NAMESPACE],
     c.values,
   );
@@ -543,6 +552,36 @@ describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
       await assert.rejects(
         renderManifests([...flags, "--name", fullname(release), "--namespace", NAMESPACE]),
       );
+    });
+  }
+});
+
+describe("charts/simkube-fn (helm v3 from the Go module)", { skip: skip3 }, () => {
+  it("lints, strict", () => {
+    const run = runHelm(binary3, ["lint", "--strict", CHART, "--namespace", NAMESPACE]);
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+  });
+
+  it("applies the values schema: a misspelt value and a value of the wrong type are refused", () => {
+    const misspelt = helmTemplate({ values: { platfrom: "kind" } }, binary3);
+    assert.notEqual(misspelt.status, 0);
+    assert.match(misspelt.stderr, /platfrom/);
+    const wrongType = helmTemplate({ values: { platform: "kind", reschedule: "yes" } }, binary3);
+    assert.notEqual(wrongType.status, 0);
+    assert.match(wrongType.stderr, /reschedule/);
+  });
+
+  for (const c of CASES) {
+    it(`renders what manifests renders: ${c.name}`, async () => {
+      const release = c.release ?? RELEASE;
+      const flags = [...c.flags, "--name", fullname(release), "--namespace", c.namespace ?? NAMESPACE];
+      if (!c.noSecret) flags.push("--path-secret", SECRET);
+      const expected = byKey(await renderManifests(flags));
+      const rendered = helmTemplate({ ...c, values: withSecret(c) }, binary3);
+      assert.equal(rendered.status, 0, rendered.stderr);
+      const actual = byKey(rendered.docs.map(withoutHelmLabels));
+      assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort());
+      for (const [key, object] of expected) assert.deepEqual(actual.get(key), object, key);
     });
   }
 });

@@ -187,6 +187,8 @@ describe("createApp", () => {
     const memory = stats.body as { rssBytes: number; heapTotalBytes: number; heapUsedBytes: number };
     assert.ok(memory.rssBytes > memory.heapTotalBytes);
     assert.ok(memory.heapTotalBytes >= memory.heapUsedBytes && memory.heapUsedBytes > 0);
+    const { uptimeSeconds } = stats.body as { uptimeSeconds: number };
+    assert.ok(uptimeSeconds > 0 && uptimeSeconds <= process.uptime(), `uptimeSeconds ${uptimeSeconds}`);
     const missing = await request(app).post("/other").send({}).expect(404);
     assert.match((missing.body as { message: string }).message, /POST \/ takes an AdmissionReview/);
     await request(app).get("/").expect(404);

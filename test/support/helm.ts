@@ -1,4 +1,4 @@
-// helm (helm.sh/helm/v4, built from the Go module by scripts/build-helm.sh, once, cached) for the chart's
+// helm (helm.sh/helm/v4 or v3, built from the Go module by scripts/build-helm.sh, once, cached) for the chart's
 // tests, and the two renderings they compare: `helm template` of charts/simkube-fn and `simkube-fn manifests`
 // for the same settings, both as objects keyed by kind, namespace and name. Without Go the build exits 127:
 // a loud skip, except under CI=true, where it is an error like any other build failure.
@@ -15,15 +15,15 @@ import { runManifests } from "../../functions/cli/manifests/command.js";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const CHART = path.join(ROOT, "charts/simkube-fn");
 
-/** The built binary, or why it cannot be built here (no Go). CI=true never accepts a reason. */
-export function helmBinary(): { binary: string } | { skip: string } {
-  const run = spawnSync("bash", [path.join(ROOT, "scripts/build-helm.sh")], {
+/** The built binary of Helm `major`, or why it cannot be built here (no Go). CI=true never accepts a reason. */
+export function helmBinary(major: 3 | 4 = 4): { binary: string } | { skip: string } {
+  const run = spawnSync("bash", [path.join(ROOT, "scripts/build-helm.sh"), String(major)], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   });
   const binary = run.stdout.trim().split("\n").at(-1);
   if (run.status === 0 && binary) return { binary };
-  const why = `scripts/build-helm.sh failed (exit ${run.status}): Go is needed to build helm`;
+  const why = `scripts/build-helm.sh ${major} failed (exit ${run.status}): Go is needed to build helm`;
   if (run.status === 127 && process.env.CI !== "true") return { skip: why };
   throw new Error(why);
 }

@@ -68,9 +68,11 @@ export async function runManifests(command: ManifestsRequest, out: (text: string
     out(renderSimulationWebhook(options));
     return 0;
   }
-  // Given, or an existing Secret's (--path-secret-from): re-rendering never rotates it.
+  // Given, or an existing Secret's (--path-secret-from): re-rendering never rotates it. Asked for after the
+  // render, so a wrong or missing option (say, no --platform) is named first.
+  const yaml = renderDeployment(options);
   requirePathSecret(options);
-  out(renderDeployment(options));
+  out(yaml);
   return 0;
 }
 

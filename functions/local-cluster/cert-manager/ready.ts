@@ -19,7 +19,7 @@ export interface CertManagerReadyOptions {
   /** Per wait (the webhook, the issuing). Default 180 s. */
   timeoutMs?: number;
   /** The issuer the probe Certificate names; default the probe's own self-signed Issuer. */
-  issuer?: { kind: "Issuer" | "ClusterIssuer"; name: string };
+  issuer?: IssuerRef;
 }
 
 interface Condition {
@@ -70,34 +70,54 @@ export async function waitForWebhookAdmission(admin: RestClient, timeoutMs: numb
   );
 }
 
-function issuerPath(issuer: { kind: "Issuer" | "ClusterIssuer"; name: string }): string {
-  return issuer.kind === "ClusterIssuer"
-    ? `/apis/cert-manager.io/v1/clusterissuers/${issuer.name}`
-    : `${CM}/${CERT_MANAGER_NAMESPACE}/issuers/${issuer.name}`;
+export interface IssuerRef {
+  kind: "Issuer" | "ClusterIssuer";
+  name: string;
 }
 
-/** True once the probe is Ready; otherwise throws what is missing: its own and its issuer's conditions. */
-async function certificateIssued(
+/** An Issuer lives in the namespace of the Certificates it signs; a ClusterIssuer in none. */
+function issuerPath(issuer: IssuerRef, namespace: string): string {
+  return issuer.kind === "ClusterIssuer"
+    ? `/apis/cert-manager.io/v1/clusterissuers/${issuer.name}`
+    : `${CM}/${namespace}/issuers/${issuer.name}`;
+}
+
+/**
+ * Nothing once the Certificate is Ready; otherwise what is missing, in one line: its own Ready condition and
+ * its issuer's (the issuer's is usually the cause: a CA Secret that does not exist, an ACME account refused).
+ */
+export async function certificatePending(
   admin: RestClient,
-  issuer: { kind: "Issuer" | "ClusterIssuer"; name: string },
-): Promise<boolean> {
-  const cert = await admin.request<WithConditions>(
+  namespace: string,
+  name: string,
+): Promise<string | undefined> {
+  const cert = await admin.request<WithConditions & { spec?: { issuerRef?: Partial<IssuerRef> } }>(
     "GET",
-    `${CM}/${CERT_MANAGER_NAMESPACE}/certificates/${READINESS_PROBE}`,
+    `${CM}/${namespace}/certificates/${name}`,
   );
-  if (cert.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return true;
+  if (cert.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return undefined;
+  const ref = cert.spec?.issuerRef;
+  const issuer: IssuerRef = {
+    kind: ref?.kind === "ClusterIssuer" ? "ClusterIssuer" : "Issuer",
+    name: ref?.name ?? "",
+  };
   let ofIssuer: string;
   try {
     ofIssuer = describe(
       `${issuer.kind} ${issuer.name}`,
-      await admin.request<WithConditions>("GET", issuerPath(issuer)),
+      await admin.request<WithConditions>("GET", issuerPath(issuer, namespace)),
     );
   } catch (err) {
     ofIssuer = `${issuer.kind} ${issuer.name} unreadable (${(err as Error).message})`;
   }
-  throw new Error(
-    `${describe(`Certificate ${CERT_MANAGER_NAMESPACE}/${READINESS_PROBE}`, cert)}; ${ofIssuer}`,
-  );
+  return `${describe(`Certificate ${namespace}/${name}`, cert)}; ${ofIssuer}`;
+}
+
+/** True once the probe is Ready; otherwise throws what is missing: its own and its issuer's conditions. */
+async function certificateIssued(admin: RestClient): Promise<boolean> {
+  const pending = await certificatePending(admin, CERT_MANAGER_NAMESPACE, READINESS_PROBE);
+  if (pending) throw new Error(pending);
+  return true;
 }
 
 /** A self-signed Issuer (unless another is named) issues the probe Certificate; both are removed after. */
@@ -115,13 +135,13 @@ export async function waitForIssuing(admin: RestClient, o: CertManagerReadyOptio
   try {
     await waitUntil(
       `a ${issuer.kind} ${issuer.name} issuing Certificate ${CERT_MANAGER_NAMESPACE}/${READINESS_PROBE}`,
-      () => certificateIssued(admin, issuer),
+      () => certificateIssued(admin),
       { timeoutMs: o.timeoutMs ?? 180_000, intervalMs: 1000 },
     );
   } finally {
     await admin.remove(`${CM}/${CERT_MANAGER_NAMESPACE}/certificates/${READINESS_PROBE}`);
     await admin.remove(`/api/v1/namespaces/${CERT_MANAGER_NAMESPACE}/secrets/${READINESS_PROBE}`);
-    if (own) await admin.remove(issuerPath(issuer));
+    if (own) await admin.remove(issuerPath(issuer, CERT_MANAGER_NAMESPACE));
   }
 }
 

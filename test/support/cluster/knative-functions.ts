@@ -9,6 +9,7 @@
 // namespace is. The deployment's webhook configuration then replaces the one pointing at the host processes,
 // once every Certificate is Ready.
 
+import { certificatePending } from "../../../functions/local-cluster/cert-manager/ready.js";
 import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import {
   createManifestStream,
@@ -42,29 +43,20 @@ export function knativeDeploymentOptions(c: LocalCluster, minScale = 0): Deploym
   };
 }
 
-interface Conditions {
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
-}
-
-/** Every Certificate of the rendering Ready (cert-manager issued it); the wait names the ones that are not. */
+/**
+ * Every Certificate of the rendering Ready (cert-manager issued it). A timeout names each one that is not, with
+ * its own and its issuer's Ready condition, so an issuer that cannot issue is named instead of waited on.
+ */
 export async function certificatesReady(c: LocalCluster, objects: readonly Manifest[], timeoutMs = 180_000) {
   const certificates = objects.filter((m) => m.kind === "Certificate");
-  let pending: string[] = [];
   await eventually(
     "the rendered Certificates Ready",
     async () => {
-      pending = [];
+      const pending: string[] = [];
       for (const m of certificates) {
         const { name, namespace } = m.metadata as { name: string; namespace: string };
-        const cert = await c.admin.request<Conditions>(
-          "GET",
-          `/apis/cert-manager.io/v1/namespaces/${namespace}/certificates/${name}`,
-        );
-        const ready = cert.status?.conditions?.find((x) => x.type === "Ready");
-        if (ready?.status !== "True")
-          pending.push(
-            `${namespace}/${name}: ${ready ? `${ready.reason}: ${ready.message}` : "not yet looked at"}`,
-          );
+        const why = await certificatePending(c.admin, namespace, name);
+        if (why) pending.push(why);
       }
       if (pending.length > 0) throw new Error(`not Ready: ${pending.join("; ")}`);
       return true;
