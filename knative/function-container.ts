@@ -11,6 +11,15 @@ import { functionEnvironment, rescheduleServedEnvironment } from "./webhook-endp
 /** The container port `simkube-fn serve` listens on ($PORT, which Knative sets to it). */
 export const CONTAINER_PORT = 8080;
 
+/** `serve`'s probes: ready once it can read the API, live while the process answers. */
+export const READINESS_PATH = "/readyz";
+export const LIVENESS_PATH = "/healthz";
+/**
+ * A restart only for a process that stopped answering: three missed probes 10 s apart, each given 5 s (an
+ * event loop busy with a teardown burst may answer late, which is no reason to kill it).
+ */
+export const LIVENESS_TIMING = { periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 };
+
 function pathSecretEnv(o: ResolvedOptions) {
   if (!checksPathSecret(o)) return [];
   const secretKeyRef = { name: pathSecretName(o), key: PATH_SECRET_KEY };
@@ -44,9 +53,11 @@ export function functionContainer(o: ResolvedOptions, fn: DeployedFunction) {
     args: ["serve", fn],
     ports: [{ name: "http1", containerPort: CONTAINER_PORT }],
     env,
-    // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts.
-    // `serve` loads everything before it listens, so a ready pod is a loaded one.
-    readinessProbe: { httpGet: { path: "/healthz" } },
+    // No periodSeconds: Knative then probes aggressively until ready, which shortens cold starts. `serve`
+    // loads everything before it listens, and /readyz is ok once it has read the API (api-readiness.ts).
+    // No port either: Knative allows only the container's own, and fills it in.
+    readinessProbe: { httpGet: { path: READINESS_PATH } },
+    livenessProbe: { httpGet: { path: LIVENESS_PATH }, ...LIVENESS_TIMING },
     resources: o.resources,
     securityContext: {
       runAsNonRoot: true,

@@ -13,9 +13,14 @@
 //   RBAC (rbac.ts) is then bound to.
 // - Pro: scale to zero after scale.zero-duration, and com.openfaas.serviceaccount runs each function as its own
 //   ServiceAccount.
+// - Readiness: of-watchdog answers /_/health itself (its lock file: the process runs), and with ready_path
+//   its /_/ready asks the function's GET /readyz (of-watchdog config.go ReadyEndpoint). Pro points the pod's
+//   readiness probe at /_/ready (com.openfaas.ready.http.path); Community Edition's faas-netes probes
+//   /_/health only (pkg/k8s/probes.go), so there a function is ready as soon as its watchdog is.
 
 import { MAX_REVIEW_BYTES } from "./defaults.js";
 import { resolveOptions } from "./deployment-options.js";
+import { READINESS_PATH } from "./function-container.js";
 import type { DeployedFunction, DeploymentOptions, ResolvedOptions } from "./options.js";
 import { checksPathSecret, PATH_SECRET_KEY, pathSecretName } from "./path-secret-options.js";
 import { podReadEnvironment } from "./pod-reads.js";
@@ -45,6 +50,9 @@ export interface StackFunction {
   secrets?: string[];
   readonly_root_filesystem: boolean;
 }
+
+/** of-watchdog's readiness endpoint, which forwards to the function's ready_path. */
+const WATCHDOG_READY_PATH = "/_/ready";
 
 /** Where OpenFaaS mounts the keys of a function's secrets. */
 const OPENFAAS_SECRETS_DIR = "/var/openfaas/secrets";
@@ -104,6 +112,7 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     exec_timeout: timeout,
     read_timeout: timeout,
     write_timeout: timeout,
+    ready_path: READINESS_PATH,
   };
   const labels: Record<string, string> = {
     "app.kubernetes.io/name": "simkube-fn",
@@ -122,7 +131,12 @@ export function buildStackFunction(o: ResolvedOptions, fn: DeployedFunction): St
     environment,
     labels,
     annotations:
-      o.openfaasEdition === "pro" ? { "com.openfaas.serviceaccount": serviceAccountName(o, fn) } : {},
+      o.openfaasEdition === "pro"
+        ? {
+            "com.openfaas.serviceaccount": serviceAccountName(o, fn),
+            "com.openfaas.ready.http.path": WATCHDOG_READY_PATH,
+          }
+        : {},
     readonly_root_filesystem: true,
   };
   const limits = stackResources(o.resources.limits);

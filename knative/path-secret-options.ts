@@ -18,6 +18,17 @@ export function newPathSecret(): string {
   return randomBytes(32).toString("hex");
 }
 
+/**
+ * A render never makes a secret: the same flags must print the same YAML (GitOps), and a new secret would
+ * also change every webhook path and roll every pod. So one of the two must be given.
+ */
+export function requirePathSecret(o: Pick<DeploymentOptions, "pathSecret" | "pathSecretFrom">): void {
+  if (o.pathSecret !== undefined || o.pathSecretFrom !== undefined) return;
+  rejectOption(
+    'manifests makes no path secret, so the same flags always render the same YAML: give --path-secret S (make one with --path-secret "$(openssl rand -hex 32)" and keep it for every render) or --path-secret-from SECRET (an existing Secret with key path-secret)',
+  );
+}
+
 /** A given secret is one URL path segment, and in service mode one the API server accepts for a Service. */
 export function checkPathSecretValue(pathSecret: string | undefined, webhookMode: WebhookMode): void {
   if (pathSecret !== undefined && !PATH_SECRET.test(pathSecret)) {

@@ -6,7 +6,13 @@
 
 import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
 import type { IService } from "kubernetes-models/v1/Service";
-import { functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
+import {
+  functionContainer,
+  LIVENESS_PATH,
+  LIVENESS_TIMING,
+  pathSecretRevisionAnnotation,
+  READINESS_PATH,
+} from "./function-container.js";
 import type { DeployedFunction, ResolvedOptions } from "./options.js";
 import { serviceAccountName } from "./rbac.js";
 import { functionResourceName } from "./webhook-endpoints.js";
@@ -44,8 +50,12 @@ function tlsContainer(o: ResolvedOptions, fn: DeployedFunction) {
         : []),
     ],
     readinessProbe: {
-      httpGet: { path: "/healthz", port: "https", scheme: "HTTPS" as const },
+      httpGet: { path: READINESS_PATH, port: "https", scheme: "HTTPS" as const },
       periodSeconds: 2,
+    },
+    livenessProbe: {
+      httpGet: { path: LIVENESS_PATH, port: "https", scheme: "HTTPS" as const },
+      ...LIVENESS_TIMING,
     },
     volumeMounts: [
       { name: "tls", mountPath: TLS_DIR, readOnly: true },

@@ -17,12 +17,13 @@ export { COMMANDS, type CommandName, UsageError };
 const COMMAND_USAGE: Record<CommandName, string> = {
   serve: `  simkube-fn serve <${FUNCTION_NAMES.join("|")}> [--port N] [--tls-cert FILE --tls-key FILE]
                    [--allow-trace-location LOCATION]... [--check]
-      Serve one function over HTTP (POST / takes an AdmissionReview; GET /healthz, GET /stats, and
-      GET /metrics for Prometheus).
+      Serve one function over HTTP (POST / takes an AdmissionReview; GET /healthz (live), GET /readyz
+      (ready: it reads the API), GET /stats, and GET /metrics for Prometheus).
       --tls-cert/--tls-key: serve https with this PEM certificate and key.
       --allow-trace-location: a trace location a Simulation's spec.driver.tracePath may name (exact, or
       everything under it when it ends in /); repeat for more. Replaces TRACE_ALLOWED_LOCATIONS.
-      --check: start as usual (configuration, trace, listening), then stop with status 0.
+      --check: start as usual (configuration, trace, listening), check readiness once, then stop: status
+      0 when ready, else 1 and one line naming what is missing (kubeconfig, API, RBAC, CRDs).
       Env: SIM_NAME (unset: every Simulation), TRACE_PATH, TRACE_ALLOWED_LOCATIONS (comma-separated),
       TRACE_MAX_MIB (64), TRACE_CACHE_MAX_TRACES (16), TRACE_CACHE_MAX_MIB (64), TRACE_RECHECK_SECONDS (30),
       PORT (8080), LOG_LEVEL (info), LOG_FORMAT (json|gcp|pino), DRIVER_USERS, SEQUENCE_STORE (cluster|memory), SEQUENCE_NAMESPACE or POD_NAMESPACE, KUBECONFIG,

@@ -14,7 +14,7 @@ import { ConfigError, loadConfig } from "../../shared/config/index.js";
 import { createKubeApi } from "../../shared/kube/index.js";
 import { drainAndClose } from "../runtime/http-server.js";
 import { withPathSecretFile } from "../runtime/path-secret.js";
-import { startFunction } from "../runtime/registry.js";
+import { type RunningFunction, startFunction } from "../runtime/registry.js";
 import { type Command, parseCommandLine, usage } from "./args.js";
 import type { ManifestsRequest } from "./manifests/args.js";
 import { runReplayCommand } from "./replay/command.js";
@@ -46,10 +46,7 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
   // reschedule-delete retries inside a 3 s deadline: shorter calls leave room for a second attempt.
   const kube = createKubeApi(name === "reschedule-delete" ? { timeoutMs: 2_000 } : {});
   const running = await startFunction(name, config, kube, log);
-  if (cmd.check) {
-    running.server.close();
-    return 0;
-  }
+  if (cmd.check) return checkReadiness(running);
 
   // A stray rejection in background work (e.g. a clone still being created after its review was answered)
   // must not take the other in-flight reviews down with the process: log it and keep serving.
@@ -68,6 +65,19 @@ async function serve(cmd: Extract<Command, { command: "serve" }>): Promise<numbe
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   return -1; // keep running
+}
+
+/**
+ * `serve --check`: started as usual, then one readiness check (api-readiness.ts). Not ready exits 1 with one
+ * line naming what is missing.
+ */
+async function checkReadiness(running: RunningFunction): Promise<number> {
+  // The verdict of the check the start began (current() waits for it): the answer /readyz would give now.
+  const verdict = await running.readiness.current();
+  running.server.close();
+  if (verdict.ready) return 0;
+  process.stderr.write(`${PREFIX}not ready: ${verdict.reason}\n`);
+  return 1;
 }
 
 /** manifests/command.ts reads --ca-bundle's file and makes the path secret. */

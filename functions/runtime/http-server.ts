@@ -1,10 +1,11 @@
 // The Knative adapter: an HTTP server around one ReviewHandler. POST / takes the review, GET /healthz says
-// ready, GET /stats serves the counters (behind the same check as reviews), GET /metrics the same counts and
-// more for Prometheus (open, like /healthz: it names no one). It translates and
+// the process answers (liveness), GET /readyz whether it can work (readiness.ts), GET /stats serves the
+// counters (behind the same check as reviews), GET /metrics the same counts and more for Prometheus (open,
+// like the probes: it names no one). It translates and
 // nothing else: a well-formed review always gets 200 with the handler's answer; HTTP errors are for transport
 // only (400 bad JSON or no uid to answer, 413 too large, 500 anything unexpected), always as JSON.
 //
-// POST / and the GET /healthz probe are answered straight from node:http; express serves every other route.
+// POST / and the GET /healthz and /readyz probes are answered straight from node:http; express serves every other route.
 // Measured with the teardown burst: a trivial handler behind express's router and res.json reached ~0.6 of a
 // bare node:http server, the same handler on this path ~1.0. express is loaded on the first request that needs
 // it, so a cold start (spawn, readiness probe, first review) never evaluates it: ~20 ms of CPU less per start.
@@ -36,6 +37,7 @@ import type { ClientCertSubject } from "../../shared/config/index.js";
 import { certificateMatches } from "./client-cert.js";
 import { type FunctionMetrics, reviewOutcome } from "./metrics.js";
 import { reviewPathCheck } from "./path-secret.js";
+import type { Readiness } from "./readiness.js";
 import { createWriteBatch } from "./write-batch.js";
 
 // A pod with large env/config can exceed express's 100kb default; the API server caps objects at ~3 MiB.
@@ -57,6 +59,8 @@ export interface AppOptions {
   metrics?: FunctionMetrics;
   /** Called as each review arrives (idle-memory.ts's collectWhenIdle watches for the end of a burst). */
   onReview?: () => void;
+  /** GET /readyz answers from it (200 ok, 503 not ready); without it /readyz answers as /healthz does. */
+  readiness?: Readiness;
 }
 
 class HttpError extends Error {
@@ -273,13 +277,10 @@ function expressRoutes(express: typeof import("express"), log: Logger, options: 
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
-  app.get("/healthz", (_req, res) => {
-    res.type("text/plain").send("ok");
-  });
   const { metrics } = options;
   if (metrics) {
     app.get("/metrics", (_req, res, next) => {
-      metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
+      metrics.exposition().then((text) => res.type(metrics.contentType).send(text), next);
     });
   }
   app.use((_req, res) => refuseCaller(res, 404, NOT_FOUND));
@@ -288,7 +289,8 @@ function expressRoutes(express: typeof import("express"), log: Logger, options: 
   return app;
 }
 
-const NOT_FOUND = "not found: POST / takes an AdmissionReview, GET /healthz reports readiness";
+const NOT_FOUND =
+  "not found: POST / takes an AdmissionReview, GET /healthz reports liveness, GET /readyz readiness";
 
 /** Loads express on the first request that needs it: evaluating it was a large part of every cold start. */
 function lazyExpressRoutes(log: Logger, options: AppOptions): RequestListener {
@@ -302,17 +304,41 @@ function lazyExpressRoutes(log: Logger, options: AppOptions): RequestListener {
   };
 }
 
-/** The readiness probe (Knative's is GET /healthz), answered without express so a cold start never loads it. */
-function isProbe(req: IncomingMessage): boolean {
-  if (req.method !== "GET" && req.method !== "HEAD") return false;
+type Probe = "live" | "ready";
+
+/**
+ * The probes, answered without express so a cold start never loads it: GET /healthz (live: the process
+ * answers) and GET /readyz (ready: readiness.ts). Open to every caller, as kubelet and Knative's queue-proxy
+ * probe without the path secret or a client certificate; they answer "ok" or "not ready" and nothing more.
+ */
+function probeOf(req: IncomingMessage): Probe | undefined {
+  if (req.method !== "GET" && req.method !== "HEAD") return undefined;
   const url = req.url ?? "";
   const query = url.indexOf("?");
-  return (query === -1 ? url : url.slice(0, query)) === "/healthz";
+  const path = query === -1 ? url : url.slice(0, query);
+  return path === "/healthz" ? "live" : path === "/readyz" ? "ready" : undefined;
 }
 
-function answerProbe(req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": 2 });
-  res.end(req.method === "HEAD" ? undefined : "ok");
+function answerProbe(req: IncomingMessage, res: ServerResponse, ok: boolean): void {
+  const text = ok ? "ok" : "not ready";
+  res.writeHead(ok ? 200 : 503, {
+    "content-type": "text/plain; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
+  res.end(req.method === "HEAD" ? undefined : text);
+}
+
+function probeRoute(
+  readiness: Readiness | undefined,
+): (probe: Probe, req: IncomingMessage, res: ServerResponse) => void {
+  return (probe, req, res) => {
+    if (probe === "live" || !readiness) return answerProbe(req, res, true);
+    readiness.current().then(
+      (verdict) => answerProbe(req, res, verdict.ready),
+      () => answerProbe(req, res, false),
+    );
+  };
 }
 
 export function createApp(handle: ReviewHandler, log: Logger, options: AppOptions = {}): RequestListener {
@@ -322,8 +348,10 @@ export function createApp(handle: ReviewHandler, log: Logger, options: AppOption
   // /stats is behind the same check as reviews: at /<secret>/stats, and only for a verified caller.
   const isStatsRequest = statsRequestCheck(options.pathSecret);
   const refusal = callerRefusal(options, log);
+  const probes = probeRoute(options.readiness);
   return (req, res) => {
-    if (isProbe(req)) return answerProbe(req, res);
+    const probe = probeOf(req);
+    if (probe) return probes(probe, req, res);
     const review = isReviewRequest(req);
     if (!review && !isStatsRequest(req)) {
       // Only GET and HEAD have routes besides the review; a body sent anywhere else is never read.
@@ -383,7 +411,7 @@ export function createAnyServer(tls: TlsMaterial | undefined, limits: Partial<Se
   if (!tls) server = createServer(http);
   else {
     // rejectUnauthorized false: the handshake still succeeds without a certificate, so kubelet probes reach
-    // /healthz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).
+    // /healthz and /readyz; the review route itself refuses any caller the CA did not verify (createApp's requireClientCert).
     const credentials = tls.ca
       ? { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: false }
       : { cert: tls.cert, key: tls.key };

@@ -1,4 +1,6 @@
-// Prometheus metrics for one served function (GET /metrics), from prom-client. Three sources:
+// Prometheus metrics for one served function (GET /metrics), from prom-client's public API (and the latency
+// histogram, latency-histogram.ts, written beside it). Four sources:
+// - what the process is: simkube_fn_build_info (version, Node.js version, function, commit when known);
 // - what only the server sees: each review's latency and outcome, API errors, start-up times;
 // - what the function already counts for GET /stats (decisions by reason, clones): read at scrape time,
 //   so the functions keep one set of counters and /metrics can never disagree with /stats;
@@ -6,6 +8,7 @@
 //   lag, GC), which dashboards for any Node service expect.
 
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { VERSION } from "../../shared/base/index.js";
 import type { KubeApi } from "../../shared/kube/index.js";
 import { kubeErrorOf } from "../../shared/kube/index.js";
 import { LatencyHistogram } from "./latency-histogram.js";
@@ -20,6 +23,9 @@ export type ReviewOutcome = "patched" | "allowed" | "denied" | "error";
 
 export interface FunctionMetrics {
   readonly registry: Registry;
+  /** GET /metrics: the Registry's metrics and the latency histogram, in the text exposition format. */
+  exposition(): Promise<string>;
+  readonly contentType: string;
   observeReview(outcome: ReviewOutcome, seconds: number): void;
   setColdStart(seconds: number): void;
   setTraceLoad(seconds: number): void;
@@ -81,15 +87,44 @@ function registerStatsCounters(registry: Registry, fn: string, stats: () => Reco
   });
 }
 
-export function createFunctionMetrics(fn: string, stats: () => Record<string, unknown>): FunctionMetrics {
+/** What the running build is, as the *_build_info convention has it: a gauge of 1 whose labels say it. */
+export interface BuildInfo {
+  version: string;
+  nodeVersion: string;
+  /** The source commit, when the deployment says (SIMKUBE_FN_COMMIT); "unknown" otherwise. */
+  commit?: string;
+}
+
+function registerBuildInfo(registry: Registry, fn: string, build: BuildInfo): void {
+  new Gauge({
+    name: "simkube_fn_build_info",
+    help: "The running build: always 1, labelled with its version, Node.js version, function and commit.",
+    labelNames: ["function", "version", "node_version", "commit"],
+    registers: [registry],
+  }).set(
+    {
+      function: fn,
+      version: build.version,
+      node_version: build.nodeVersion,
+      commit: build.commit ?? "unknown",
+    },
+    1,
+  );
+}
+
+export function createFunctionMetrics(
+  fn: string,
+  stats: () => Record<string, unknown>,
+  build: BuildInfo = { version: VERSION, nodeVersion: process.version },
+): FunctionMetrics {
   const registry = new Registry();
   const latency = new LatencyHistogram(
     "simkube_fn_admission_duration_seconds",
     "Time from a review's arrival to its answer, by function and outcome.",
     LATENCY_BUCKETS,
     fn,
-    registry,
   );
+  registerBuildInfo(registry, fn, build);
   const coldStart = new Gauge({
     name: "simkube_fn_cold_start_seconds",
     help: "Process start to listening (configuration, API client, trace loaded).",
@@ -105,6 +140,9 @@ export function createFunctionMetrics(fn: string, stats: () => Record<string, un
   registerStatsCounters(registry, fn, stats);
   return {
     registry,
+    // The Registry's text ends in a newline; a blank line separates metrics, as the Registry does.
+    exposition: async () => `${await registry.metrics()}\n${latency.exposition()}`,
+    contentType: registry.contentType,
     observeReview: (outcome, seconds) => latency.observe(outcome, seconds),
     setColdStart: (seconds) => coldStart.set({ function: fn }, seconds),
     setTraceLoad: (seconds) => traceLoad.set({ function: fn }, seconds),

@@ -2,16 +2,18 @@
 
 import type { Server } from "node:http";
 import type { ReviewHandler } from "../../shared/admission/index.js";
-import type { FunctionName, Logger } from "../../shared/base/index.js";
+import { type FunctionName, type Logger, VERSION } from "../../shared/base/index.js";
 import type { FunctionConfig } from "../../shared/config/index.js";
 import type { KubeApi } from "../../shared/kube/index.js";
 import { createMutateCreateHandler } from "../mutate-create/handler.js";
 import { buildMutateCreateDeps } from "../mutate-create/wiring.js";
 import { createRescheduleDeleteHandler, pendingSettleMs } from "../reschedule-delete/handler.js";
 import { buildRescheduleDeleteDeps } from "../reschedule-delete/wiring.js";
+import { createFunctionReadiness } from "./api-readiness.js";
 import { type AppOptions, createApp, listen } from "./http-server.js";
 import { collectWhenIdle } from "./idle-memory.js";
 import { countingApiErrors, createFunctionMetrics } from "./metrics.js";
+import type { Readiness } from "./readiness.js";
 import { readTlsMaterial } from "./tls-files.js";
 
 export interface BuiltFunction {
@@ -58,6 +60,8 @@ export async function buildFunction(
 export interface RunningFunction {
   server: Server;
   port: number;
+  /** What GET /readyz answers from; `serve --check` asks it once. */
+  readiness: Readiness;
   /** See BuiltFunction.settle. */
   settle: () => Promise<boolean>;
 }
@@ -72,11 +76,20 @@ export async function startFunction(
   const tls = config.tls ? readTlsMaterial(config.tls) : undefined;
   // The stats are read at scrape time; until the function is built there are none.
   let stats: () => Record<string, unknown> = () => ({});
-  const metrics = createFunctionMetrics(name, () => stats());
-  const built = await buildFunction(name, config, countingApiErrors(kube, metrics.registry, name), log);
+  const metrics = createFunctionMetrics(name, () => stats(), {
+    version: VERSION,
+    nodeVersion: process.version,
+    ...(config.commit ? { commit: config.commit } : {}),
+  });
+  const countedKube = countingApiErrors(kube, metrics.registry, name);
+  const built = await buildFunction(name, config, countedKube, log);
   stats = built.stats;
   if (built.traceLoadSeconds !== undefined) metrics.setTraceLoad(built.traceLoadSeconds);
-  const appOptions: AppOptions = { stats: built.stats, metrics, onReview: collectWhenIdle() };
+  const readiness = createFunctionReadiness(config, countedKube, log);
+  // The first check runs while the server starts listening: it also opens the connection and warms the
+  // discovery the first review's Simulation read needs.
+  void readiness.checkNow();
+  const appOptions: AppOptions = { stats: built.stats, metrics, onReview: collectWhenIdle(), readiness };
   if (config.pathSecret) appOptions.pathSecret = config.pathSecret;
   if (config.tls?.clientCaFile) appOptions.requireClientCert = true;
   if (config.tls?.clientCertSubjects) appOptions.clientCertSubjects = config.tls.clientCertSubjects;
@@ -96,5 +109,5 @@ export async function startFunction(
     },
     "listening",
   );
-  return { server, port, settle: built.settle };
+  return { server, port, readiness, settle: built.settle };
 }

@@ -56,6 +56,8 @@ export interface FunctionConfig {
   rescheduleServed?: boolean;
   /** MAX_CONNECTIONS: open connections the server keeps at most; unset: its default (http-server.ts). */
   maxConnections?: number;
+  /** SIMKUBE_FN_COMMIT: the source commit the image was built from, for simkube_fn_build_info; unset: unknown. */
+  commit?: string;
 }
 
 export interface TraceMemoryConfig {
@@ -173,6 +175,8 @@ export function loadConfig(env: Env, flags: ConfigFlags = {}): FunctionConfig {
     storeNamespace: storeNamespaceOf(env, flags),
   };
   if (simName) config.simName = simName;
+  const commit = env.SIMKUBE_FN_COMMIT?.trim();
+  if (commit) config.commit = commit;
   const tracePath = env.TRACE_PATH?.trim();
   if (tracePath) config.tracePath = tracePath;
   const podReads = podReadsOf(env);

@@ -80,12 +80,32 @@ export function loadKubeConfig(path?: string): KubeConfig {
     const reason = err instanceof TypeError ? "it is empty or not a kubeconfig" : (err as Error).message;
     throw new KubeConfigError(`cannot load ${source}: ${reason}; ${KUBECONFIG_HELP}`);
   }
+  const missing = missingCredentials(kc, path);
+  if (missing) throw new KubeConfigError(`${missing}; ${KUBECONFIG_HELP}`);
   if (!kc.getCurrentCluster()) {
     throw new KubeConfigError(
       `${source} selects no cluster (no current-context, or it names no cluster); ${KUBECONFIG_HELP}`,
     );
   }
   return kc;
+}
+
+/**
+ * What loadFromDefault made of nothing: with no $KUBECONFIG, no ~/.kube/config and no service account token it
+ * falls back to http://localhost:8080 without credentials (and in a pod without KUBERNETES_SERVICE_HOST to
+ * https://undefined:undefined), which only fails at the first API call, with a message about that address.
+ */
+function missingCredentials(kc: KubeConfig, path: string | undefined): string | undefined {
+  if (path) return undefined;
+  const cluster = kc.getCurrentCluster();
+  const user = kc.getCurrentUser();
+  if (cluster?.name === "cluster" && cluster.server === "http://localhost:8080" && user?.name === "user") {
+    return "no kubeconfig ($KUBECONFIG unset, no ~/.kube/config) and no in-cluster service account (no token at /var/run/secrets/kubernetes.io/serviceaccount/token)";
+  }
+  if (cluster?.name === "inCluster" && cluster.server.includes("//undefined")) {
+    return "a service account token is mounted but KUBERNETES_SERVICE_HOST is unset, so the in-cluster API server is unknown";
+  }
+  return undefined;
 }
 
 export function createKubeApi(options: KubeApiOptions = {}): KubeApi {

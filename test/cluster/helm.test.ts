@@ -1,14 +1,15 @@
 // charts/simkube-fn installed for real by helm (built from the Go module) on the local cluster: two releases
 // side by side, alpha by Helm 4 with its generated path secret, beta by Helm 3 reading an existing Secret
-// (so both major lines install, list and uninstall the chart), an upgrade
-// that keeps the secret, and uninstalls that leave nothing of theirs behind. Platform `kubernetes`: its
+// (so both major lines install, list and uninstall the chart), an upgrade that keeps the secret, an upgrade
+// with unchanged values that changes and restarts nothing, and uninstalls that leave nothing of theirs
+// behind. Platform `kubernetes`: its
 // objects need no Knative CRDs, so the cluster is the plain one (no --knative); the API server still judges
 // every object (the policy's CEL, the webhooks, RBAC). That the chart renders what `manifests` renders is
 // test/e2e/helm-chart.test.ts. Skipped with one loud line without Go; fails under CI=true.
 
 import assert from "node:assert/strict";
 import { after } from "node:test";
-import { clientsFor, isNotFound } from "../support/cluster/kube.js";
+import { clientsFor, eventually, isNotFound } from "../support/cluster/kube.js";
 import { type ClusterSuite, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { CHART, helmBinary, runHelm } from "../support/helm.js";
 
@@ -71,6 +72,32 @@ async function releaseState(r: typeof ALPHA) {
     (d) => d.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === "LOG_LEVEL")?.value,
   );
   return { paths, digests, logLevels };
+}
+
+/**
+ * What a restart would change, once the Deployments' controller has caught up: each Deployment's generation
+ * and template digest, the ReplicaSets and pods (by uid), the Secret's and webhook configuration's versions.
+ */
+async function rolloutState(r: typeof ALPHA) {
+  const c = clientsFor(cluster().kubeconfig);
+  const namespace = r.namespace;
+  const selector = `app.kubernetes.io/instance=${r.fullname}`;
+  return eventually("the Deployments' ReplicaSets", async () => {
+    const deployments = (await c.apps.listNamespacedDeployment({ namespace, labelSelector: selector })).items;
+    const replicaSets = (await c.apps.listNamespacedReplicaSet({ namespace, labelSelector: selector })).items;
+    const caughtUp = deployments.every((d) => d.status?.observedGeneration === d.metadata?.generation);
+    if (deployments.length !== 2 || replicaSets.length < 2 || !caughtUp) return undefined;
+    const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: selector })).items;
+    const secret = await c.core.readNamespacedSecret({ name: `${r.fullname}-webhook-path`, namespace });
+    const webhook = await c.admission.readMutatingWebhookConfiguration({ name: r.fullname });
+    return {
+      deployments: deployments.map((d) => `${d.metadata?.name}@${d.metadata?.generation}`).sort(),
+      replicaSets: replicaSets.map((rs) => `${rs.metadata?.name}/${rs.metadata?.uid}`).sort(),
+      pods: pods.map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort(),
+      secret: secret.metadata?.resourceVersion,
+      webhook: webhook.metadata?.resourceVersion,
+    };
+  });
 }
 
 /** Every cluster-wide object a release makes, by name; each read answers true (there) or false (404). */
@@ -195,6 +222,21 @@ registerClusterCases("test/cluster/helm.test.ts", suite, [
       assert.deepEqual(stateAfter.digests, stateBefore.digests);
       const history = JSON.parse(helmRun(["history", ALPHA.release, "-n", ALPHA.namespace, "-o", "json"]));
       assert.equal((history as unknown[]).length, 2);
+    },
+  },
+  {
+    name: "helm: an upgrade with unchanged values changes no object and restarts nothing",
+    timeoutMs: 120_000,
+    run: async () => {
+      const unchanged = values({ logLevel: "debug" }); // what the upgrade before left
+      const before = await rolloutState(ALPHA);
+      assert.ok(before.pods.length >= 2, JSON.stringify(before));
+      helmRun(["upgrade", ALPHA.release, CHART, "-n", ALPHA.namespace], unchanged);
+      // Time for the Deployment controller to act on a changed template (it reacts within a second).
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      assert.deepEqual(await rolloutState(ALPHA), before);
+      const history = JSON.parse(helmRun(["history", ALPHA.release, "-n", ALPHA.namespace, "-o", "json"]));
+      assert.equal((history as unknown[]).length, 3, "the upgrade itself ran");
     },
   },
   {

@@ -37,6 +37,19 @@ function cli(args: string[], input?: string, env: Record<string, string> = {}) {
 describe("simkube-fn as a process", { timeout: 300_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), "simkube-fn-cli-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
+  // A cluster no one serves: serve starts with it (and stays not ready), where without any kubeconfig it stops.
+  const deadKubeconfig = path.join(dir, "dead-kubeconfig");
+  writeFileSync(
+    deadKubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "none", cluster: { server: "https://127.0.0.1:1" } }],
+      users: [{ name: "none", user: { token: "none" } }],
+      contexts: [{ name: "none", context: { cluster: "none", user: "none" } }],
+      "current-context": "none",
+    }),
+  );
 
   it("--version prints package.json's version", () => {
     const { version } = JSON.parse(readFileSync(PACKAGE_JSON, "utf8")) as { version: string };
@@ -78,7 +91,15 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
     const serve = cli(["serve", "mutate-create", "--check"], undefined, { LOG_LEVEL: "loud" });
     assert.equal(serve.status, 2);
     assert.match(serve.stderr, /^simkube-fn: LOG_LEVEL must be one of[^\n]*\n$/);
-    const manifests = cli(["manifests", "--sim-name", "s", "--webhook-url-base", "http://fn.example"]);
+    const manifests = cli([
+      "manifests",
+      "--sim-name",
+      "s",
+      "--webhook-url-base",
+      "http://fn.example",
+      "--path-secret",
+      "0123456789abcdef".repeat(4),
+    ]);
     assert.equal(manifests.status, 2);
     assert.match(manifests.stderr, /^simkube-fn: webhook URL "[^"]+" for mutate-create must use https/);
   });
@@ -100,6 +121,7 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
       const serve = cli(["serve", "mutate-create", "--check", "--port", "0"], undefined, {
         SIM_NAME: "s",
         SEQUENCE_STORE: "memory",
+        KUBECONFIG: deadKubeconfig,
         ...env,
       });
       assert.equal(serve.status, 2, `${JSON.stringify(env)}: ${serve.stderr}`);
@@ -120,7 +142,16 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
   });
 
   it("manifests prints the deployment for the flags given", () => {
-    const run = cli(["manifests", "--sim-name", "sim-x", "--webhook-mode", "service", "--reschedule"]);
+    const run = cli([
+      "manifests",
+      "--sim-name",
+      "sim-x",
+      "--webhook-mode",
+      "service",
+      "--reschedule",
+      "--path-secret",
+      "0123456789abcdef".repeat(4),
+    ]);
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /kind: MutatingWebhookConfiguration/);
     assert.match(run.stdout, /reschedule-delete/);
@@ -154,7 +185,13 @@ describe("simkube-fn as a process", { timeout: 300_000 }, () => {
   });
 
   it("serve starts, logs listening, and exits 0 on SIGTERM", async () => {
-    const env = { ...baseEnv(), SIM_NAME: "sim-x", SEQUENCE_STORE: "memory", HOME: dir, KUBECONFIG: "" };
+    const env = {
+      ...baseEnv(),
+      SIM_NAME: "sim-x",
+      SEQUENCE_STORE: "memory",
+      HOME: dir,
+      KUBECONFIG: deadKubeconfig,
+    };
     const child = spawn(process.execPath, [MAIN, "serve", "mutate-create", "--port", "0"], { env });
     let out = "";
     child.stdout.on("data", (d) => {

@@ -407,39 +407,57 @@ describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
     });
   }
 
-  it("generates one path secret per render, the same in the Secret, every webhook path and the digest", () => {
-    const secrets = [0, 1].map(() => {
-      const { docs, stderr, status } = helmTemplate({
-        values: { platform: "kubernetes", ...SIM, caBundle: PEM },
-      });
-      assert.equal(status, 0, stderr);
-      const data = docs.find((d) => d.kind === "Secret")?.stringData as Record<string, string> | undefined;
-      const secret = data?.["path-secret"] ?? "";
-      assert.match(secret, /^[0-9a-f]{64}$/);
-      const config = docs.find((d) => d.kind === "MutatingWebhookConfiguration") as unknown as {
-        webhooks: { clientConfig: { service: { path: string } } }[];
-      };
-      assert.deepEqual(
-        config.webhooks.map((w) => w.clientConfig.service.path),
-        [`/${secret}`, `/${secret}`],
+  it("without a cluster (helm template) makes no path secret: refuses unless pathSecret.value or existingSecret is given", () => {
+    const refused = helmTemplate({ values: { platform: "kubernetes", ...SIM, caBundle: PEM } });
+    assert.notEqual(refused.status, 0);
+    assert.match(
+      refused.stderr,
+      /no cluster to read the path secret from \(helm template\): give pathSecret\.value/,
+    );
+    // Without simName and with an existing Secret there is nothing to read: it renders.
+    const existing = helmTemplate({ values: { platform: "kind", pathSecret: { existingSecret: "mine" } } });
+    assert.equal(existing.status, 0, existing.stderr);
+  });
+
+  it("the same values render byte-identical YAML twice, the one secret in the Secret, every webhook path and the digest", () => {
+    for (const values of [
+      { platform: "kubernetes", ...SIM, caBundle: PEM, pathSecret: { value: SECRET } },
+      { platform: "kind", ...SIM, pathSecret: { value: SECRET } },
+      { platform: "kind", pathSecret: { existingSecret: "mine" } },
+    ]) {
+      const [first, second] = [0, 1].map(() =>
+        runHelm(binary, ["template", RELEASE, CHART, "--namespace", NAMESPACE], values),
       );
-      const digests = docs
-        .filter((d) => d.kind === "Deployment")
-        .map(
-          (d) =>
-            (d as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } })
-              .spec.template.metadata.annotations["simkube.io/webhook-path-secret-sha256"],
-        );
-      assert.equal(new Set(digests).size, 1);
-      return secret;
+      assert.equal(first?.status, 0, first?.stderr);
+      assert.ok((first?.stdout.length ?? 0) > 1000);
+      assert.equal(second?.stdout, first?.stdout, JSON.stringify(values));
+    }
+    const { docs } = helmTemplate({
+      values: { platform: "kubernetes", ...SIM, caBundle: PEM, pathSecret: { value: SECRET } },
     });
-    // No cluster here (helm template): nothing to read back, so each render makes its own.
-    assert.notEqual(secrets[0], secrets[1]);
+    const data = docs.find((d) => d.kind === "Secret")?.stringData as Record<string, string> | undefined;
+    assert.equal(data?.["path-secret"], SECRET);
+    const config = docs.find((d) => d.kind === "MutatingWebhookConfiguration") as unknown as {
+      webhooks: { clientConfig: { service: { path: string } } }[];
+    };
+    assert.deepEqual(
+      config.webhooks.map((w) => w.clientConfig.service.path),
+      [`/${SECRET}`, `/${SECRET}`],
+    );
+    const digests = docs
+      .filter((d) => d.kind === "Deployment")
+      .map(
+        (d) =>
+          (d as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } }).spec
+            .template.metadata.annotations["simkube.io/webhook-path-secret-sha256"],
+      );
+    assert.equal(digests.length, 2);
+    assert.equal(new Set(digests).size, 1);
   });
 
   it("scopes every cluster-wide name to the release", () => {
     const names = (release: string) =>
-      helmTemplate({ release, values: { platform: "kind", ...SIM } })
+      helmTemplate({ release, values: { platform: "kind", ...SIM, pathSecret: { value: SECRET } } })
         .docs.filter((d) => d.metadata.namespace === undefined || d.metadata.namespace !== NAMESPACE)
         .map((d) => `${d.kind}/${d.metadata.namespace ?? ""}/${d.metadata.name}`);
     const a = names("alpha");
@@ -536,11 +554,14 @@ describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
   for (const r of REFUSED) {
     it(`refuses, like manifests: ${r.name}`, async () => {
       const release = r.release ?? RELEASE;
-      const rendered = helmTemplate({ release, values: r.values });
+      // The secret given, so each case is refused for its own reason (a render makes none).
+      const values = r.values.pathSecret ? r.values : { ...r.values, pathSecret: { value: SECRET } };
+      const flags = r.flags.includes("--path-secret-from") ? r.flags : [...r.flags, "--path-secret", SECRET];
+      const rendered = helmTemplate({ release, values });
       assert.notEqual(rendered.status, 0);
       assert.match(rendered.stderr, r.chart);
       await assert.rejects(
-        renderManifests([...r.flags, "--name", fullname(release), "--namespace", NAMESPACE]),
+        renderManifests([...flags, "--name", fullname(release), "--namespace", NAMESPACE]),
       );
     });
   }

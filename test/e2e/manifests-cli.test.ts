@@ -1,5 +1,6 @@
-// `simkube-fn manifests` from the built CLI: the path secret it makes reaches the webhook URLs and the Secret
-// alike, a new one per run unless --path-secret is given, and --virtual-ns-prefix reaches the match conditions.
+// `simkube-fn manifests` from the built CLI: it makes no path secret (the same flags render the same bytes),
+// the one given reaches the webhook URLs and the Secret alike, and --virtual-ns-prefix reaches the match
+// conditions.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -27,6 +28,7 @@ function render(...args: string[]): Doc[] {
       "--webhook-url-base",
       "https://fn.example.com",
       "--reschedule",
+      ...(args.includes("--path-secret") ? [] : ["--path-secret", "0123456789abcdef".repeat(4)]),
       ...args,
     ],
     { encoding: "utf8", timeout: 20_000 },
@@ -42,13 +44,38 @@ function secretAndUrls(docs: Doc[]) {
 }
 
 describe("simkube-fn manifests (built CLI)", () => {
-  it("makes a fresh 256-bit path secret per run and puts the same one in the Secret and every URL", () => {
-    const first = secretAndUrls(render());
-    const second = secretAndUrls(render());
-    assert.match(first.secret, /^[0-9a-f]{64}$/);
-    assert.equal(first.urls.length, 2);
-    for (const url of first.urls) assert.ok(url.endsWith(`/${first.secret}`), url);
-    assert.notEqual(first.secret, second.secret);
+  it("makes no path secret: without --path-secret or --path-secret-from it refuses with one line, exit 2", () => {
+    const run = spawnSync(process.execPath, [CLI, "manifests", "--platform", "kind", "--sim-name", "s"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    assert.equal(run.status, 2);
+    assert.equal(run.stdout, "");
+    assert.match(
+      run.stderr,
+      /^simkube-fn: manifests makes no path secret[^\n]*--path-secret-from SECRET[^\n]*\n$/,
+    );
+  });
+
+  it("two renders with the same flags are byte-identical", () => {
+    const secret = "0123456789abcdef".repeat(4);
+    const args = [
+      CLI,
+      "manifests",
+      "--platform",
+      "kind",
+      "--sim-name",
+      "s",
+      "--reschedule",
+      "--path-secret",
+      secret,
+    ];
+    const renders = [0, 1].map(() =>
+      spawnSync(process.execPath, args, { encoding: "utf8", timeout: 20_000 }),
+    );
+    for (const r of renders) assert.equal(r.status, 0, r.stderr);
+    assert.ok((renders[0]?.stdout.length ?? 0) > 1000);
+    assert.equal(renders[1]?.stdout, renders[0]?.stdout);
   });
 
   it("keeps a given --path-secret and applies --virtual-ns-prefix to the match conditions", () => {
@@ -92,6 +119,7 @@ describe("simkube-fn manifests (built CLI)", () => {
 
   it("refuses a replica combination Knative would refuse with exit 2 and the flags named; fits the defaults to the rest", () => {
     const kind = [CLI, "manifests", "--platform", "kind", "--sim-name", "s", "--reschedule"];
+    kind.push("--path-secret", "0123456789abcdef".repeat(4));
     const refused = spawnSync(
       process.execPath,
       [...kind, "--min-scale", "3", "--activation-scale-reschedule-delete", "2"],

@@ -74,6 +74,7 @@ describe("path secret", () => {
     const stats = await request(app).get(`/${SECRET}/stats`).expect(200);
     assert.equal((stats.body as { reviews: number }).reviews, 3);
     await request(app).get("/healthz").expect(200);
+    await request(app).get("/readyz").expect(200);
     await request(app).get("/metrics").expect(200);
   });
 
@@ -167,8 +168,9 @@ describe("TLS with a client CA (the API server's client certificate)", () => {
     assert.equal((JSON.parse(stats.body) as { reviews: number }).reviews, 1);
   });
 
-  it("keeps /healthz open to callers without a certificate (kubelet probes)", async () => {
+  it("keeps /healthz and /readyz open to callers without a certificate (kubelet probes)", async () => {
     assert.deepEqual(await call(port, "/healthz"), { status: 200, body: "ok" });
+    assert.deepEqual(await call(port, "/readyz"), { status: 200, body: "ok" });
   });
 });
 

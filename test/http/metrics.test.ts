@@ -35,7 +35,58 @@ function value(text: string, sample: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(sample.length + 1));
 }
 
+/**
+ * The text exposition format's shape: blocks of # HELP, # TYPE, then samples of that family only, one blank
+ * line between blocks; no family twice. Returns each family's type.
+ */
+function exposedFamilies(text: string): Map<string, string> {
+  const types = new Map<string, string>();
+  assert.ok(text.endsWith("\n") && !text.endsWith("\n\n\n"), "ends in one newline");
+  for (const block of text.trimEnd().split("\n\n")) {
+    const [help, type, ...samples] = block.split("\n");
+    const family = /^# HELP (\w+) \S/.exec(help ?? "")?.[1];
+    assert.ok(family, `a block starts with # HELP: ${block.slice(0, 80)}`);
+    const typed = new RegExp(`^# TYPE ${family} (counter|gauge|histogram|summary)$`).exec(type ?? "");
+    assert.ok(typed, `# TYPE follows # HELP for ${family}`);
+    assert.ok(!types.has(family), `${family} once`);
+    types.set(family, typed[1] as string);
+    for (const sample of samples) {
+      assert.match(sample, /^(\w+)(\{(\w+="(?:[^"\\]|\\.)*",?)*\})? \S+$/);
+      assert.ok(sample.startsWith(family), `${sample} in ${family}'s block`);
+    }
+  }
+  return types;
+}
+
 describe("GET /metrics", () => {
+  it("is well-formed text with simkube_fn_build_info and the latency histogram among prom-client's metrics", async () => {
+    const metrics = createFunctionMetrics("mutate-create", () => ({}), {
+      version: "9.8.7",
+      nodeVersion: "v22.0.0",
+      commit: "abc1234",
+    });
+    metrics.collectProcessMetrics();
+    metrics.observeReview("patched", 0.003);
+    const app = createApp(handler, log, { metrics });
+    const res = await request(app).get("/metrics").expect(200);
+    const families = exposedFamilies(res.text);
+    assert.equal(families.get("simkube_fn_build_info"), "gauge");
+    assert.equal(families.get("simkube_fn_admission_duration_seconds"), "histogram");
+    assert.equal(families.get("process_cpu_user_seconds_total"), "counter");
+    const info =
+      'simkube_fn_build_info{function="mutate-create",version="9.8.7",node_version="v22.0.0",commit="abc1234"}';
+    assert.equal(value(res.text, info), 1);
+    const bucket =
+      'simkube_fn_admission_duration_seconds_bucket{le="0.005",function="mutate-create",outcome="patched"}';
+    assert.equal(value(res.text, bucket), 1);
+    // Without a commit given, the label says so; the version is package.json's, the Node.js the running one.
+    const plain = await createFunctionMetrics("mutate-create", () => ({})).exposition();
+    assert.match(
+      plain,
+      /^simkube_fn_build_info\{function="mutate-create",version="\d+\.\d+\.\d+",node_version="v\d+\.\d+\.\d+",commit="unknown"\} 1$/m,
+    );
+  });
+
   it("serves Prometheus text with latency by outcome, decisions, skips and clones; not behind the path secret", async () => {
     const stats = {
       reviews: 3,

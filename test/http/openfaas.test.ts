@@ -217,6 +217,28 @@ describe("createOpenfaasHandler with a fake context", () => {
     const put = await call(handler, { method: "PUT", body: REVIEW });
     assert.equal(put.status, 405);
   });
+
+  it("GET /readyz answers from readiness (the watchdog's /_/ready with ready_path), saying nothing more", async () => {
+    let verdict: { ready: boolean; reason?: string } = {
+      ready: false,
+      reason: "RBAC forbids get simulations",
+    };
+    const handler = createOpenfaasHandler(async () => echo, { readiness: async () => verdict });
+    const notReady = await call(handler, { method: "GET", path: "/readyz" });
+    assert.deepEqual([notReady.status, notReady.value], [503, "not ready"]);
+    verdict = { ready: true };
+    const ready = await call(handler, { method: "GET", path: "/readyz?x=1" });
+    assert.deepEqual([ready.status, ready.value], [200, "ok"]);
+    const failing = createOpenfaasHandler(async () => echo, {
+      readiness: async () => {
+        throw new Error("no kubeconfig");
+      },
+    });
+    assert.equal((await call(failing, { method: "GET", path: "/readyz" })).status, 503);
+    // /healthz stays the liveness answer whatever readiness says.
+    verdict = { ready: false };
+    assert.equal((await call(handler, { method: "GET", path: "/healthz" })).status, 200);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------

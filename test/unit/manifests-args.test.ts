@@ -218,17 +218,41 @@ describe("runManifestsCommand", () => {
     return text;
   }
 
-  it("prints the deployment with a fresh path secret per run, the same in the Secret and the webhook", async () => {
-    const args = ["--platform", "kind", "--sim-name", "s"];
-    const secretOf = (text: string) => {
-      const docs = parseAllDocuments(text).map((d) => d.toJSON());
-      const secret = docs.find((d) => d.kind === "Secret").stringData["path-secret"] as string;
-      const path = docs.find((d) => d.kind === "MutatingWebhookConfiguration").webhooks[0].clientConfig
-        .service.path;
-      assert.equal(path, `/${secret}`);
-      return secret;
-    };
-    assert.notEqual(secretOf(await run(args)), secretOf(await run(args)));
+  it("makes no path secret: refuses a deployment without --path-secret or --path-secret-from", async () => {
+    await assert.rejects(
+      runManifestsCommand(["--platform", "kind", "--sim-name", "s"], () => {}),
+      /manifests makes no path secret, so the same flags always render the same YAML: give --path-secret S/,
+    );
+  });
+
+  it("the same flags print byte-identical YAML, the given secret in the Secret and the webhook paths", async () => {
+    const secret = "0123456789abcdef".repeat(4);
+    for (const platform of [
+      ["kind"],
+      ["managed", "--domain", "fn.example.com"],
+      ["kubernetes", "--ca-bundle", caFile],
+    ]) {
+      const args = ["--platform", ...platform, "--sim-name", "s", "--reschedule", "--path-secret", secret];
+      const first = await run(args);
+      assert.equal(await run(args), first, `${platform[0]}: a second render differs`);
+      const docs = parseAllDocuments(first).map((d) => d.toJSON());
+      assert.equal(docs.find((d) => d.kind === "Secret").stringData["path-secret"], secret);
+      for (const webhook of docs.find((d) => d.kind === "MutatingWebhookConfiguration").webhooks) {
+        const { service, url } = webhook.clientConfig;
+        assert.ok((service?.path ?? url).endsWith(`/${secret}`));
+      }
+    }
+    const stack = [
+      "--platform",
+      "openfaas",
+      "--webhook-gateway-url",
+      "https://gw.example.com",
+      "--target",
+      "openfaas-stack",
+      "--path-secret-from",
+      "fn-path",
+    ];
+    assert.equal(await run(stack), await run(stack));
   });
 
   it("reads --ca-bundle's PEM file into every webhook's caBundle", async () => {

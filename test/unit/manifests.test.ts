@@ -356,7 +356,7 @@ describe("match conditions (evaluated as CEL, with the variables the API server 
 });
 
 describe("Knative Services", () => {
-  it("one per function, scale-to-zero by default, port 8080 http1, /healthz readiness, env for serve", () => {
+  it("one per function, scale-to-zero by default, port 8080 http1, /readyz readiness, /healthz liveness, env for serve", () => {
     const services = buildServices({
       ...BASE,
       rescheduleInterruptedBarePods: true,
@@ -380,7 +380,13 @@ describe("Knative Services", () => {
     assert.ok(container);
     assert.deepEqual(container.args, ["serve", "mutate-create"]);
     assert.deepEqual(container.ports, [{ name: "http1", containerPort: 8080 }]);
-    assert.deepEqual(container.readinessProbe, { httpGet: { path: "/healthz" } });
+    assert.deepEqual(container.readinessProbe, { httpGet: { path: "/readyz" } });
+    assert.deepEqual(container.livenessProbe, {
+      httpGet: { path: "/healthz" },
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      failureThreshold: 3,
+    });
     assert.deepEqual(container.env, [
       { name: "SIM_NAME", value: "test-sim" },
       { name: "TRACE_PATH", value: "https://t/x.sktrace" },

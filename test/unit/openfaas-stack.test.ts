@@ -74,6 +74,16 @@ describe("OpenFaaS stack.yml", () => {
     assert.equal(rd.environment.exec_timeout, "16s");
   });
 
+  it("readiness: the watchdog's /_/ready asks GET /readyz; Pro probes /_/ready, CE has no such setting", () => {
+    const pro = buildStack({ simName: "s", openfaasEdition: "pro" }).functions["simkube-fn-mutate-create"];
+    const ce = buildStack({ simName: "s", openfaasEdition: "ce" }).functions["simkube-fn-mutate-create"];
+    assert.ok(pro && ce);
+    assert.equal(pro.environment.ready_path, "/readyz");
+    assert.equal(ce.environment.ready_path, "/readyz");
+    assert.equal(pro.annotations["com.openfaas.ready.http.path"], "/_/ready");
+    assert.equal(ce.annotations["com.openfaas.ready.http.path"], undefined);
+  });
+
   it("Pro: scale to zero by default; minScale >= 1 turns it off and becomes scale.min", () => {
     const idle = buildStack({ simName: "s", openfaasEdition: "pro" }).functions["simkube-fn-mutate-create"];
     assert.equal(idle?.labels["com.openfaas.scale.zero"], "true");

@@ -57,6 +57,7 @@ describe("owner kinds beyond SimKube's built-in workloads", () => {
       await writeFile(trace, buildTraceBytes({ config: { trackedObjects } }));
       let yaml = "";
       const args = ["--platform", "kind", "--sim-name", "s1", "--owner-kinds-from-trace", trace];
+      args.push("--path-secret", "0123456789abcdef".repeat(4));
       const request = parseManifestsArgs(args);
       assert.notEqual(request.kind, "help");
       if (request.kind === "help") return;

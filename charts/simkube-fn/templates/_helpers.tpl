@@ -81,9 +81,11 @@ The same names, labels and derived values as the builders (knative/*.ts), so the
 
 {{/*
 The path secret, decided once per render and kept in .Values (every template sees the same one): the value
-given; else what the Secret already holds (lookup: an upgrade keeps it); else, for the chart's own Secret, 64
-random hex characters (lowercase, as service-mode paths require). Empty for an existing Secret that cannot be
-read (`helm template`).
+given; else what the Secret already holds (lookup: an upgrade keeps it); else, installing the chart's own
+Secret into a cluster, 64 random hex characters (lowercase, as service-mode paths require), made once and read
+back by every later upgrade. Without a cluster to read from (`helm template`, what Argo CD runs) nothing is
+generated: the same values must render the same YAML, so the render fails and asks for pathSecret.value or
+pathSecret.existingSecret. Empty for an existing Secret that cannot be read.
 */}}
 {{- define "simkube-fn.pathSecret" -}}
 {{- if not (hasKey .Values "__pathSecret") -}}
@@ -93,6 +95,9 @@ read (`helm template`).
 {{- if and $existing $existing.data (hasKey $existing.data "path-secret") -}}
 {{- $value = index $existing.data "path-secret" | b64dec -}}
 {{- else if not .Values.pathSecret.existingSecret -}}
+{{- if not (lookup "v1" "Namespace" "" "kube-system") -}}
+{{- fail "no cluster to read the path secret from (helm template): give pathSecret.value (e.g. openssl rand -hex 32, kept with your values) or pathSecret.existingSecret (a Secret with key path-secret), so every render is the same" -}}
+{{- end -}}
 {{- $value = randAlphaNum 64 | sha256sum -}}
 {{- end -}}
 {{- end -}}

@@ -104,7 +104,8 @@ function flagSpec(): Spec {
 }
 
 /** This command's lines of the usage (args.ts shows them for `help manifests` and usage errors). */
-export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME] --platform kind|k3s|managed|openfaas|kubernetes [options]
+export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME] --platform kind|k3s|managed|openfaas|kubernetes
+                       --path-secret S | --path-secret-from SECRET [options]
   simkube-fn manifests webhook --sim-name NAME --path-secret S [the same platform options]
       Print the deployment as YAML for kubectl (or stack.yml with --target openfaas-stack). "webhook" prints
       only the per-simulation MutatingWebhookConfiguration sk-NAME-mutatepods that stock SimKube adopts.
@@ -138,7 +139,10 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
       --target knative|openfaas|openfaas-stack  --webhook-mode url|service  --webhook-url-base URL
       --webhook-url-mutate-create URL  --webhook-url-reschedule-delete URL
       --webhook-service-namespace NS  --webhook-service-name NAME  --webhook-service-port N
-      --webhook-service-path PATH  --path-secret S (default: 32 random bytes per run)
+      --webhook-service-path PATH
+      --path-secret S           the secret every webhook path ends in; required unless --path-secret-from
+                                (none is made, so the same flags render the same YAML): e.g.
+                                "$(openssl rand -hex 32)", kept for every later render
       --path-secret-from SECRET the functions read the path secret from this existing Secret (key
                                 path-secret) and no Secret is printed; with --sim-name the webhook paths
                                 still need its value: add --path-secret S

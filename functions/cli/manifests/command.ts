@@ -1,9 +1,9 @@
-// `simkube-fn manifests [webhook]`: parse the flags, read --ca-bundle's file, make a path secret when none is
-// given, and print the YAML. The builders (knative/) do the rest and name any bad option.
+// `simkube-fn manifests [webhook]`: parse the flags, read --ca-bundle's file, require a path secret (a render
+// never makes one: the same flags print the same YAML), and print the YAML. The builders (knative/) do the rest and name any bad option.
 
 import { readFileSync } from "node:fs";
 import { ownerRulesForTrackedKinds } from "../../../knative/owner-rules.js";
-import { newPathSecret } from "../../../knative/path-secret-options.js";
+import { requirePathSecret } from "../../../knative/path-secret-options.js";
 import { loadTraceForLookups } from "../../../shared/trace/index.js";
 import { MANIFESTS_USAGE, type ManifestsRequest, ManifestsUsageError, parseManifestsArgs } from "./args.js";
 
@@ -68,10 +68,11 @@ export async function runManifests(command: ManifestsRequest, out: (text: string
     out(renderSimulationWebhook(options));
     return 0;
   }
-  // A fresh secret per rendering: re-rendering rotates it (Secret and webhook paths change together).
-  // Not with an existing Secret (--path-secret-from): that one is the secret, kept whatever is re-rendered.
-  if (options.pathSecretFrom === undefined) options.pathSecret ??= newPathSecret();
-  out(renderDeployment(options));
+  // Given, or an existing Secret's (--path-secret-from): re-rendering never rotates it. Asked for after the
+  // render, so a wrong or missing option (say, no --platform) is named first.
+  const yaml = renderDeployment(options);
+  requirePathSecret(options);
+  out(yaml);
   return 0;
 }
 

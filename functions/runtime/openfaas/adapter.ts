@@ -12,6 +12,7 @@ import { createLogger, errorMessage, type Logger, withDeadline } from "../../../
 import { type Env, type FunctionConfig, loadConfig } from "../../../shared/config/index.js";
 import type { KubeApi } from "../../../shared/kube/index.js";
 import { reviewPathCheck, withPathSecretFile } from "../path-secret.js";
+import type { ReadinessVerdict } from "../readiness.js";
 
 /** What the template passes as `event` (FunctionEvent). */
 export interface OpenfaasEvent {
@@ -43,6 +44,11 @@ export interface OpenfaasAdapterOptions {
   pathSecret?: string | Error;
   /** Called as each review is taken (the entries pass idle-memory.ts's collectWhenIdle, as `serve` does). */
   onReview?: () => void;
+  /**
+   * GET /readyz answers from it (200 ok, 503 not ready): the watchdog's /_/ready asks it when stack.yml sets
+   * ready_path (openfaas-stack.ts). Without it /readyz answers ok, as every other GET does.
+   */
+  readiness?: () => Promise<ReadinessVerdict>;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -98,6 +104,7 @@ interface Dispatch {
   secretError: Error | undefined;
   isReviewPath: (path: string) => boolean;
   onReview: (() => void) | undefined;
+  readiness: (() => Promise<ReadinessVerdict>) | undefined;
 }
 
 /** Why a request other than GET is not a review to handle, as [HTTP status, message]. */
@@ -136,6 +143,25 @@ function reviewBodyOf(
   return decoded;
 }
 
+function isReadinessProbe(event: OpenfaasEvent): boolean {
+  return (event.method ?? "POST").toUpperCase() === "GET" && (event.path ?? "/").split("?")[0] === "/readyz";
+}
+
+/** "ok" or "not ready", nothing more: the probe is open to anyone who reaches the function. */
+async function answerReadiness(
+  readiness: () => Promise<ReadinessVerdict>,
+  context: OpenfaasContext,
+): Promise<void> {
+  const ready = await readiness().then(
+    (verdict) => verdict.ready,
+    () => false,
+  );
+  context
+    .status(ready ? 200 : 503)
+    .headers({ "content-type": "text/plain" })
+    .succeed(ready ? "ok" : "not ready");
+}
+
 async function answerReview(body: unknown, context: OpenfaasContext, d: Dispatch): Promise<void> {
   d.onReview?.();
   let review: unknown;
@@ -165,9 +191,11 @@ export function createOpenfaasHandler(
     secretError,
     isReviewPath: reviewPathCheck(secretError ? undefined : (options.pathSecret as string | undefined)),
     onReview: options.onReview,
+    readiness: options.readiness,
   };
   return async (event, context) => {
     try {
+      if (d.readiness && isReadinessProbe(event)) return await answerReadiness(d.readiness, context);
       const decoded = reviewBodyOf(event, context, d);
       if (decoded) await answerReview(decoded.value, context, d);
     } catch (err) {
@@ -186,6 +214,43 @@ export interface OpenfaasRuntime {
   config: FunctionConfig;
   log: Logger;
   kube: KubeApi;
+}
+
+/** loadOpenfaasRuntime once, shared by the handler and readiness; a failed load is tried again on the next call. */
+export function lazyOpenfaasRuntime(env: Env, functionName: string): () => Promise<OpenfaasRuntime> {
+  let runtime: Promise<OpenfaasRuntime> | undefined;
+  return () => {
+    if (!runtime) {
+      const loading = loadOpenfaasRuntime(env, functionName);
+      runtime = loading;
+      loading.catch(() => {
+        if (runtime === loading) runtime = undefined;
+      });
+    }
+    return runtime;
+  };
+}
+
+/**
+ * Readiness as `serve` has it (api-readiness.ts), made once the runtime loads; a runtime that cannot load
+ * (bad configuration, no kubeconfig) is not ready, and its reason is logged.
+ */
+export function openfaasReadiness(runtime: () => Promise<OpenfaasRuntime>): () => Promise<ReadinessVerdict> {
+  let readiness: Promise<() => Promise<ReadinessVerdict>> | undefined;
+  return async () => {
+    readiness ??= Promise.all([runtime(), import("../api-readiness.js")]).then(
+      ([{ config, kube, log }, { createFunctionReadiness }]) => {
+        const made = createFunctionReadiness(config, kube, log);
+        return () => made.current();
+      },
+    );
+    try {
+      return await (await readiness)();
+    } catch (err) {
+      readiness = undefined;
+      return { ready: false, reason: errorMessage(err) };
+    }
+  };
 }
 
 /**
