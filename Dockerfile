@@ -53,8 +53,10 @@ LABEL org.opencontainers.image.title="simkube-fn" \
 COPY --from=bundle /usr/local/bin/node /usr/local/bin/node
 COPY --from=bundle /src/dist/bundle/ /app/
 
+# SIMKUBE_FN_COMMIT: the commit label of simkube_fn_build_info, the same revision the annotations name.
 ENV NODE_ENV=production \
-    PORT=8080
+    PORT=8080 \
+    SIMKUBE_FN_COMMIT=${REVISION}
 
 # Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated manifests) for a numeric
 # USER. The files stay root-owned, so read-only to it (the manifests also mount the root read-only).

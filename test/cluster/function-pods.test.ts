@@ -494,27 +494,29 @@ after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
 
-/** The image config's labels, read from the docker-archive build-image.sh wrote (manifest.json names the config). */
-function archiveLabels(archive: string): Record<string, string> {
+/** The image config's labels and env, from the docker-archive build-image.sh wrote (manifest.json names it). */
+function archiveConfig(archive: string): { labels: Record<string, string>; env: string[] } {
   const member = (name: string) => execFileSync("tar", ["-xOf", archive, name], { encoding: "utf8" });
   const [manifest] = JSON.parse(member("manifest.json")) as { Config: string }[];
   const config = JSON.parse(member(manifest?.Config ?? "")) as {
-    config?: { Labels?: Record<string, string> };
+    config?: { Labels?: Record<string, string>; Env?: string[] };
   };
-  return config.config?.Labels ?? {};
+  return { labels: config.config?.Labels ?? {}, env: config.config?.Env ?? [] };
 }
 
 const imageAnnotated: ClusterCase = {
-  name: "the image the pods run names its version, source commit and digest-pinned base (OCI annotations)",
+  name: "the image the pods run names its version, source commit and digest-pinned base (OCI annotations, build info)",
   run: async () => {
     assert.ok(opened.archive, "the image archive");
-    const labels = archiveLabels(opened.archive);
+    const { labels, env } = archiveConfig(opened.archive);
     const pkg = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
     assert.equal(labels["org.opencontainers.image.version"], pkg.version);
     assert.equal(labels["org.opencontainers.image.licenses"], "MIT");
     // The last commit that changed the image's inputs, and its time: never the clock of the build.
     const revision = labels["org.opencontainers.image.revision"] ?? "";
     assert.match(revision, /^[0-9a-f]{40}$/);
+    // simkube_fn_build_info's commit label names the same revision.
+    assert.ok(env.includes(`SIMKUBE_FN_COMMIT=${revision}`), env.join(" "));
     const committed = execFileSync("git", ["-C", repoRoot, "show", "-s", "--format=%ct", revision], {
       encoding: "utf8",
     }).trim();
