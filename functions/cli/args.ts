@@ -32,7 +32,8 @@ const COMMAND_USAGE: Record<CommandName, string> = {
       CLIENT_CERT_SUBJECTS (with CLIENT_CA_FILE: only a certificate naming one of these, comma-separated
       CN=name, DNS:name or URI:uri: the API server's own), MAX_CONNECTIONS (1000: open connections at most),
       RESCHEDULE_SERVED (mutate-create; true|false, set by the manifests: whether the deployment has
-      reschedule-delete's DELETE webhook; false: a Simulation asking for rescheduling gets a warning and an Event).
+      reschedule-delete's DELETE webhook; false: a Simulation asking for rescheduling gets a warning and an Event),
+      SIMKUBE_FN_COMMIT (the commit label of simkube_fn_build_info; the image sets it),
       POD_READ_ROLE and POD_READ_ACCOUNT (together, as the manifests set them for pod reads in virtual
       namespaces only: reschedule-delete binds this ClusterRole to this account, system:serviceaccount:NS:NAME,
       in each virtual namespace), TRACE_LOAD_TIMEOUT_SECONDS,
