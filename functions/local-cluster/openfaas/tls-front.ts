@@ -9,6 +9,8 @@ import net from "node:net";
 import tls from "node:tls";
 import type { RestClient } from "../rest.js";
 
+const CONNECT_TIMEOUT_MS = 2_000;
+
 export interface TlsFront {
   /** https://localhost:<port>: the --webhook-gateway-url the API server reaches the gateway at. */
   readonly url: string;
@@ -36,17 +38,26 @@ export async function readyEndpoint(
   return undefined;
 }
 
-/** Looks the endpoint up at most once a second: a burst of reviews must not become a burst of GETs. */
-function cachedEndpoint(lookup: () => Promise<{ ip: string; port: number } | undefined>) {
-  let at = 0;
-  let value: Promise<{ ip: string; port: number } | undefined> | undefined;
-  return () => {
-    if (!value || Date.now() - at > 1000) {
-      at = Date.now();
-      value = lookup().catch(() => undefined);
-    }
-    return value;
-  };
+/**
+ * The endpoint as last looked up, refreshed once a second in the background. A connection never waits for a
+ * lookup (only the very first one does): the lookup shares the API server client with whoever creates pods,
+ * and a pod create waits for its webhook call, so a connection waiting behind those creates would stall them
+ * all until their client timeouts.
+ */
+function refreshedEndpoint(lookup: () => Promise<{ ip: string; port: number } | undefined>) {
+  let latest = lookup().catch(() => undefined);
+  let refreshing = false;
+  const timer = setInterval(() => {
+    if (refreshing) return;
+    refreshing = true;
+    const next = lookup().catch(() => undefined);
+    next.then(() => {
+      latest = next;
+      refreshing = false;
+    });
+  }, 1000);
+  timer.unref();
+  return { current: () => latest, stop: () => clearInterval(timer) };
 }
 
 export async function startTlsFront(options: {
@@ -56,20 +67,27 @@ export async function startTlsFront(options: {
   cert: string;
   key: string;
 }): Promise<TlsFront> {
-  const endpoint = cachedEndpoint(() => readyEndpoint(options.admin, options.namespace, options.service));
+  const endpoint = refreshedEndpoint(() => readyEndpoint(options.admin, options.namespace, options.service));
   let failures = 0;
   const sockets = new Set<net.Socket>();
   const server = tls.createServer({ cert: options.cert, key: options.key }, (client) => {
     sockets.add(client);
     client.once("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
-    endpoint().then((to) => {
+    endpoint.current().then((to) => {
       if (!to) {
         failures++;
         client.destroy();
         return;
       }
       const upstream = net.connect(to.port, to.ip);
+      // An endpoint up to a second stale may be a pod gone: fail fast rather than wait out TCP's connect.
+      const connectTimer = setTimeout(
+        () => upstream.destroy(new Error("connect timeout")),
+        CONNECT_TIMEOUT_MS,
+      );
+      upstream.once("connect", () => clearTimeout(connectTimer));
+      upstream.once("close", () => clearTimeout(connectTimer));
       sockets.add(upstream);
       upstream.once("close", () => sockets.delete(upstream));
       upstream.on("error", () => {
@@ -92,6 +110,7 @@ export async function startTlsFront(options: {
     failures: () => failures,
     stop: () =>
       new Promise<void>((resolve) => {
+        endpoint.stop();
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
