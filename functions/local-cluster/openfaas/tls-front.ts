@@ -39,25 +39,44 @@ export async function readyEndpoint(
 }
 
 /**
- * The endpoint as last looked up, refreshed once a second in the background. A connection never waits for a
- * lookup (only the very first one does): the lookup shares the API server client with whoever creates pods,
- * and a pod create waits for its webhook call, so a connection waiting behind those creates would stall them
- * all until their client timeouts.
+ * The endpoint as last looked up, refreshed once a second in the background. A connection does not wait for a
+ * lookup while an endpoint is known: the lookup shares the API server client with whoever creates pods, and a
+ * pod create waits for its webhook call, so a connection waiting behind those creates would stall them all
+ * until their client timeouts. When the last lookup found none, a connection looks again before it is refused,
+ * so a gateway that has just come back is used at once.
  */
-function refreshedEndpoint(lookup: () => Promise<{ ip: string; port: number } | undefined>) {
-  let latest = lookup().catch(() => undefined);
+type Endpoint = { ip: string; port: number } | undefined;
+function refreshedEndpoint(lookup: () => Promise<Endpoint>) {
+  let latest: Endpoint;
+  let started = 0;
+  let applied = 0;
+  const refresh = async (): Promise<Endpoint> => {
+    const mine = ++started;
+    const found = await lookup().catch(() => undefined);
+    if (mine > applied) {
+      applied = mine;
+      latest = found;
+    }
+    return found;
+  };
+  let first: Promise<Endpoint> | undefined = refresh();
   let refreshing = false;
   const timer = setInterval(() => {
     if (refreshing) return;
     refreshing = true;
-    const next = lookup().catch(() => undefined);
-    next.then(() => {
-      latest = next;
+    refresh().finally(() => {
       refreshing = false;
     });
   }, 1000);
   timer.unref();
-  return { current: () => latest, stop: () => clearInterval(timer) };
+  const current = async (): Promise<Endpoint> => {
+    if (first) {
+      await first;
+      first = undefined;
+    }
+    return latest ?? refresh();
+  };
+  return { current, stop: () => clearInterval(timer) };
 }
 
 export async function startTlsFront(options: {
