@@ -122,7 +122,7 @@ export function summary<Name extends string>(
   direct: Name,
 ): Record<string, unknown> {
   const of = (p: Name, mode: Row["mode"], key: "p50Ms" | "p99Ms" | "perSecond") =>
-    median(rows.filter((r) => r.path === p && r.mode === mode).map((r) => r[key]));
+    Math.round(median(rows.filter((r) => r.path === p && r.mode === mode).map((r) => r[key])) * 100) / 100;
   const out: Record<string, unknown> = {};
   for (const p of paths) {
     out[p] = {
