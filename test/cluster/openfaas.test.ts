@@ -281,9 +281,11 @@ const probeFailing: ClusterCase = {
     try {
       await assert.rejects(
         waitForFunctionPods(cluster().admin, o.functionNamespace, name, 30_000),
+        // faas-netes gives the function the same probe for readiness and liveness: either may be the last
+        // warning, and a liveness restart loop (CrashLoopBackOff) ends the wait before its deadline.
         (err: Error) =>
           err instanceof FunctionStartError &&
-          /not ready after 30000 ms: .*running, not ready.*last warning Unhealthy: Readiness probe failed/.test(
+          /(not ready after 30000 ms|cannot start): .*last warning Unhealthy: (Readiness|Liveness) probe failed/.test(
             err.message,
           ),
       );
@@ -309,36 +311,33 @@ const gatewayDown: ClusterCase = {
     const o = openfaas();
     await runningBarePod(cluster(), core(), NS, "deleted-while-down");
     await scaleGateway(0);
-    await eventually(
-      "the gateway's pod gone",
-      async () => !(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
-      90_000,
-    );
-    const failuresBefore = o.front.failures();
-    const logFrom = webhookErrors(cluster().logDir).length;
-    const t0 = Date.now();
-    await assert.rejects(
-      core().createNamespacedPod({ namespace: NS, body: barePod(cluster(), "created-while-down") }),
-      (err: { body?: string }) => /failed calling webhook/.test(String(err.body)),
-    );
-    const createMs = Date.now() - t0;
-    const timeout = resolveOptions(deployed().options).tuning["mutate-create"].timeoutSeconds;
-    assert.ok(createMs < timeout * 1000, `refused in ${createMs} ms, within ${timeout} s`);
-    await core().deleteNamespacedPod({ name: "deleted-while-down", namespace: NS, gracePeriodSeconds: 0 });
-    await waitPodGone(core(), NS, "deleted-while-down", 60_000);
-    assert.equal((await clonesOf(core(), NS, "deleted-while-down")).length, 0, "no clone");
-    assert.ok(o.front.failures() > failuresBefore, "the TLS front saw no gateway");
-    const calls = failedCalls(logFrom);
-    assert.ok(
-      calls.closed.some((w) => w.startsWith("mutate-create.")),
-      `failing closed: ${calls.closed}`,
-    );
-    assert.ok(
-      calls.open.some((w) => w.startsWith("reschedule-delete.")),
-      `failing open: ${calls.open}`,
-    );
-    t.diagnostic(`CREATE refused in ${createMs} ms with the gateway down; DELETE went through`);
-    await scaleGateway(1);
+    try {
+      await eventually(
+        "the gateway's pod gone",
+        async () => !(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
+        90_000,
+      );
+      const failuresBefore = o.front.failures();
+      const logFrom = webhookErrors(cluster().logDir).length;
+      const t0 = Date.now();
+      await assert.rejects(
+        core().createNamespacedPod({ namespace: NS, body: barePod(cluster(), "created-while-down") }),
+        (err: { body?: string }) => /failed calling webhook/.test(String(err.body)),
+      );
+      const createMs = Date.now() - t0;
+      const timeout = resolveOptions(deployed().options).tuning["mutate-create"].timeoutSeconds;
+      assert.ok(createMs < timeout * 1000, `refused in ${createMs} ms, within ${timeout} s`);
+      await core().deleteNamespacedPod({ name: "deleted-while-down", namespace: NS, gracePeriodSeconds: 0 });
+      await waitPodGone(core(), NS, "deleted-while-down", 60_000);
+      assert.equal((await clonesOf(core(), NS, "deleted-while-down")).length, 0, "no clone");
+      assert.ok(o.front.failures() > failuresBefore, "the TLS front saw no gateway");
+      const calls = await loggedFailClosedAndOpen(logFrom);
+      t.diagnostic(
+        `CREATE refused in ${createMs} ms with the gateway down; DELETE went through; the API server's log: failing closed ${calls.closed[0]}, failing open ${calls.open[0]}`,
+      );
+    } finally {
+      await scaleGateway(1);
+    }
     await eventually(
       "the gateway back",
       async () => Boolean(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
@@ -356,17 +355,41 @@ function failedCalls(from: number): { open: string[]; closed: string[] } {
   return { open: named("open"), closed: named("closed") };
 }
 
-/** `ctr task pause|resume` on the gateway's container in the node's containerd: a gateway that accepts
- * connections and never answers, as a stuck or overloaded one looks to the API server. */
-async function gatewayTask(action: "pause" | "resume"): Promise<void> {
-  const pods = await cluster().admin.request<{
-    items: { status?: { containerStatuses?: { name: string; containerID?: string }[] } }[];
-  }>("GET", `/api/v1/namespaces/${openfaas().namespace}/pods?labelSelector=app%3D${GATEWAY_LABELS.app}`);
-  const ids = pods.items.flatMap(
-    (p) => p.status?.containerStatuses?.map((c) => c.containerID?.replace(/^containerd:\/\//, "")) ?? [],
+/** Waits (klog flushes every few seconds) until the log names mutate-create failing closed and
+ * reschedule-delete failing open. */
+function loggedFailClosedAndOpen(from: number): Promise<{ open: string[]; closed: string[] }> {
+  return eventually(
+    "the API server's log: mutate-create failing closed, reschedule-delete failing open",
+    async () => {
+      const calls = failedCalls(from);
+      const both =
+        calls.closed.some((w) => w.startsWith("mutate-create.")) &&
+        calls.open.some((w) => w.startsWith("reschedule-delete."));
+      return both ? calls : undefined;
+    },
+    20_000,
   );
+}
+
+/** The gateway pod's running containers, for `ctr task pause|resume` in the node's containerd: a paused
+ * gateway accepts connections and never answers, as a stuck or overloaded one looks to the API server. */
+async function gatewayContainers(): Promise<string[]> {
+  const pods = await cluster().admin.request<{
+    items: {
+      metadata: { deletionTimestamp?: string };
+      status?: { containerStatuses?: { containerID?: string; state?: { running?: unknown } }[] };
+    }[];
+  }>("GET", `/api/v1/namespaces/${openfaas().namespace}/pods?labelSelector=app%3D${GATEWAY_LABELS.app}`);
+  return pods.items
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .flatMap((p) => p.status?.containerStatuses ?? [])
+    .filter((c) => c.state?.running && c.containerID)
+    .map((c) => (c.containerID ?? "").replace(/^containerd:\/\//, ""));
+}
+
+async function ctrTask(action: "pause" | "resume", ids: readonly string[]): Promise<void> {
   const socket = cluster().realNode?.containerdSocket ?? "";
-  for (const id of ids.filter((x): x is string => Boolean(x)))
+  for (const id of ids)
     await promisify(execFile)(NODE_PROGRAMS.ctr, ["--address", socket, "-n", "k8s.io", "task", action, id]);
 }
 
@@ -377,7 +400,9 @@ const gatewayHung: ClusterCase = {
     const o = resolveOptions(deployed().options);
     await runningBarePod(cluster(), core(), NS, "deleted-while-hung");
     const logFrom = webhookErrors(cluster().logDir).length;
-    await gatewayTask("pause");
+    const containers = await gatewayContainers();
+    assert.ok(containers.length > 0, "the gateway's running containers");
+    await ctrTask("pause", containers);
     let createMs = 0;
     let deleteMs = 0;
     try {
@@ -398,7 +423,7 @@ const gatewayHung: ClusterCase = {
       assert.match(String((create as PromiseRejectedResult).reason?.body), /failed calling webhook/);
       assert.equal(remove.status, "fulfilled", "the DELETE went through");
     } finally {
-      await gatewayTask("resume");
+      await ctrTask("resume", containers);
     }
     const slack = 5_000; // the API server's own work around the webhook call
     assert.ok(
@@ -411,15 +436,7 @@ const gatewayHung: ClusterCase = {
     );
     await waitPodGone(core(), NS, "deleted-while-hung", 60_000);
     assert.equal((await clonesOf(core(), NS, "deleted-while-hung")).length, 0, "no clone");
-    const calls = failedCalls(logFrom);
-    assert.ok(
-      calls.closed.some((w) => w.startsWith("mutate-create.")),
-      `failing closed: ${calls.closed}`,
-    );
-    assert.ok(
-      calls.open.some((w) => w.startsWith("reschedule-delete.")),
-      `failing open: ${calls.open}`,
-    );
+    const calls = await loggedFailClosedAndOpen(logFrom);
     t.diagnostic(
       `gateway paused: CREATE refused in ${createMs} ms, DELETE through in ${deleteMs} ms; log: failing closed ${[...new Set(calls.closed)]}, failing open ${[...new Set(calls.open)]}`,
     );
