@@ -15,7 +15,6 @@
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { percentile, runLoad } from "../../functions/cli/loadtest/load.js";
 import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
 import { resolveCertManager } from "../../functions/local-cluster/cert-manager/build.js";
 import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
@@ -24,74 +23,17 @@ import { resolveKnativeServing } from "../../functions/local-cluster/knative/ser
 import { TRAEFIK_PORTS } from "../../functions/local-cluster/knative/traefik.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { gatewayHost } from "../../knative/gateway-route.js";
-import { buildCreateReview } from "../support/builders.js";
 import { buildImage } from "../support/cluster/function-pods.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { eventually } from "../support/cluster/kube.js";
+import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const SEQUENTIAL = Number(process.env.BENCH_KNATIVE_SEQUENTIAL ?? 300);
-const BURST = Number(process.env.BENCH_KNATIVE_BURST ?? 2000);
-const CONCURRENCY = Number(process.env.BENCH_KNATIVE_CONCURRENCY ?? 32);
-const ROUNDS = Number(process.env.BENCH_KNATIVE_ROUNDS ?? 4);
+const SETTINGS = overheadSettings("BENCH_KNATIVE");
 const QUEUE_PROXY_PORT = 8012;
 const ACTIVATOR_PORT = 8012;
-
-interface Target {
-  name: "direct" | "queue-proxy" | "activator" | "ingress";
-  url: URL;
-  headers?: Record<string, string>;
-  tls?: { ca: string; servername: string };
-}
-
-interface Row {
-  path: Target["name"];
-  round: number;
-  mode: "sequential" | "burst";
-  reviews: number;
-  errors: number;
-  p50Ms: number;
-  p99Ms: number;
-  perSecond: number;
-}
-
-function reviews(count: number) {
-  return Array.from({ length: count }, (_, i) => {
-    const review = buildCreateReview({
-      pod: {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: `bench-${i}`, namespace: "default" },
-        spec: { containers: [{ name: "app", image: "registry.example/app:1" }] },
-      },
-    });
-    return { body: Buffer.from(JSON.stringify(review)), uid: review.request?.uid ?? "" };
-  });
-}
-
-async function measure(t: Target, mode: Row["mode"], round: number): Promise<Row> {
-  const count = mode === "sequential" ? SEQUENTIAL : BURST;
-  const result = await runLoad({
-    target: t.url,
-    requests: reviews(count),
-    concurrency: mode === "sequential" ? 1 : CONCURRENCY,
-    timeoutMs: 600_000,
-    requestTimeoutMs: 30_000,
-    ...(t.headers ? { headers: t.headers } : {}),
-    ...(t.tls ? { tls: t.tls } : {}),
-  });
-  const round1 = (n: number) => Math.round(n * 100) / 100;
-  return {
-    path: t.name,
-    round,
-    mode,
-    reviews: count,
-    errors: result.errors,
-    p50Ms: round1(percentile(result.latenciesMs, 50)),
-    p99Ms: round1(percentile(result.latenciesMs, 99)),
-    perSecond: Math.round((result.ok / result.durationMs) * 1000),
-  };
-}
+const PATHS = ["direct", "queue-proxy", "activator", "ingress"] as const;
+type Target = OverheadTarget<(typeof PATHS)[number]>;
 
 async function podIp(c: LocalCluster, namespace: string, selector: string): Promise<string> {
   const list = await c.admin.request<{ items: { status?: { phase?: string; podIP?: string } }[] }>(
@@ -150,32 +92,6 @@ async function serverlessServiceMode(c: LocalCluster, namespace: string, revisio
   return sks.spec.mode;
 }
 
-function summary(rows: Row[]) {
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1
-      ? (sorted[mid] as number)
-      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  };
-  const of = (p: Target["name"], mode: Row["mode"], key: "p50Ms" | "p99Ms" | "perSecond") =>
-    median(rows.filter((r) => r.path === p && r.mode === mode).map((r) => r[key]));
-  const out: Record<string, unknown> = {};
-  for (const p of ["direct", "queue-proxy", "activator", "ingress"] as const) {
-    out[p] = {
-      sequentialP50Ms: of(p, "sequential", "p50Ms"),
-      sequentialP99Ms: of(p, "sequential", "p99Ms"),
-      burstPerSecond: of(p, "burst", "perSecond"),
-      burstP99Ms: of(p, "burst", "p99Ms"),
-      p50OverDirect:
-        Math.round((of(p, "sequential", "p50Ms") / of("direct", "sequential", "p50Ms")) * 100) / 100,
-      throughputOverDirect:
-        Math.round((of(p, "burst", "perSecond") / of("direct", "burst", "perSecond")) * 100) / 100,
-    };
-  }
-  return out;
-}
-
 async function main(): Promise<void> {
   const searchFrom = [process.cwd(), repoRoot];
   const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
@@ -196,22 +112,14 @@ async function main(): Promise<void> {
     const all = await targets(c, deployed.options);
     const o = resolveOptions(deployed.options);
     const revision = all.find((t) => t.name === "activator")?.headers?.["Knative-Serving-Revision"] ?? "";
-    const rows: Row[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? all : [...all].reverse();
-      for (const t of order) {
-        for (const mode of ["sequential", "burst"] as const) {
-          const row = await measure(t, mode, round);
-          process.stderr.write(`  knative bench: ${JSON.stringify(row)}\n`);
-          rows.push(row);
-        }
-      }
-    }
+    const rows = await measureRounds(SETTINGS, all, (line) =>
+      process.stderr.write(`  knative bench: ${line}\n`),
+    );
     const mode = await serverlessServiceMode(c, o.namespace, revision);
     const replicas = (await revisionPods(c, o.namespace, serviceName(deployed.options, "mutate-create")))
       .length;
     process.stdout.write(
-      `${JSON.stringify({ concurrency: CONCURRENCY, serverlessServiceMode: mode, replicasAfter: replicas, summary: summary(rows), rows }, null, 2)}\n`,
+      `${JSON.stringify({ concurrency: SETTINGS.concurrency, serverlessServiceMode: mode, replicasAfter: replicas, summary: summary(rows, PATHS, "direct"), rows }, null, 2)}\n`,
     );
   } finally {
     await c.stop();

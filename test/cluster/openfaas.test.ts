@@ -7,21 +7,33 @@
 //   through sk-<sim>-mutatepods (`manifests webhook --sim-name`, the stock-SimKube adoption path);
 // - an eviction of a running bare pod: exactly one clone;
 // - a forged DELETE review of a live pod posted to the gateway with the path secret: allowed, no clone;
-// - a function whose image the node lacks: the bounded wait fails at once naming the pod's reason.
+// - a function whose image the node lacks: the bounded wait fails at once naming the pod's reason; one whose
+//   readiness probe never passes: the wait ends at its deadline naming the failing probe;
+// - the gateway scaled to zero, and the gateway hung (its container paused): CREATE fails closed within the
+//   webhook timeout, DELETE goes through, and the API server's log names the webhook failing closed and the
+//   one failing open;
+// - a teardown of SIMKUBE_FN_OPENFAAS_BURST (300) running pods with and without the DELETE webhook, one round
+//   each: no webhook error, no clone (the timed rounds are `npm run bench:openfaas`).
 // Skipped with one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import https from "node:https";
 import path from "node:path";
 import { after, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import {
   FunctionStartError,
+  functionPods,
   waitForFunctionPods,
 } from "../../functions/local-cluster/openfaas/function-status.js";
 import { listFunctions } from "../../functions/local-cluster/openfaas/gateway-client.js";
+import { PROBE_IMAGE } from "../../functions/local-cluster/openfaas/install.js";
+import { GATEWAY_LABELS } from "../../functions/local-cluster/openfaas/objects.js";
 import { readyEndpoint } from "../../functions/local-cluster/openfaas/tls-front.js";
+import { NODE_PROGRAMS } from "../../functions/local-cluster/real-node/real-node.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, simulationWebhookName } from "../../knative/manifests.js";
 import type { AdmissionReview } from "../../shared/admission/review.js";
@@ -51,9 +63,14 @@ import {
   openClusterSuite,
   registerClusterCases,
 } from "../support/cluster/suite.js";
+import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
+import { webhookErrors } from "../support/cluster/teardown-scenario.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const NS = "virtual-openfaas";
+/** Pods per teardown round (one with the DELETE webhook, one without); 0 leaves the case out. The timed,
+ * multi-round comparison is `npm run bench:openfaas`. */
+const BURST = Number(process.env.SIMKUBE_FN_OPENFAAS_BURST ?? "300");
 
 async function openSuite(): Promise<{ suite: ClusterSuite; deployed?: OpenfaasDeployment }> {
   let images: string;
@@ -248,6 +265,36 @@ const missingImage: ClusterCase = {
   },
 };
 
+const probeFailing: ClusterCase = {
+  name: "a function whose readiness probe never passes: the bounded wait ends at its deadline naming the failing probe",
+  run: async () => {
+    const o = openfaas();
+    const name = "probe-failing";
+    // of-watchdog answers its health path 503 until it writes its lock file; suppress_lock means never.
+    const res = await o.gateway.request("POST", "/system/functions", {
+      service: name,
+      image: PROBE_IMAGE,
+      namespace: o.functionNamespace,
+      envVars: { mode: "static", static_path: "/", suppress_lock: "true" },
+    });
+    assert.ok(res.status < 300, `deploy accepted: ${res.status} ${res.body}`);
+    try {
+      await assert.rejects(
+        waitForFunctionPods(cluster().admin, o.functionNamespace, name, 30_000),
+        // faas-netes gives the function the same probe for readiness and liveness: either may be the last
+        // warning, and a liveness restart loop (CrashLoopBackOff) ends the wait before its deadline.
+        (err: Error) =>
+          err instanceof FunctionStartError &&
+          /(not ready after 30000 ms|cannot start): .*last warning Unhealthy: (Readiness|Liveness) probe failed/.test(
+            err.message,
+          ),
+      );
+    } finally {
+      await o.gateway.request("DELETE", "/system/functions", { functionName: name });
+    }
+  },
+};
+
 async function scaleGateway(replicas: number): Promise<void> {
   await cluster().admin.request(
     "PATCH",
@@ -264,32 +311,160 @@ const gatewayDown: ClusterCase = {
     const o = openfaas();
     await runningBarePod(cluster(), core(), NS, "deleted-while-down");
     await scaleGateway(0);
-    await eventually(
-      "the gateway's pod gone",
-      async () => !(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
-      90_000,
-    );
-    const failuresBefore = o.front.failures();
-    const t0 = Date.now();
-    await assert.rejects(
-      core().createNamespacedPod({ namespace: NS, body: barePod(cluster(), "created-while-down") }),
-      (err: { body?: string }) => /failed calling webhook/.test(String(err.body)),
-    );
-    const createMs = Date.now() - t0;
-    const timeout = resolveOptions(deployed().options).tuning["mutate-create"].timeoutSeconds;
-    assert.ok(createMs < timeout * 1000, `refused in ${createMs} ms, within ${timeout} s`);
-    await core().deleteNamespacedPod({ name: "deleted-while-down", namespace: NS, gracePeriodSeconds: 0 });
-    await waitPodGone(core(), NS, "deleted-while-down", 60_000);
-    assert.equal((await clonesOf(core(), NS, "deleted-while-down")).length, 0, "no clone");
-    assert.ok(o.front.failures() > failuresBefore, "the TLS front saw no gateway");
-    t.diagnostic(`CREATE refused in ${createMs} ms with the gateway down; DELETE went through`);
-    await scaleGateway(1);
+    try {
+      await eventually(
+        "the gateway's pod gone",
+        async () => !(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
+        90_000,
+      );
+      const failuresBefore = o.front.failures();
+      const logFrom = webhookErrors(cluster().logDir).length;
+      const t0 = Date.now();
+      await assert.rejects(
+        core().createNamespacedPod({ namespace: NS, body: barePod(cluster(), "created-while-down") }),
+        (err: { body?: string }) => /failed calling webhook/.test(String(err.body)),
+      );
+      const createMs = Date.now() - t0;
+      const timeout = resolveOptions(deployed().options).tuning["mutate-create"].timeoutSeconds;
+      assert.ok(createMs < timeout * 1000, `refused in ${createMs} ms, within ${timeout} s`);
+      await core().deleteNamespacedPod({ name: "deleted-while-down", namespace: NS, gracePeriodSeconds: 0 });
+      await waitPodGone(core(), NS, "deleted-while-down", 60_000);
+      assert.equal((await clonesOf(core(), NS, "deleted-while-down")).length, 0, "no clone");
+      assert.ok(o.front.failures() > failuresBefore, "the TLS front saw no gateway");
+      const calls = await loggedFailClosedAndOpen(logFrom);
+      t.diagnostic(
+        `CREATE refused in ${createMs} ms with the gateway down; DELETE went through; the API server's log: failing closed ${calls.closed[0]}, failing open ${calls.open[0]}`,
+      );
+    } finally {
+      await scaleGateway(1);
+    }
     await eventually(
       "the gateway back",
       async () => Boolean(await readyEndpoint(cluster().admin, o.namespace, "gateway")),
       120_000,
     );
     await createSimulationPod("after-gateway-back");
+  },
+};
+
+/** The API server's "Failed calling webhook, failing open|closed <webhook>" lines since `from`. */
+function failedCalls(from: number): { open: string[]; closed: string[] } {
+  const lines = webhookErrors(cluster().logDir).slice(from);
+  const named = (how: string) =>
+    lines.flatMap((l) => l.match(new RegExp(`failing ${how} ([\\w.-]+)`))?.[1] ?? []);
+  return { open: named("open"), closed: named("closed") };
+}
+
+/** Waits (klog flushes every few seconds) until the log names mutate-create failing closed and
+ * reschedule-delete failing open. */
+function loggedFailClosedAndOpen(from: number): Promise<{ open: string[]; closed: string[] }> {
+  return eventually(
+    "the API server's log: mutate-create failing closed, reschedule-delete failing open",
+    async () => {
+      const calls = failedCalls(from);
+      const both =
+        calls.closed.some((w) => w.startsWith("mutate-create.")) &&
+        calls.open.some((w) => w.startsWith("reschedule-delete."));
+      return both ? calls : undefined;
+    },
+    20_000,
+  );
+}
+
+/** The gateway pod's running containers, for `ctr task pause|resume` in the node's containerd: a paused
+ * gateway accepts connections and never answers, as a stuck or overloaded one looks to the API server. */
+async function gatewayContainers(): Promise<string[]> {
+  const pods = await cluster().admin.request<{
+    items: {
+      metadata: { deletionTimestamp?: string };
+      status?: { containerStatuses?: { containerID?: string; state?: { running?: unknown } }[] };
+    }[];
+  }>("GET", `/api/v1/namespaces/${openfaas().namespace}/pods?labelSelector=app%3D${GATEWAY_LABELS.app}`);
+  return pods.items
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .flatMap((p) => p.status?.containerStatuses ?? [])
+    .filter((c) => c.state?.running && c.containerID)
+    .map((c) => (c.containerID ?? "").replace(/^containerd:\/\//, ""));
+}
+
+async function ctrTask(action: "pause" | "resume", ids: readonly string[]): Promise<void> {
+  const socket = cluster().realNode?.containerdSocket ?? "";
+  for (const id of ids)
+    await promisify(execFile)(NODE_PROGRAMS.ctr, ["--address", socket, "-n", "k8s.io", "task", action, id]);
+}
+
+const gatewayHung: ClusterCase = {
+  name: "the gateway hung: a CREATE fails closed within the webhook timeout, a DELETE is not blocked, the API server's log names which failed closed and which open",
+  timeoutMs: 240_000,
+  run: async (t: TestContext) => {
+    const o = resolveOptions(deployed().options);
+    await runningBarePod(cluster(), core(), NS, "deleted-while-hung");
+    const logFrom = webhookErrors(cluster().logDir).length;
+    const containers = await gatewayContainers();
+    assert.ok(containers.length > 0, "the gateway's running containers");
+    await ctrTask("pause", containers);
+    let createMs = 0;
+    let deleteMs = 0;
+    try {
+      const t0 = Date.now();
+      const [create, remove] = await Promise.allSettled([
+        core()
+          .createNamespacedPod({ namespace: NS, body: barePod(cluster(), "created-while-hung") })
+          .finally(() => {
+            createMs = Date.now() - t0;
+          }),
+        core()
+          .deleteNamespacedPod({ name: "deleted-while-hung", namespace: NS, gracePeriodSeconds: 0 })
+          .finally(() => {
+            deleteMs = Date.now() - t0;
+          }),
+      ]);
+      assert.equal(create.status, "rejected", "the CREATE failed closed");
+      assert.match(String((create as PromiseRejectedResult).reason?.body), /failed calling webhook/);
+      assert.equal(remove.status, "fulfilled", "the DELETE went through");
+    } finally {
+      await ctrTask("resume", containers);
+    }
+    const slack = 5_000; // the API server's own work around the webhook call
+    assert.ok(
+      createMs < o.tuning["mutate-create"].timeoutSeconds * 1000 + slack,
+      `CREATE refused in ${createMs} ms`,
+    );
+    assert.ok(
+      deleteMs < o.tuning["reschedule-delete"].timeoutSeconds * 1000 + slack,
+      `DELETE in ${deleteMs} ms`,
+    );
+    await waitPodGone(core(), NS, "deleted-while-hung", 60_000);
+    assert.equal((await clonesOf(core(), NS, "deleted-while-hung")).length, 0, "no clone");
+    const calls = await loggedFailClosedAndOpen(logFrom);
+    t.diagnostic(
+      `gateway paused: CREATE refused in ${createMs} ms, DELETE through in ${deleteMs} ms; log: failing closed ${[...new Set(calls.closed)]}, failing open ${[...new Set(calls.open)]}`,
+    );
+    await eventually(
+      "the gateway back",
+      async () => Boolean(await readyEndpoint(cluster().admin, openfaas().namespace, "gateway")),
+      120_000,
+    );
+    await createSimulationPod("after-gateway-resumed");
+  },
+};
+
+const burst: ClusterCase = {
+  name: `teardown of ${BURST} KWOK pods through OpenFaaS with and without the DELETE webhook: no webhook error, no clone (SIMKUBE_FN_OPENFAAS_BURST)`,
+  timeoutMs: 300_000 + BURST * 1_000,
+  run: async (t: TestContext) => {
+    const o = resolveOptions(deployed().options);
+    const name = openfaasFunctionName(deployed().options, "reschedule-delete");
+    const rounds = await runTeardownBurst(cluster(), {
+      pods: BURST,
+      order: [true, false],
+      replicas: async () => (await functionPods(cluster().admin, o.namespace, name)).length,
+      log: (line) => t.diagnostic(line),
+    });
+    for (const r of rounds) {
+      assert.equal(r.webhookErrors, 0, "no webhook error in the API server's log");
+      assert.equal(r.clonesSeen, 0, "no clone");
+    }
   },
 };
 
@@ -304,5 +479,9 @@ registerClusterCases("openfaas.test.ts", opened.suite, [
   evicted,
   forged,
   missingImage,
+  probeFailing,
   gatewayDown,
+  gatewayHung,
+  // Last: it removes the cluster's own SimulationRoot.
+  ...(BURST > 0 ? [burst] : []),
 ]);

@@ -9,6 +9,8 @@ import net from "node:net";
 import tls from "node:tls";
 import type { RestClient } from "../rest.js";
 
+const CONNECT_TIMEOUT_MS = 2_000;
+
 export interface TlsFront {
   /** https://localhost:<port>: the --webhook-gateway-url the API server reaches the gateway at. */
   readonly url: string;
@@ -36,17 +38,45 @@ export async function readyEndpoint(
   return undefined;
 }
 
-/** Looks the endpoint up at most once a second: a burst of reviews must not become a burst of GETs. */
-function cachedEndpoint(lookup: () => Promise<{ ip: string; port: number } | undefined>) {
-  let at = 0;
-  let value: Promise<{ ip: string; port: number } | undefined> | undefined;
-  return () => {
-    if (!value || Date.now() - at > 1000) {
-      at = Date.now();
-      value = lookup().catch(() => undefined);
+/**
+ * The endpoint as last looked up, refreshed once a second in the background. A connection does not wait for a
+ * lookup while an endpoint is known: the lookup shares the API server client with whoever creates pods, and a
+ * pod create waits for its webhook call, so a connection waiting behind those creates would stall them all
+ * until their client timeouts. When the last lookup found none, a connection looks again before it is refused,
+ * so a gateway that has just come back is used at once.
+ */
+type Endpoint = { ip: string; port: number } | undefined;
+function refreshedEndpoint(lookup: () => Promise<Endpoint>) {
+  let latest: Endpoint;
+  let started = 0;
+  let applied = 0;
+  const refresh = async (): Promise<Endpoint> => {
+    const mine = ++started;
+    const found = await lookup().catch(() => undefined);
+    if (mine > applied) {
+      applied = mine;
+      latest = found;
     }
-    return value;
+    return found;
   };
+  let first: Promise<Endpoint> | undefined = refresh();
+  let refreshing = false;
+  const timer = setInterval(() => {
+    if (refreshing) return;
+    refreshing = true;
+    refresh().finally(() => {
+      refreshing = false;
+    });
+  }, 1000);
+  timer.unref();
+  const current = async (): Promise<Endpoint> => {
+    if (first) {
+      await first;
+      first = undefined;
+    }
+    return latest ?? refresh();
+  };
+  return { current, stop: () => clearInterval(timer) };
 }
 
 export async function startTlsFront(options: {
@@ -56,20 +86,27 @@ export async function startTlsFront(options: {
   cert: string;
   key: string;
 }): Promise<TlsFront> {
-  const endpoint = cachedEndpoint(() => readyEndpoint(options.admin, options.namespace, options.service));
+  const endpoint = refreshedEndpoint(() => readyEndpoint(options.admin, options.namespace, options.service));
   let failures = 0;
   const sockets = new Set<net.Socket>();
   const server = tls.createServer({ cert: options.cert, key: options.key }, (client) => {
     sockets.add(client);
     client.once("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
-    endpoint().then((to) => {
+    endpoint.current().then((to) => {
       if (!to) {
         failures++;
         client.destroy();
         return;
       }
       const upstream = net.connect(to.port, to.ip);
+      // An endpoint up to a second stale may be a pod gone: fail fast rather than wait out TCP's connect.
+      const connectTimer = setTimeout(
+        () => upstream.destroy(new Error("connect timeout")),
+        CONNECT_TIMEOUT_MS,
+      );
+      upstream.once("connect", () => clearTimeout(connectTimer));
+      upstream.once("close", () => clearTimeout(connectTimer));
       sockets.add(upstream);
       upstream.once("close", () => sockets.delete(upstream));
       upstream.on("error", () => {
@@ -92,6 +129,7 @@ export async function startTlsFront(options: {
     failures: () => failures,
     stop: () =>
       new Promise<void>((resolve) => {
+        endpoint.stop();
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),

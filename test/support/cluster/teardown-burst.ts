@@ -207,6 +207,8 @@ export interface BurstOptions {
   /** reschedule-delete's current replica count. */
   replicas: () => Promise<number>;
   log: (line: string) => void;
+  /** Called after each round (e.g. to log the function pods' state). */
+  afterRound?: (round: BurstRound) => Promise<void>;
 }
 
 /** Runs the rounds in order; the DELETE webhook is registered again at the end. */
@@ -224,6 +226,7 @@ export async function runTeardownBurst(cluster: LocalCluster, o: BurstOptions): 
       `${webhook ? "with" : "without"} the DELETE webhook: ${round.pods} pods torn down in ${round.teardownMs} ms, ${round.webhookErrors} webhook errors, ${round.clonesSeen} clones, reschedule-delete peak ${peak} replicas (${over})`,
     );
     rounds.push(round);
+    await o.afterRound?.(round);
   }
   await setDeleteWebhook(true);
   return rounds;
