@@ -244,6 +244,29 @@ async function firstAdmitted(c: LocalCluster): Promise<void> {
   );
 }
 
+/**
+ * Until a dry-run DELETE of `name` is reviewed by reschedule-delete over the new trust, not failed open: its
+ * serving certificate is issued and routed on its own schedule, after mutate-create's, and a DELETE that fails
+ * open (as it must) makes no clone. A dry run clones nothing.
+ */
+async function deleteWebhookAnswers(c: LocalCluster, name: string): Promise<void> {
+  const { core } = clientsFor(c.kubeconfig);
+  await eventually(
+    `a dry-run DELETE reviewed by ${WEBHOOK.delete} without failing open`,
+    async () => {
+      const before = failOpenLines(c).length;
+      await core.deleteNamespacedPod({ name, namespace: VIRTUAL_NS, dryRun: "All" });
+      // The API server's log may reach the file a little after its answer: watch it for a few seconds.
+      for (let waited = 0; waited < 6_000; waited += 500) {
+        if (failOpenLines(c).length > before) return false;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      return true;
+    },
+    120_000,
+  );
+}
+
 async function evictionCloned(c: LocalCluster, name: string): Promise<number> {
   const { core } = clientsFor(c.kubeconfig);
   const t0 = Date.now();
@@ -289,6 +312,7 @@ export function issuedCase(ref: ChartRef): ClusterCase {
       assertMutated(await waitPodPhase(core, VIRTUAL_NS, "created-issued", "Running"), c.simName);
       const served = await revisionPods(c, NAMESPACE, `${FULLNAME}-mutate-create`, true);
       assert.ok(served.length >= 1, "the release's mutate-create ran in Knative");
+      await deleteWebhookAnswers(c, "created-issued");
       const cloneMs = await evictionCloned(c, "created-issued");
       t.diagnostic(
         `helm upgrade to Certificates Ready ${issuedMs} ms, to the first admitted dry run ${trustedMs} ms; ` +
