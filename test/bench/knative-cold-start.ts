@@ -18,21 +18,14 @@
 // BENCH_KNATIVE_COLD_CPU_REQUEST: the same again with another CPU request, to see what the pod's CPU share on a
 // busy node does to each piece.
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { V1Pod } from "@kubernetes/client-node";
 import { percentile } from "../../functions/cli/loadtest/load.js";
-import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import { resolveCertManager } from "../../functions/local-cluster/cert-manager/build.js";
-import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
-import { resolveKnativeServing } from "../../functions/local-cluster/knative/serving-build.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
-import { buildImage } from "../support/cluster/function-pods.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { barePod, clientsFor, createVirtualNamespace, eventually } from "../support/cluster/kube.js";
+import { startKnativeBenchCluster } from "./knative-bench-cluster.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const CYCLES = Number(process.env.BENCH_KNATIVE_COLD_CYCLES ?? 20);
 const POLL_MS = 20;
 const NS = "virtual-cold";
@@ -246,19 +239,7 @@ function printSummary(cycles: Cycle[]): void {
 }
 
 async function main(): Promise<void> {
-  const searchFrom = [process.cwd(), repoRoot];
-  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
-  const knative = await resolveKnativeServing(searchFrom, "inherit");
-  const certManager = await resolveCertManager(searchFrom, "inherit");
-  const archive = await buildImage(repoRoot);
-  const c = await startLocalCluster({
-    binaries,
-    realNode: true,
-    reschedule: true,
-    knative,
-    certManager,
-    logLevel: "warn",
-  });
+  const { cluster: c, archive } = await startKnativeBenchCluster();
   try {
     const deployed = await deployThroughKnative(c, archive, 0);
     const o = resolveOptions(deployed.options);

@@ -13,22 +13,15 @@
 // namespaces, which mutate-create admits unchanged without an API call, so the handler's own work is the
 // same small constant on every path and the differences are the hops. Prints one JSON object on stdout.
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import { resolveCertManager } from "../../functions/local-cluster/cert-manager/build.js";
-import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
-import { resolveKnativeServing } from "../../functions/local-cluster/knative/serving-build.js";
 import { TRAEFIK_PORTS } from "../../functions/local-cluster/knative/traefik.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { gatewayHost } from "../../knative/gateway-route.js";
-import { buildImage } from "../support/cluster/function-pods.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { eventually } from "../support/cluster/kube.js";
+import { startKnativeBenchCluster } from "./knative-bench-cluster.js";
 import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const SETTINGS = overheadSettings("BENCH_KNATIVE");
 const QUEUE_PROXY_PORT = 8012;
 const ACTIVATOR_PORT = 8012;
@@ -93,20 +86,7 @@ async function serverlessServiceMode(c: LocalCluster, namespace: string, revisio
 }
 
 async function main(): Promise<void> {
-  const searchFrom = [process.cwd(), repoRoot];
-  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
-  const knative = await resolveKnativeServing(searchFrom, "inherit");
-  // cert-manager issues the functions' certificates the rendering trusts (deployThroughKnative).
-  const certManager = await resolveCertManager(searchFrom, "inherit");
-  const archive = await buildImage(repoRoot);
-  const c = await startLocalCluster({
-    binaries,
-    realNode: true,
-    reschedule: true,
-    knative,
-    certManager,
-    logLevel: "warn",
-  });
+  const { cluster: c, archive } = await startKnativeBenchCluster();
   try {
     const deployed = await deployThroughKnative(c, archive, 1);
     const all = await targets(c, deployed.options);

@@ -12,15 +12,8 @@
 // the time, webhook errors in the API server's log, clones, and reschedule-delete's replicas once a second;
 // then the ratio with/without of each pair and of the medians. One JSON object on stdout.
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import { resolveCertManager } from "../../functions/local-cluster/cert-manager/build.js";
-import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
-import { resolveKnativeServing } from "../../functions/local-cluster/knative/serving-build.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { buildSimulationWebhookConfiguration, type DeploymentOptions } from "../../knative/manifests.js";
-import { buildImage } from "../support/cluster/function-pods.js";
 import {
   caBundleInjected,
   deployThroughKnative,
@@ -29,9 +22,9 @@ import {
 } from "../support/cluster/knative-functions.js";
 import { replaceObject } from "../support/cluster/kube.js";
 import { type BurstRound, runTeardownBurst } from "../support/cluster/teardown-burst.js";
+import { startKnativeBenchCluster } from "./knative-bench-cluster.js";
 import { alternatingOrder, teardownSummary } from "./teardown-pairs.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const PODS = Number(process.env.BENCH_TEARDOWN_PODS ?? 2000);
 const PAIRS = Number(process.env.BENCH_TEARDOWN_PAIRS ?? 5);
 const progress = (line: string) => process.stderr.write(`  knative teardown bench: ${line}\n`);
@@ -43,19 +36,9 @@ function everySimulationDefaults(options: DeploymentOptions): DeploymentOptions 
 }
 
 async function main(): Promise<void> {
-  const searchFrom = [process.cwd(), repoRoot];
-  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
-  const knative = await resolveKnativeServing(searchFrom, "inherit");
-  const certManager = await resolveCertManager(searchFrom, "inherit");
-  const archive = await buildImage(repoRoot);
-  const c = await startLocalCluster({
-    binaries,
-    realNode: true,
+  const { cluster: c, archive } = await startKnativeBenchCluster({
     everySimulation: true,
     reschedule: false,
-    knative,
-    certManager,
-    logLevel: "warn",
   });
   try {
     const deployed = await deployThroughKnative(c, archive, 0, everySimulationDefaults);
