@@ -24,7 +24,7 @@ import type { LocalCluster } from "../../functions/local-cluster/cluster-types.j
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { barePod, clientsFor, createVirtualNamespace, eventually } from "../support/cluster/kube.js";
-import { startKnativeBenchCluster } from "./knative-bench-cluster.js";
+import { startKnativeBenchCluster } from "./bench-clusters.js";
 
 const CYCLES = Number(process.env.BENCH_KNATIVE_COLD_CYCLES ?? 20);
 const POLL_MS = 20;

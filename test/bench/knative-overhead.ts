@@ -19,7 +19,7 @@ import { resolveOptions } from "../../knative/deployment-options.js";
 import { gatewayHost } from "../../knative/gateway-route.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { eventually } from "../support/cluster/kube.js";
-import { startKnativeBenchCluster } from "./knative-bench-cluster.js";
+import { startKnativeBenchCluster } from "./bench-clusters.js";
 import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
 
 const SETTINGS = overheadSettings("BENCH_KNATIVE");

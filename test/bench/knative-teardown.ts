@@ -22,7 +22,7 @@ import {
 } from "../support/cluster/knative-functions.js";
 import { replaceObject } from "../support/cluster/kube.js";
 import { type BurstRound, runTeardownBurst } from "../support/cluster/teardown-burst.js";
-import { startKnativeBenchCluster } from "./knative-bench-cluster.js";
+import { startKnativeBenchCluster } from "./bench-clusters.js";
 import { alternatingOrder, teardownSummary } from "./teardown-pairs.js";
 
 const PODS = Number(process.env.BENCH_TEARDOWN_PODS ?? 2000);

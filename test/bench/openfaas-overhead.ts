@@ -12,22 +12,13 @@
 // (BENCH_OPENFAAS_BURST reviews, BENCH_OPENFAAS_CONCURRENCY at a time: throughput); test/bench/overhead-rows.ts
 // says what the reviews are. Prints one JSON object on stdout.
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
-import { resolveOpenfaas } from "../../functions/local-cluster/openfaas/build.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import type { DeploymentOptions } from "../../knative/options.js";
-import {
-  buildOpenfaasImages,
-  deployThroughOpenfaas,
-  openfaasFunctionName,
-} from "../support/cluster/openfaas-functions.js";
+import { deployThroughOpenfaas, openfaasFunctionName } from "../support/cluster/openfaas-functions.js";
+import { startOpenfaasBenchCluster } from "./bench-clusters.js";
 import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const SETTINGS = overheadSettings("BENCH_OPENFAAS");
 const WATCHDOG_PORT = 8080;
 const PATHS = ["direct", "gateway", "tls-front"] as const;
@@ -63,17 +54,7 @@ async function targets(c: LocalCluster, options: DeploymentOptions): Promise<Tar
 }
 
 async function main(): Promise<void> {
-  const searchFrom = [process.cwd(), repoRoot];
-  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
-  const openfaas = await resolveOpenfaas(searchFrom, "inherit");
-  const images = await buildOpenfaasImages(repoRoot);
-  const c = await startLocalCluster({
-    binaries,
-    realNode: true,
-    reschedule: true,
-    openfaas,
-    logLevel: "warn",
-  });
+  const { cluster: c, images } = await startOpenfaasBenchCluster();
   try {
     const deployed = await deployThroughOpenfaas(c, images);
     const all = await targets(c, deployed.options);

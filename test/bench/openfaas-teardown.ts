@@ -7,24 +7,18 @@
 // a second, and both function pods' restarts. Then each pair's ratio (with / without) and their spread.
 // BENCH_OPENFAAS_PODS (2000) and BENCH_OPENFAAS_PAIRS (3) override the sizes. One JSON object on stdout.
 
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { resolveControlPlane } from "../../functions/local-cluster/binaries.js";
-import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
-import { resolveOpenfaas } from "../../functions/local-cluster/openfaas/build.js";
 import { describePod, functionPods } from "../../functions/local-cluster/openfaas/function-status.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import type { DeployedFunction } from "../../knative/options.js";
 import {
-  buildOpenfaasImages,
   deployThroughOpenfaas,
   type OpenfaasDeployment,
   openfaasFunctionName,
 } from "../support/cluster/openfaas-functions.js";
 import { type BurstRound, runTeardownBurst } from "../support/cluster/teardown-burst.js";
+import { startOpenfaasBenchCluster } from "./bench-clusters.js";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const PODS = Number(process.env.BENCH_OPENFAAS_PODS ?? 2000);
 const PAIRS = Number(process.env.BENCH_OPENFAAS_PAIRS ?? 3);
 
@@ -73,17 +67,7 @@ async function functionStates(c: LocalCluster, deployed: OpenfaasDeployment): Pr
 }
 
 async function main(): Promise<void> {
-  const searchFrom = [process.cwd(), repoRoot];
-  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
-  const openfaas = await resolveOpenfaas(searchFrom, "inherit");
-  const images = await buildOpenfaasImages(repoRoot);
-  const c = await startLocalCluster({
-    binaries,
-    realNode: true,
-    reschedule: true,
-    openfaas,
-    logLevel: "warn",
-  });
+  const { cluster: c, images } = await startOpenfaasBenchCluster();
   try {
     const deployed = await deployThroughOpenfaas(c, images);
     const o = resolveOptions(deployed.options);

@@ -1,5 +1,6 @@
-// The cluster every Knative bench starts: the control plane, Knative Serving and cert-manager (which issues the
-// certificates the rendering trusts), the project's image, and `cluster up --knative --real-node` around them.
+// The clusters the platform benches start on the real node: for Knative, the control plane, Knative Serving and
+// cert-manager (which issues the certificates the rendering trusts) and the project's image; for OpenFaaS, the
+// control plane, OpenFaaS CE and the two function images.
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +9,9 @@ import { resolveCertManager } from "../../functions/local-cluster/cert-manager/b
 import { startLocalCluster } from "../../functions/local-cluster/cluster.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
 import { resolveKnativeServing } from "../../functions/local-cluster/knative/serving-build.js";
+import { resolveOpenfaas } from "../../functions/local-cluster/openfaas/build.js";
 import { buildImage } from "../support/cluster/function-pods.js";
+import { buildOpenfaasImages } from "../support/cluster/openfaas-functions.js";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
@@ -31,4 +34,20 @@ export async function startKnativeBenchCluster(
     ...options,
   });
   return { cluster, archive };
+}
+
+/** The same for OpenFaaS: the control plane, OpenFaaS CE and the function images, then the cluster. */
+export async function startOpenfaasBenchCluster(): Promise<{ cluster: LocalCluster; images: string }> {
+  const searchFrom = [process.cwd(), repoRoot];
+  const binaries = await resolveControlPlane({ searchFrom, buildOutput: "inherit" });
+  const openfaas = await resolveOpenfaas(searchFrom, "inherit");
+  const images = await buildOpenfaasImages(repoRoot);
+  const cluster = await startLocalCluster({
+    binaries,
+    realNode: true,
+    reschedule: true,
+    openfaas,
+    logLevel: "warn",
+  });
+  return { cluster, images };
 }
