@@ -364,6 +364,22 @@ function helmTemplate(
   return { docs: run.status === 0 ? parseDocs(run.stdout) : [], stderr: run.stderr, status: run.status };
 }
 
+/** `helm template` of case `c` with `helmBin` gives `manifests`' objects for the same settings, Helm's labels on each. */
+async function assertRendersAsManifests(c: Case, helmBin: string): Promise<void> {
+  const release = c.release ?? RELEASE;
+  const flags = [...c.flags, "--name", fullname(release), "--namespace", c.namespace ?? NAMESPACE];
+  if (!c.noSecret) flags.push("--path-secret", SECRET);
+  const expected = byKey(await renderManifests(flags));
+  const rendered = helmTemplate({ ...c, values: withSecret(c) }, helmBin);
+  assert.equal(rendered.status, 0, rendered.stderr);
+  const actual = byKey(rendered.docs.map(withoutHelmLabels));
+  assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort());
+  for (const [key, object] of expected) assert.deepEqual(actual.get(key), object, key);
+  // Helm's labels are on every object the chart owns.
+  for (const doc of rendered.docs)
+    assert.equal(doc.metadata.labels?.["app.kubernetes.io/managed-by"], "Helm");
+}
+
 function fullname(release: string): string {
   return release.includes("simkube-fn") ? release : `${release}-simkube-fn`;
 }
@@ -390,22 +406,8 @@ describe("charts/simkube-fn (helm v4 from the Go module)", { skip }, () => {
     assert.equal(chart.appVersion, pkg.version);
   });
 
-  for (const c of CASES) {
-    it(`renders what manifests renders: ${c.name}`, async () => {
-      const release = c.release ?? RELEASE;
-      const flags = [...c.flags, "--name", fullname(release), "--namespace", c.namespace ?? NAMESPACE];
-      if (!c.noSecret) flags.push("--path-secret", SECRET);
-      const expected = byKey(await renderManifests(flags));
-      const rendered = helmTemplate({ ...c, values: withSecret(c) });
-      assert.equal(rendered.status, 0, rendered.stderr);
-      const actual = byKey(rendered.docs.map(withoutHelmLabels));
-      assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort());
-      for (const [key, object] of expected) assert.deepEqual(actual.get(key), object, key);
-      // Helm's labels are on every object the chart owns.
-      for (const doc of rendered.docs)
-        assert.equal(doc.metadata.labels?.["app.kubernetes.io/managed-by"], "Helm");
-    });
-  }
+  for (const c of CASES)
+    it(`renders what manifests renders: ${c.name}`, () => assertRendersAsManifests(c, binary));
 
   it("without a cluster (helm template) makes no path secret: refuses unless pathSecret.value or existingSecret is given", () => {
     const refused = helmTemplate({ values: { platform: "kubernetes", ...SIM, caBundle: PEM } });
@@ -582,17 +584,6 @@ describe("charts/simkube-fn (helm v3 from the Go module)", { skip: skip3 }, () =
     assert.match(wrongType.stderr, /reschedule/);
   });
 
-  for (const c of CASES) {
-    it(`renders what manifests renders: ${c.name}`, async () => {
-      const release = c.release ?? RELEASE;
-      const flags = [...c.flags, "--name", fullname(release), "--namespace", c.namespace ?? NAMESPACE];
-      if (!c.noSecret) flags.push("--path-secret", SECRET);
-      const expected = byKey(await renderManifests(flags));
-      const rendered = helmTemplate({ ...c, values: withSecret(c) }, binary3);
-      assert.equal(rendered.status, 0, rendered.stderr);
-      const actual = byKey(rendered.docs.map(withoutHelmLabels));
-      assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort());
-      for (const [key, object] of expected) assert.deepEqual(actual.get(key), object, key);
-    });
-  }
+  for (const c of CASES)
+    it(`renders what manifests renders: ${c.name}`, () => assertRendersAsManifests(c, binary3));
 });
