@@ -10,7 +10,6 @@ import {
   openfaasPathSecret,
   openfaasReadiness,
 } from "./adapter.js";
-
 import { mapOwnStacks } from "./own-stacks.js";
 
 mapOwnStacks();

@@ -9,7 +9,6 @@ import {
   openfaasPathSecret,
   openfaasReadiness,
 } from "./adapter.js";
-
 import { mapOwnStacks } from "./own-stacks.js";
 
 mapOwnStacks();
