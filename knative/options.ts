@@ -97,7 +97,7 @@ export interface DeploymentOptions {
   namespace?: string;
   /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
   name?: string;
-  /** Knative: the simkube-fn image (Dockerfile), default DEFAULT_IMAGE. OpenFaaS: the image faas-cli builds; may contain {function}; default "simkube-fn:latest". */
+  /** Knative: the simkube-fn image (Dockerfile), default DEFAULT_IMAGE. OpenFaaS: the image faas-cli builds; may contain {function}; default DEFAULT_OPENFAAS_IMAGE (DEFAULT_IMAGE with the function added). */
   image?: string;
   /** TRACE_PATH: an http(s):// URL (or a path inside the image); unset = no lifecycles. */
   tracePath?: string;
