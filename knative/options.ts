@@ -197,6 +197,15 @@ export interface DeploymentOptions {
   openfaasHandlerDir?: string;
   /** OpenFaaS Pro: idle time before scale to zero (com.openfaas.scale.zero-duration). Default "15m". */
   scaleToZeroDuration?: string;
+  /**
+   * A Prometheus Operator PodMonitor per function for its GET /metrics (Knative and plain Kubernetes; needs
+   * the monitoring.coreos.com CRDs). Default false.
+   */
+  podMonitor?: boolean;
+  /** A ServiceMonitor per function's ClusterIP Service (clusterPlatform kubernetes only). Default false. */
+  serviceMonitor?: boolean;
+  /** Extra labels on the monitors, e.g. what the Prometheus's podMonitorSelector/serviceMonitorSelector matches. */
+  monitorLabels?: Readonly<Record<string, string>>;
 }
 
 export interface PolicyRuleInput {
@@ -262,4 +271,5 @@ export interface ResolvedOptions {
   openfaasLang: string;
   openfaasHandlerDir: string;
   scaleToZeroDuration: string;
+  monitors: { pod: boolean; service: boolean; labels: Record<string, string> };
 }
