@@ -9,6 +9,8 @@
 // Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS and threads after the rounds;
 // the function over plain http and the floor over https (floor-server.ts: what any Node server answering these
 // reviews over TLS costs at the least) beside them; the ratios function/SimKube last, also round by round.
+// BENCH_AGAINST=<another build's dist/bundle> adds that build's mutate-create over https to the same rounds, and
+// prints this build's reviews per core over it round by round (to measure one change).
 //
 // sk-driver runs as in a simulation: --sim-name, --trace-path (a trace of two empty events far apart, so its
 // runner sleeps while the webhook serves), DRIVER_NAME (its root is `<name>-root`), --controller-ns (its
@@ -122,6 +124,14 @@ interface Variant {
   label: string;
   flags: string[];
   env: Record<string, string>;
+  /** Another build's dist/bundle (BENCH_AGAINST) instead of this build's. */
+  bundleDir?: string;
+}
+
+/** BENCH_AGAINST=<another build's dist/bundle>: that build's mutate-create over https, in the same rounds. */
+function againstVariant(): Variant | undefined {
+  const dir = process.env.BENCH_AGAINST?.trim();
+  return dir ? { label: "BENCH_AGAINST", flags: [], env: {}, bundleDir: dir } : undefined;
 }
 
 /**
@@ -159,8 +169,9 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?:
     delete env[key];
   }
   const tlsArgs = tls ? ["--tls-cert", tls.certFile, "--tls-key", tls.keyFile] : [];
+  const bundle = variant?.bundleDir ? join(variant.bundleDir, "simkube-fn.mjs") : BUNDLE;
   const child = startNode(
-    [BUNDLE, "serve", "mutate-create", ...tlsArgs],
+    [bundle, "serve", "mutate-create", ...tlsArgs],
     env,
     SERVER_PIN,
     false,
@@ -374,17 +385,19 @@ function printSummaries(summaries: Summary[]): void {
   console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}`);
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
   for (const s of summaries.filter((x) => x.label.startsWith("mutate-create (https"))) printPerRound(s, sk);
+  const against = summaries.find((x) => x.label.endsWith("BENCH_AGAINST)"));
+  if (against) printPerRound(fn, against, "BENCH_AGAINST's");
 }
 
-/** Reviews per core of the function over SimKube's, round by round (each pair ran back to back). */
-function printPerRound(fn: Summary, sk: Summary): void {
+/** Reviews per core of the function over another's (SimKube's), round by round (each pair ran in the same round). */
+function printPerRound(fn: Summary, sk: Summary, other = "SimKube's"): void {
   const perCore = (r: Round) => r.report.requests / r.cpuSeconds;
   const ratios = fn.rounds.map((r, i) => {
     const other = sk.rounds[i];
     return other ? perCore(r) / perCore(other) : Number.NaN;
   });
   console.log(
-    `  ${fn.label}: reviews per core / SimKube's, per round: ${ratios.map((r) => fmt(r)).join(", ")}; lowest ${fmt(Math.min(...ratios))}`,
+    `  ${fn.label}: reviews per core / ${other}, per round: ${ratios.map((r) => fmt(r)).join(", ")}; lowest ${fmt(Math.min(...ratios))}`,
   );
 }
 
@@ -443,6 +456,8 @@ async function main(): Promise<number> {
     servers.push(await startFunction(kubeconfig, undefined));
     servers.push(await startFloor(tls));
     for (const variant of variants()) servers.push(await startFunction(kubeconfig, tls, variant));
+    const against = againstVariant();
+    if (against) servers.push(await startFunction(kubeconfig, tls, against));
     for (const server of servers) await checkServer(server, requests);
     console.log(
       `bench:vs-simkube: ${requests.length} CREATE reviews, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; ` +
