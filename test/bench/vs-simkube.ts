@@ -6,9 +6,10 @@
 // wrk and the API double to core 0; rounds alternate between the servers (BENCH_ROUNDS, default 3 each, of
 // BENCH_SECONDS, default 10, at BENCH_CONCURRENCY connections, default 64) after a warm-up that sends every
 // review at least once (both cache what they learn per pod: SimKube its owners, the function its sequences).
-// Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS and threads after the rounds;
-// the function over plain http and the floor over https (floor-server.ts: what any Node server answering these
-// reviews over TLS costs at the least) beside them; the ratios function/SimKube last, also round by round.
+// Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS right after its last round, its
+// peak RSS and its RSS at the end, threads; the function over plain http and the floor over https
+// (floor-server.ts: what any Node server answering these reviews over TLS costs at the least) beside them; the
+// ratios function/SimKube last, also round by round.
 // BENCH_AGAINST=<another build's dist/bundle> adds that build's mutate-create over https to the same rounds, and
 // prints this build's reviews per core over it round by round (to measure one change).
 //
@@ -71,6 +72,8 @@ interface Round {
   cpuSeconds: number;
   /** Of cpuSeconds, the kernel's on the server's behalf (syscalls: the socket reads and writes above all). */
   sysSeconds: number;
+  /** Right after the round's load: what it holds under load (later, a function may have collected when idle). */
+  memory: Memory;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -292,7 +295,8 @@ async function round(server: Server, load: Load, seconds: number): Promise<Round
   if (errors > 0 && (errors !== report.bad || errors > report.requests * BAD_ANSWERS_TOLERATED))
     throw new Error(`${server.label}: wrk counted errors: ${JSON.stringify(report)}`);
   const sysSeconds = after.system - before.system;
-  return { report, cpuSeconds: after.user - before.user + sysSeconds, sysSeconds };
+  const memory = memoryOf(server.child.pid);
+  return { report, cpuSeconds: after.user - before.user + sysSeconds, sysSeconds, memory };
 }
 
 function threadsOf(pid: number): number | undefined {
@@ -316,6 +320,10 @@ interface Summary extends Memory {
   p99Ms: number;
   threads?: number;
   idle?: Memory;
+  /** The peak RSS of the process's life (VmHWM): under load, for every server here. */
+  peakBytes?: number;
+  /** At the end of the run, after the other servers' rounds (a function idle for 30 s has collected). */
+  end: Memory;
   rounds: Round[];
 }
 
@@ -336,9 +344,13 @@ function summarize(server: Server, rounds: Round[]): Summary {
     sysUsPerReview: median(rounds.map((r) => (r.sysSeconds * 1e6) / r.report.requests)),
     p50Ms: median(rounds.map((r) => r.report.p50Us / 1000)),
     p99Ms: median(rounds.map((r) => r.report.p99Us / 1000)),
+    end: memoryOf(server.child.pid),
     rounds,
   };
-  Object.assign(summary, memoryOf(server.child.pid));
+  // The RSS right after its last round; the peak over its life.
+  Object.assign(summary, rounds.at(-1)?.memory ?? {});
+  const peak = procStatusBytes(server.child.pid, "VmHWM");
+  if (peak !== undefined) summary.peakBytes = peak;
   const threads = threadsOf(server.child.pid);
   if (threads !== undefined) summary.threads = threads;
   if (server.idle) summary.idle = server.idle;
@@ -375,14 +387,14 @@ const rssCell = (m: Memory | undefined) =>
 
 function printSummaries(summaries: Summary[]): void {
   console.log(
-    "\n| server | reviews/s | CPU µs/review (of it sys) | p50 ms | p99 ms | RSS MiB after load (anon + file) | idle RSS MiB | threads |",
+    "\n| server | reviews/s | CPU µs/review (of it sys) | p50 ms | p99 ms | RSS MiB right after its last round (anon + file) | peak RSS MiB | RSS MiB at the end | idle RSS MiB | threads |",
   );
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const s of summaries) {
     const cpu = `${fmt(s.cpuUsPerReview, 1)} (${fmt(s.sysUsPerReview, 1)})`;
     const cells = [fmt(s.throughput, 0), cpu, fmt(s.p50Ms), fmt(s.p99Ms)];
     console.log(
-      `| ${s.label} | ${cells.join(" | ")} | ${rssCell(s)} | ${rssCell(s.idle)} | ${s.threads ?? "?"} |`,
+      `| ${s.label} | ${cells.join(" | ")} | ${rssCell(s)} | ${mib(s.peakBytes)} | ${rssCell(s.end)} | ${rssCell(s.idle)} | ${s.threads ?? "?"} |`,
     );
   }
   const [fn, sk] = summaries as [Summary, Summary];
@@ -396,7 +408,8 @@ function printSummaries(summaries: Summary[]): void {
   );
   console.log(`  p50              ${ratio(fn.p50Ms, sk.p50Ms)}`);
   console.log(`  p99              ${ratio(fn.p99Ms, sk.p99Ms)}`);
-  console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}`);
+  console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}  (right after the last round)`);
+  console.log(`  peak RSS         ${ratio(fn.peakBytes, sk.peakBytes)}`);
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
   for (const s of summaries.filter((x) => x.label.startsWith("mutate-create (https"))) printPerRound(s, sk);
   const against = summaries.find((x) => x.label.endsWith("BENCH_AGAINST)"));
