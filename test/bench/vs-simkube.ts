@@ -411,7 +411,8 @@ function printSummaries(summaries: Summary[]): void {
   console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}  (right after the last round)`);
   console.log(`  peak RSS         ${ratio(fn.peakBytes, sk.peakBytes)}`);
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
-  for (const s of summaries.filter((x) => x.label.startsWith("mutate-create (https"))) printPerRound(s, sk);
+  const https = (x: Summary) => x.label.startsWith("mutate-create (https") || x.label.startsWith("floor");
+  for (const s of summaries.filter(https)) printPerRound(s, sk);
   const against = summaries.find((x) => x.label.endsWith("BENCH_AGAINST)"));
   if (against) printPerRound(fn, against, "BENCH_AGAINST's");
 }
