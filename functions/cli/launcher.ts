@@ -4,7 +4,7 @@
 // which a cold start reads faster. Only meaningful inside dist/bundle/ (scripts/bundle.mjs builds it there).
 //
 // Why: most of a cold start of `serve` is V8 parsing and compiling the bundled libraries (the Kubernetes
-// client, express, pino). vm.Script accepts V8 code cache data: the build starts each function once and keeps
+// client, prom-client, pino). vm.Script accepts V8 code cache data: the build starts each function once and keeps
 // what V8 compiled in simkube-fn.cjs.cache; later starts deserialize that instead of compiling. V8 rejects a
 // cache from another V8 version or other V8 flags (the code is then compiled as usual), and the cache file
 // starts with the build id of the bundle it belongs to, because V8 only checks the source's length.

@@ -6,8 +6,8 @@
 // never pays for it.
 
 import { readFileSync } from "node:fs";
-import { SourceMap } from "node:module";
 import path from "node:path";
+import { mappingLookup } from "./source-map-lookup.js";
 
 /** What a stack line needs of a V8 call site (NodeJS.CallSite), so the mapping can be tested without V8. */
 export interface Frame {
@@ -21,17 +21,24 @@ export interface Frame {
 /** The map's entry for a 1-based line and column, or undefined where the map has none. */
 type Lookup = (line: number, column: number) => { file: string; line: number; column: number } | undefined;
 
-/** A lookup over a source map's payload, resolving source paths against the map's folder. */
+/**
+ * A lookup over a source map's payload, resolving source paths against the map's folder. Only `mappings` and
+ * `sources` are kept (source-map-lookup.ts says why node:module's SourceMap is not used).
+ */
 export function lookupIn(payload: unknown, mapDir: string): Lookup {
-  const map = new SourceMap(payload as ConstructorParameters<typeof SourceMap>[0]);
+  const { mappings, sources } = payload as { mappings?: unknown; sources?: unknown };
+  if (typeof mappings !== "string" || !Array.isArray(sources)) throw new Error("not a source map");
+  const find = mappingLookup(
+    mappings,
+    sources.map((s) => (typeof s === "string" ? s : "")),
+  );
   return (line, column) => {
-    const entry = map.findEntry(line - 1, column - 1);
-    if (!("originalSource" in entry) || !entry.originalSource) return undefined;
-    const source = entry.originalSource.replace(/^file:\/\//, "");
+    const origin = find(line - 1, column - 1);
+    if (!origin?.source) return undefined;
     return {
-      file: path.resolve(mapDir, source),
-      line: entry.originalLine + 1,
-      column: entry.originalColumn + 1,
+      file: path.resolve(mapDir, origin.source.replace(/^file:\/\//, "")),
+      line: origin.line + 1,
+      column: origin.column + 1,
     };
   };
 }

@@ -6,9 +6,12 @@
 // wrk and the API double to core 0; rounds alternate between the servers (BENCH_ROUNDS, default 3 each, of
 // BENCH_SECONDS, default 10, at BENCH_CONCURRENCY connections, default 64) after a warm-up that sends every
 // review at least once (both cache what they learn per pod: SimKube its owners, the function its sequences).
-// Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS and threads after the rounds;
-// the function over plain http and the floor over https (floor-server.ts: what any Node server answering these
-// reviews over TLS costs at the least) beside them; the ratios function/SimKube last, also round by round.
+// Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS right after its last round, its
+// peak RSS and its RSS at the end, threads; the function over plain http and the floor over https
+// (floor-server.ts: what any Node server answering these reviews over TLS costs at the least) beside them; the
+// ratios function/SimKube last, also round by round.
+// BENCH_AGAINST=<another build's dist/bundle> adds that build's mutate-create over https to the same rounds, and
+// prints this build's reviews per core over it round by round (to measure one change).
 //
 // sk-driver runs as in a simulation: --sim-name, --trace-path (a trace of two empty events far apart, so its
 // runner sleeps while the webhook serves), DRIVER_NAME (its root is `<name>-root`), --controller-ns (its
@@ -42,6 +45,8 @@ const SECONDS = envInt("BENCH_SECONDS", 10);
 const CONNECTIONS = envInt("BENCH_CONCURRENCY", 64);
 const WARMUP_SECONDS = envInt("BENCH_WARMUP_SECONDS", 5);
 const START_TIMEOUT_MS = 60_000;
+/** The share of a round's answers that may be bad (denied) before the run fails; see round(). */
+const BAD_ANSWERS_TOLERATED = 0.01;
 const SERVER_PIN = pinTo(1);
 const LOAD_PIN = pinTo(0);
 const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
@@ -65,6 +70,10 @@ interface Memory {
 interface Round {
   report: WrkReport;
   cpuSeconds: number;
+  /** Of cpuSeconds, the kernel's on the server's behalf (syscalls: the socket reads and writes above all). */
+  sysSeconds: number;
+  /** Right after the round's load: what it holds under load (later, a function may have collected when idle). */
+  memory: Memory;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -122,6 +131,14 @@ interface Variant {
   label: string;
   flags: string[];
   env: Record<string, string>;
+  /** Another build's dist/bundle (BENCH_AGAINST) instead of this build's. */
+  bundleDir?: string;
+}
+
+/** BENCH_AGAINST=<another build's dist/bundle>: that build's mutate-create over https, in the same rounds. */
+function againstVariant(): Variant | undefined {
+  const dir = process.env.BENCH_AGAINST?.trim();
+  return dir ? { label: "BENCH_AGAINST", flags: [], env: {}, bundleDir: dir } : undefined;
 }
 
 /**
@@ -159,8 +176,9 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?:
     delete env[key];
   }
   const tlsArgs = tls ? ["--tls-cert", tls.certFile, "--tls-key", tls.keyFile] : [];
+  const bundle = variant?.bundleDir ? join(variant.bundleDir, "simkube-fn.mjs") : BUNDLE;
   const child = startNode(
-    [BUNDLE, "serve", "mutate-create", ...tlsArgs],
+    [bundle, "serve", "mutate-create", ...tlsArgs],
     env,
     SERVER_PIN,
     false,
@@ -270,9 +288,15 @@ async function round(server: Server, load: Load, seconds: number): Promise<Round
   });
   const after = cpuTimesOf(server.child.pid);
   if (!before || !after) throw new Error(`${server.label}: no CPU times in /proc (exited?)`);
-  if (wrkErrors(report) > 0)
+  // A few answers that are not allowed-with-a-patch are the API double too slow to answer a cache refresh (the
+  // Simulation is read again every 5 s; a read past its deadline denies the reviews waiting for it, fail closed)
+  // on a machine loaded by others: counted and printed. Anything else, or more, fails the run.
+  const errors = wrkErrors(report);
+  if (errors > 0 && (errors !== report.bad || errors > report.requests * BAD_ANSWERS_TOLERATED))
     throw new Error(`${server.label}: wrk counted errors: ${JSON.stringify(report)}`);
-  return { report, cpuSeconds: after.user + after.system - before.user - before.system };
+  const sysSeconds = after.system - before.system;
+  const memory = memoryOf(server.child.pid);
+  return { report, cpuSeconds: after.user - before.user + sysSeconds, sysSeconds, memory };
 }
 
 function threadsOf(pid: number): number | undefined {
@@ -291,10 +315,15 @@ interface Summary extends Memory {
   label: string;
   throughput: number;
   cpuUsPerReview: number;
+  sysUsPerReview: number;
   p50Ms: number;
   p99Ms: number;
   threads?: number;
   idle?: Memory;
+  /** The peak RSS of the process's life (VmHWM): under load, for every server here. */
+  peakBytes?: number;
+  /** At the end of the run, after the other servers' rounds (a function idle for 30 s has collected). */
+  end: Memory;
   rounds: Round[];
 }
 
@@ -312,11 +341,16 @@ function summarize(server: Server, rounds: Round[]): Summary {
     label: server.label,
     throughput: median(rounds.map(rate)),
     cpuUsPerReview: median(rounds.map((r) => (r.cpuSeconds * 1e6) / r.report.requests)),
+    sysUsPerReview: median(rounds.map((r) => (r.sysSeconds * 1e6) / r.report.requests)),
     p50Ms: median(rounds.map((r) => r.report.p50Us / 1000)),
     p99Ms: median(rounds.map((r) => r.report.p99Us / 1000)),
+    end: memoryOf(server.child.pid),
     rounds,
   };
-  Object.assign(summary, memoryOf(server.child.pid));
+  // The RSS right after its last round; the peak over its life.
+  Object.assign(summary, rounds.at(-1)?.memory ?? {});
+  const peak = procStatusBytes(server.child.pid, "VmHWM");
+  if (peak !== undefined) summary.peakBytes = peak;
   const threads = threadsOf(server.child.pid);
   if (threads !== undefined) summary.threads = threads;
   if (server.idle) summary.idle = server.idle;
@@ -343,7 +377,9 @@ function roundLine(round: Round): string {
   const cores = round.cpuSeconds / seconds;
   const wrkCores = round.report.cpuSeconds / seconds;
   const us = (round.cpuSeconds * 1e6) / round.report.requests;
-  return `${fmt(rate, 0)}/s, ${fmt(us, 1)} µs/review, server ${fmt(cores)} core, wrk ${fmt(wrkCores)} core, p99 ${fmt(round.report.p99Us / 1000)} ms`;
+  const sys = (round.sysSeconds * 1e6) / round.report.requests;
+  const bad = round.report.bad > 0 ? `, ${round.report.bad} answers not allowed with a patch` : "";
+  return `${fmt(rate, 0)}/s, ${fmt(us, 1)} µs/review (sys ${fmt(sys, 1)}), server ${fmt(cores)} core, wrk ${fmt(wrkCores)} core, p99 ${fmt(round.report.p99Us / 1000)} ms${bad}`;
 }
 
 const rssCell = (m: Memory | undefined) =>
@@ -351,13 +387,14 @@ const rssCell = (m: Memory | undefined) =>
 
 function printSummaries(summaries: Summary[]): void {
   console.log(
-    "\n| server | reviews/s | CPU µs/review | p50 ms | p99 ms | RSS MiB after load (anon + file) | idle RSS MiB | threads |",
+    "\n| server | reviews/s | CPU µs/review (of it sys) | p50 ms | p99 ms | RSS MiB right after its last round (anon + file) | peak RSS MiB | RSS MiB at the end | idle RSS MiB | threads |",
   );
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const s of summaries) {
-    const cells = [fmt(s.throughput, 0), fmt(s.cpuUsPerReview, 1), fmt(s.p50Ms), fmt(s.p99Ms)];
+    const cpu = `${fmt(s.cpuUsPerReview, 1)} (${fmt(s.sysUsPerReview, 1)})`;
+    const cells = [fmt(s.throughput, 0), cpu, fmt(s.p50Ms), fmt(s.p99Ms)];
     console.log(
-      `| ${s.label} | ${cells.join(" | ")} | ${rssCell(s)} | ${rssCell(s.idle)} | ${s.threads ?? "?"} |`,
+      `| ${s.label} | ${cells.join(" | ")} | ${rssCell(s)} | ${mib(s.peakBytes)} | ${rssCell(s.end)} | ${rssCell(s.idle)} | ${s.threads ?? "?"} |`,
     );
   }
   const [fn, sk] = summaries as [Summary, Summary];
@@ -371,20 +408,24 @@ function printSummaries(summaries: Summary[]): void {
   );
   console.log(`  p50              ${ratio(fn.p50Ms, sk.p50Ms)}`);
   console.log(`  p99              ${ratio(fn.p99Ms, sk.p99Ms)}`);
-  console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}`);
+  console.log(`  RSS after load   ${ratio(fn.rssBytes, sk.rssBytes)}  (right after the last round)`);
+  console.log(`  peak RSS         ${ratio(fn.peakBytes, sk.peakBytes)}`);
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
-  for (const s of summaries.filter((x) => x.label.startsWith("mutate-create (https"))) printPerRound(s, sk);
+  const https = (x: Summary) => x.label.startsWith("mutate-create (https") || x.label.startsWith("floor");
+  for (const s of summaries.filter(https)) printPerRound(s, sk);
+  const against = summaries.find((x) => x.label.endsWith("BENCH_AGAINST)"));
+  if (against) printPerRound(fn, against, "BENCH_AGAINST's");
 }
 
-/** Reviews per core of the function over SimKube's, round by round (each pair ran back to back). */
-function printPerRound(fn: Summary, sk: Summary): void {
+/** Reviews per core of the function over another's (SimKube's), round by round (each pair ran in the same round). */
+function printPerRound(fn: Summary, sk: Summary, other = "SimKube's"): void {
   const perCore = (r: Round) => r.report.requests / r.cpuSeconds;
   const ratios = fn.rounds.map((r, i) => {
     const other = sk.rounds[i];
     return other ? perCore(r) / perCore(other) : Number.NaN;
   });
   console.log(
-    `  ${fn.label}: reviews per core / SimKube's, per round: ${ratios.map((r) => fmt(r)).join(", ")}; lowest ${fmt(Math.min(...ratios))}`,
+    `  ${fn.label}: reviews per core / ${other}, per round: ${ratios.map((r) => fmt(r)).join(", ")}; lowest ${fmt(Math.min(...ratios))}`,
   );
 }
 
@@ -443,6 +484,8 @@ async function main(): Promise<number> {
     servers.push(await startFunction(kubeconfig, undefined));
     servers.push(await startFloor(tls));
     for (const variant of variants()) servers.push(await startFunction(kubeconfig, tls, variant));
+    const against = againstVariant();
+    if (against) servers.push(await startFunction(kubeconfig, tls, against));
     for (const server of servers) await checkServer(server, requests);
     console.log(
       `bench:vs-simkube: ${requests.length} CREATE reviews, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s; ` +
