@@ -17,7 +17,13 @@ import type { LocalCluster } from "../../functions/local-cluster/cluster-types.j
 import { TRAEFIK_PORTS } from "../../functions/local-cluster/knative/traefik.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { gatewayHost } from "../../knative/gateway-route.js";
-import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
+import {
+  caBundleInjected,
+  deployThroughKnative,
+  type KnativeDeployment,
+  revisionPods,
+  serviceName,
+} from "../support/cluster/knative-functions.js";
 import { eventually } from "../support/cluster/kube.js";
 import { startKnativeBenchCluster } from "./bench-clusters.js";
 import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
@@ -38,7 +44,18 @@ async function podIp(c: LocalCluster, namespace: string, selector: string): Prom
   return ip;
 }
 
-async function targets(c: LocalCluster, options: Parameters<typeof resolveOptions>[0]): Promise<Target[]> {
+/**
+ * The CA the API server trusts for the webhooks: cert-manager issued the ingress's certificate from the rendered
+ * CA, and its cainjector put that CA into the webhook configuration (the cluster's own CA signed none of it).
+ */
+async function webhookTrust(c: LocalCluster, deployed: KnativeDeployment): Promise<string> {
+  const webhook = deployed.objects.find((m) => m.kind === "MutatingWebhookConfiguration");
+  const bundle = await caBundleInjected(c, webhook?.metadata?.name ?? "");
+  return Buffer.from(bundle, "base64").toString("utf8");
+}
+
+async function targets(c: LocalCluster, deployed: KnativeDeployment): Promise<Target[]> {
+  const options = deployed.options;
   const o = resolveOptions(options);
   const service = serviceName(options, "mutate-create");
   const [pod] = await eventually(
@@ -72,7 +89,7 @@ async function targets(c: LocalCluster, options: Parameters<typeof resolveOption
       name: "ingress",
       url: new URL(`https://${traefik}:${TRAEFIK_PORTS.websecure}${secretPath}`),
       headers: { host },
-      tls: { ca: c.caCertPem, servername: host },
+      tls: { ca: await webhookTrust(c, deployed), servername: host },
     },
   ];
 }
@@ -89,7 +106,7 @@ async function main(): Promise<void> {
   const { cluster: c, archive } = await startKnativeBenchCluster();
   try {
     const deployed = await deployThroughKnative(c, archive, 1);
-    const all = await targets(c, deployed.options);
+    const all = await targets(c, deployed);
     const o = resolveOptions(deployed.options);
     const revision = all.find((t) => t.name === "activator")?.headers?.["Knative-Serving-Revision"] ?? "";
     const rows = await measureRounds(SETTINGS, all, (line) =>
