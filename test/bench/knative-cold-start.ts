@@ -5,7 +5,10 @@
 // through the API server, which calls mutate-create through Traefik and, at zero, Knative's activator. Per cycle:
 //   created     the create sent → mutate-create's pod first listed (the activator asked the autoscaler for a
 //               pod, the autoscaler scaled the Deployment, the ReplicaSet made the pod)
-//   started     → the function's process started (scheduling, sandbox, network, queue-proxy, the container)
+//   started     → the function's process started (scheduling, sandbox, network, the container), taken apart
+//               from the listings and containerd's log (pod-start-pieces.ts): scheduled, the kubelet until it
+//               asks for the sandbox (volumes), the sandbox, the function's container created and started; and
+//               beside it queue-proxy's container (started after the function's) and the pod's IP listed
 //   listening   → `serve` listening (Node and the bundle loaded, everything built)
 //   answered    → the create answered (queue-proxy's and the activator's probes found the pod ready, the
 //               activator handed the review over, the review itself, the way back); of it, `review` is the
@@ -15,8 +18,9 @@
 // GET /<secret>/stats's uptimeSeconds and the simkube_fn_cold_start_seconds gauge of GET /metrics, read from
 // the pod right after the answer; the pod's appearance and readiness from listing pods every POLL_MS.
 // BENCH_KNATIVE_COLD_CYCLES cycles (default 20). Prints one line per cycle, then p50 / p99 / max per piece.
-// BENCH_KNATIVE_COLD_CPU_REQUEST: the same again with another CPU request, to see what the pod's CPU share on a
-// busy node does to each piece.
+// After each cycle a pause pod of each kind (pod-start-floor.ts) shows the node's floor under any pod's start.
+// BENCH_KNATIVE_COLD_CPU_REQUEST / _QUEUE_CPU_REQUEST: the same again with another CPU request for the function
+// / queue-proxy, to see what the pod's CPU share on a busy node does to each piece.
 
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
@@ -209,15 +213,18 @@ async function setVariant(c: LocalCluster, namespace: string, service: string, v
   if (variant.queueCpu) annotations[QUEUE_CPU_ANNOTATION] = variant.queueCpu;
   else delete annotations[QUEUE_CPU_ANNOTATION];
   template.metadata.annotations = annotations;
+  const before = ksvc.status?.latestReadyRevisionName;
   const updated = await c.admin.request<KnativeService>("PUT", url, ksvc);
   await eventually(
     `${service}'s revision ${variantName(variant)} Ready`,
     async () => {
       const now = await c.admin.request<KnativeService>("GET", url);
       const status = now.status;
+      // A new revision, not the old one still named in both fields before the new one is listed.
       return (
         status?.observedGeneration === updated.metadata.generation &&
         status?.latestReadyRevisionName !== undefined &&
+        status.latestReadyRevisionName !== before &&
         status.latestReadyRevisionName === status.latestCreatedRevisionName
       );
     },
