@@ -26,7 +26,13 @@ import {
 } from "../support/cluster/knative-functions.js";
 import { eventually } from "../support/cluster/kube.js";
 import { startKnativeBenchCluster } from "./bench-clusters.js";
-import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
+import {
+  measureRounds,
+  type Target as OverheadTarget,
+  overheadSettings,
+  type Row,
+  summary,
+} from "./overhead-rows.js";
 
 const SETTINGS = overheadSettings("BENCH_KNATIVE");
 const QUEUE_PROXY_PORT = 8012;
@@ -102,6 +108,15 @@ async function serverlessServiceMode(c: LocalCluster, namespace: string, revisio
   return sks.spec.mode;
 }
 
+/**
+ * Paths on which no review got an answer: their figures are no figures, so the bench fails instead of printing
+ * a summary with nulls (a wrong CA once made the ingress path all errors and the run still looked done).
+ */
+function failedPaths(rows: readonly Row[]): string[] {
+  const answered = new Set(rows.filter((r) => r.errors < r.reviews).map((r) => r.path));
+  return [...new Set(rows.map((r) => r.path))].filter((p) => !answered.has(p));
+}
+
 async function main(): Promise<void> {
   const { cluster: c, archive } = await startKnativeBenchCluster();
   try {
@@ -118,6 +133,9 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({ concurrency: SETTINGS.concurrency, serverlessServiceMode: mode, replicasAfter: replicas, summary: summary(rows, PATHS, "direct"), rows }, null, 2)}\n`,
     );
+    const failed = failedPaths(rows);
+    if (failed.length > 0)
+      throw new Error(`every review failed on: ${failed.join(", ")} (see the rows above)`);
   } finally {
     await c.stop();
   }
