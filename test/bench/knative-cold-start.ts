@@ -215,6 +215,8 @@ async function setVariant(c: LocalCluster, namespace: string, service: string, v
   template.metadata.annotations = annotations;
   const before = ksvc.status?.latestReadyRevisionName;
   const updated = await c.admin.request<KnativeService>("PUT", url, ksvc);
+  // The same template (the first block, as rendered) makes no new generation and no new revision.
+  if (updated.metadata.generation === ksvc.metadata.generation) return;
   await eventually(
     `${service}'s revision ${variantName(variant)} Ready`,
     async () => {
