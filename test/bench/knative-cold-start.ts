@@ -83,12 +83,25 @@ interface Cycle {
   answeredMs: number;
   /** The review's own time in the function (part of answeredMs). */
   reviewMs: number;
+  /**
+   * The process's CPU time when read right after the answer (process_cpu_seconds_total: Node's start, the
+   * review, the bench's GET /stats): set against listening + answered, how much of the wall time it ran.
+   */
+  cpuMs?: number;
   /** From the create sent until the pod was listed Ready; undefined if not within the grace. */
   readyMs?: number;
   totalMs: number;
 }
 
-const PIECES = ["createdMs", "startedMs", "listeningMs", "answeredMs", "reviewMs", "totalMs"] as const;
+const PIECES = [
+  "createdMs",
+  "startedMs",
+  "listeningMs",
+  "answeredMs",
+  "reviewMs",
+  "cpuMs",
+  "totalMs",
+] as const;
 
 function checkMutated(pod: V1Pod): void {
   if (pod.spec?.nodeSelector?.type !== "virtual") {
@@ -172,10 +185,16 @@ async function cycle(c: LocalCluster, i: number, namespace: string, service: str
     listeningMs: listeningAt - startedAt,
     answeredMs: answeredAt - listeningAt,
     reviewMs: reviewSeconds * 1000,
+    ...processCpu(metrics.text),
     totalMs: answeredAt - t0,
   };
   if (seen.readyAt !== undefined) result.readyMs = seen.readyAt - t0;
   return result;
+}
+
+function processCpu(metricsText: string): { cpuMs?: number } {
+  const seconds = Number(/^process_cpu_seconds_total(?:\{[^}]*\})? (\S+)$/m.exec(metricsText)?.[1]);
+  return Number.isFinite(seconds) ? { cpuMs: seconds * 1000 } : {};
 }
 
 function containerTimes(log: PodStart | undefined): string {
@@ -279,7 +298,7 @@ async function main(): Promise<void> {
       `bench:knative-cold: ${CYCLES} cycles${variants.length > 1 ? ` of each variant (${variants.map(variantName).join(" / ")}) in blocks of ${BLOCK}` : ""}, each from no pod at all, and a pause pod of each kind after each; times in ms from the create sent`,
     );
     console.log(
-      "cycle | created | +started | +listening | +answered | (of it the review) | total | pod Ready (kubelet) | load",
+      "cycle | created | +started | +listening | +answered | (of it the review) | (process CPU) | total | pod Ready (kubelet) | load",
     );
     console.log(`  started taken apart: ${START_PIECES.map((k) => k.replace(/Ms$/, "")).join(" | ")}`);
     const cycles = new Map<Variant, Cycle[]>(variants.map((v) => [v, []]));
@@ -289,7 +308,16 @@ async function main(): Promise<void> {
       if (variants.length > 1 && i % BLOCK === 0) await setVariant(c, o.namespace, service, variant);
       const r = await cycle(c, i, o.namespace, service, o.pathSecret ?? "");
       cycles.get(variant)?.push(r);
-      const cells = [r.createdMs, r.startedMs, r.listeningMs, r.answeredMs, r.reviewMs, r.totalMs, r.readyMs];
+      const cells = [
+        r.createdMs,
+        r.startedMs,
+        r.listeningMs,
+        r.answeredMs,
+        r.reviewMs,
+        r.cpuMs,
+        r.totalMs,
+        r.readyMs,
+      ];
       const load = loadavg()[0]?.toFixed(1);
       console.log(
         `${i + 1} | ${cells.map(ms).join(" | ")} | ${load}${variants.length > 1 ? ` | ${variantName(variant)}` : ""}`,
