@@ -307,7 +307,10 @@ async function main(): Promise<void> {
       const variant = variants[Math.floor(i / BLOCK) % variants.length] ?? {};
       if (variants.length > 1 && i % BLOCK === 0) await setVariant(c, o.namespace, service, variant);
       const r = await cycle(c, i, o.namespace, service, o.pathSecret ?? "");
-      cycles.get(variant)?.push(r);
+      // Answered before the new pod listened: another pod answered (one deleted at once whose process still ran
+      // and that the activator still knew), so the cycle measured no cold start; it is shown, not counted.
+      const stale = r.answeredMs < 0;
+      if (!stale) cycles.get(variant)?.push(r);
       const cells = [
         r.createdMs,
         r.startedMs,
@@ -320,7 +323,7 @@ async function main(): Promise<void> {
       ];
       const load = loadavg()[0]?.toFixed(1);
       console.log(
-        `${i + 1} | ${cells.map(ms).join(" | ")} | ${load}${variants.length > 1 ? ` | ${variantName(variant)}` : ""}`,
+        `${i + 1} | ${cells.map(ms).join(" | ")} | ${load}${variants.length > 1 ? ` | ${variantName(variant)}` : ""}${stale ? " | answered by another pod: not counted" : ""}`,
       );
       console.log(
         `  started taken apart: ${startCells(r.start)} | containers asked/created/started: ${r.containers}`,
