@@ -5,7 +5,10 @@
 // through the API server, which calls mutate-create through Traefik and, at zero, Knative's activator. Per cycle:
 //   created     the create sent → mutate-create's pod first listed (the activator asked the autoscaler for a
 //               pod, the autoscaler scaled the Deployment, the ReplicaSet made the pod)
-//   started     → the function's process started (scheduling, sandbox, network, queue-proxy, the container)
+//   started     → the function's process started (scheduling, sandbox, network, the container), taken apart
+//               from the listings and containerd's log (pod-start-pieces.ts): scheduled, the kubelet until it
+//               asks for the sandbox (volumes), the sandbox, the function's container created and started; and
+//               beside it queue-proxy's container (started after the function's) and the pod's IP listed
 //   listening   → `serve` listening (Node and the bundle loaded, everything built)
 //   answered    → the create answered (queue-proxy's and the activator's probes found the pod ready, the
 //               activator handed the review over, the review itself, the way back); of it, `review` is the
@@ -15,9 +18,13 @@
 // GET /<secret>/stats's uptimeSeconds and the simkube_fn_cold_start_seconds gauge of GET /metrics, read from
 // the pod right after the answer; the pod's appearance and readiness from listing pods every POLL_MS.
 // BENCH_KNATIVE_COLD_CYCLES cycles (default 20). Prints one line per cycle, then p50 / p99 / max per piece.
-// BENCH_KNATIVE_COLD_CPU_REQUEST: the same again with another CPU request, to see what the pod's CPU share on a
-// busy node does to each piece.
+// After each cycle a pause pod of each kind (pod-start-floor.ts) shows the node's floor under any pod's start.
+// BENCH_KNATIVE_COLD_CPU_REQUEST / _QUEUE_CPU_REQUEST: the same again with another CPU request for the function
+// / queue-proxy, to see what the pod's CPU share on a busy node does to each piece.
 
+import { readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
+import path from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
 import { percentile } from "../../functions/cli/loadtest/load.js";
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
@@ -25,67 +32,36 @@ import { resolveOptions } from "../../knative/deployment-options.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { barePod, clientsFor, createVirtualNamespace, eventually } from "../support/cluster/kube.js";
 import { startKnativeBenchCluster } from "./bench-clusters.js";
+import { createFloorNamespace, FLOOR_KINDS, type FloorStart, floorStart } from "./pod-start-floor.js";
+import { type PodStart, podStartFromLog } from "./pod-start-log.js";
+import { START_PIECES, type StartPieces, startPieces } from "./pod-start-pieces.js";
+import { watchPods } from "./pod-watch.js";
 
 const CYCLES = Number(process.env.BENCH_KNATIVE_COLD_CYCLES ?? 20);
-const POLL_MS = 20;
 const NS = "virtual-cold";
 /**
  * BENCH_KNATIVE_COLD_CPU_REQUEST (e.g. 1): also BENCH_KNATIVE_COLD_CYCLES cycles with the container's CPU
  * request at that (`manifests --cpu-request`; rendered: 100m), in blocks of 5 alternating with the rendered one.
  */
 const CPU_REQUEST = process.env.BENCH_KNATIVE_COLD_CPU_REQUEST?.trim() || undefined;
+/**
+ * BENCH_KNATIVE_COLD_QUEUE_CPU_REQUEST (e.g. 1): queue-proxy's CPU request in that other variant (the revision's
+ * queue.sidecar.serving.knative.dev/cpu-resource-request; Knative's default: 25m), with or without the above.
+ */
+const QUEUE_CPU_REQUEST = process.env.BENCH_KNATIVE_COLD_QUEUE_CPU_REQUEST?.trim() || undefined;
+const QUEUE_CPU_ANNOTATION = "queue.sidecar.serving.knative.dev/cpu-resource-request";
+
+/** What the other variant changes in the Knative Service; empty as rendered. */
+interface Variant {
+  cpu?: string;
+  queueCpu?: string;
+}
+
+const variantName = (v: Variant) =>
+  [v.cpu && `cpu request ${v.cpu}`, v.queueCpu && `queue-proxy cpu request ${v.queueCpu}`]
+    .filter(Boolean)
+    .join(", ") || "as rendered";
 const BLOCK = 5;
-
-interface PodSighting {
-  /** When a pod of the revision was first listed. */
-  createdAt?: number;
-  /** When it was first listed Ready. */
-  readyAt?: number;
-  ip?: string;
-}
-
-interface ListedPod {
-  metadata: { name: string };
-  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
-}
-
-/** Lists the revision's pods every POLL_MS until stopped, noting when one first appeared and was Ready. */
-function watchPods(c: LocalCluster, namespace: string, service: string) {
-  const seen: PodSighting = {};
-  let stopped = false;
-  const selector = encodeURIComponent(`serving.knative.dev/service=${service}`);
-  const poll = async () => {
-    while (!stopped) {
-      const list = await c.admin.request<{ items: ListedPod[] }>(
-        "GET",
-        `/api/v1/namespaces/${namespace}/pods?labelSelector=${selector}`,
-      );
-      const now = Date.now();
-      const [pod] = list.items;
-      if (pod) {
-        seen.createdAt ??= now;
-        if (pod.status?.podIP) seen.ip = pod.status.podIP;
-        if (pod.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"))
-          seen.readyAt ??= now;
-      }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
-  };
-  const done = poll();
-  return {
-    seen,
-    /** Stops once the pod was seen Ready, or after `graceMs`. */
-    async stop(graceMs: number): Promise<PodSighting> {
-      const deadline = Date.now() + graceMs;
-      while (seen.readyAt === undefined && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      }
-      stopped = true;
-      await done;
-      return seen;
-    },
-  };
-}
 
 /** GET on the pod's own port (the user container, no Knative), with the time halfway through the request. */
 async function fromPod(ip: string, pathname: string): Promise<{ text: string; at: number }> {
@@ -97,18 +73,35 @@ async function fromPod(ip: string, pathname: string): Promise<{ text: string; at
 }
 
 interface Cycle {
+  /** The container start ("started") taken apart: the listings and containerd's log. */
+  start: StartPieces;
+  /** Each container's create asked / created / started, in ms after the sandbox was ready. */
+  containers: string;
   createdMs: number;
   startedMs: number;
   listeningMs: number;
   answeredMs: number;
   /** The review's own time in the function (part of answeredMs). */
   reviewMs: number;
+  /**
+   * The process's CPU time when read right after the answer (process_cpu_seconds_total: Node's start, the
+   * review, the bench's GET /stats): set against listening + answered, how much of the wall time it ran.
+   */
+  cpuMs?: number;
   /** From the create sent until the pod was listed Ready; undefined if not within the grace. */
   readyMs?: number;
   totalMs: number;
 }
 
-const PIECES = ["createdMs", "startedMs", "listeningMs", "answeredMs", "reviewMs", "totalMs"] as const;
+const PIECES = [
+  "createdMs",
+  "startedMs",
+  "listeningMs",
+  "answeredMs",
+  "reviewMs",
+  "cpuMs",
+  "totalMs",
+] as const;
 
 function checkMutated(pod: V1Pod): void {
   if (pod.spec?.nodeSelector?.type !== "virtual") {
@@ -161,7 +154,8 @@ async function privateAddresses(c: LocalCluster, namespace: string, service: str
 async function cycle(c: LocalCluster, i: number, namespace: string, service: string, secret: string) {
   await atZero(c, namespace, service);
   const core = clientsFor(c.kubeconfig).core;
-  const watch = watchPods(c, namespace, service);
+  const selector = encodeURIComponent(`serving.knative.dev/service=${service}`);
+  const watch = watchPods(c, `/api/v1/namespaces/${namespace}/pods?labelSelector=${selector}`);
   const t0 = Date.now();
   const created = await core.createNamespacedPod({ namespace: NS, body: barePod(c, `cold-${i}`) });
   const answeredAt = Date.now();
@@ -180,21 +174,45 @@ async function cycle(c: LocalCluster, i: number, namespace: string, service: str
     .reduce((a, b) => a + b, 0);
   const startedAt = stats.at - uptime * 1000;
   const listeningAt = startedAt + coldStart * 1000;
+  const log = seen.name
+    ? podStartFromLog(await readFile(path.join(c.logDir, "containerd.log"), "utf8"), seen.name)
+    : undefined;
   const result: Cycle = {
+    start: startPieces(seen, log),
+    containers: containerTimes(log),
     createdMs: seen.createdAt - t0,
     startedMs: startedAt - seen.createdAt,
     listeningMs: listeningAt - startedAt,
     answeredMs: answeredAt - listeningAt,
     reviewMs: reviewSeconds * 1000,
+    ...processCpu(metrics.text),
     totalMs: answeredAt - t0,
   };
   if (seen.readyAt !== undefined) result.readyMs = seen.readyAt - t0;
   return result;
 }
 
+function processCpu(metricsText: string): { cpuMs?: number } {
+  const seconds = Number(/^process_cpu_seconds_total(?:\{[^}]*\})? (\S+)$/m.exec(metricsText)?.[1]);
+  return Number.isFinite(seconds) ? { cpuMs: seconds * 1000 } : {};
+}
+
+function containerTimes(log: PodStart | undefined): string {
+  const after = (t: number | undefined) =>
+    ms(t === undefined || !log?.sandboxReady ? undefined : t - log.sandboxReady);
+  return (log?.containers ?? [])
+    .map((x) => `${x.name} ${after(x.createAsked)}/${after(x.created)}/${after(x.started)}`)
+    .join(", ");
+}
+
 interface KnativeService {
   metadata: { generation?: number };
-  spec: { template: { spec: { containers: { resources?: { requests?: Record<string, string> } }[] } } };
+  spec: {
+    template: {
+      metadata: { annotations?: Record<string, string> };
+      spec: { containers: { resources?: { requests?: Record<string, string> } }[] };
+    };
+  };
   status?: {
     observedGeneration?: number;
     latestReadyRevisionName?: string;
@@ -202,22 +220,32 @@ interface KnativeService {
   };
 }
 
-/** The Knative Service's CPU request, `undefined` as rendered (100m); waits for its new revision to be Ready. */
-async function setCpuRequest(c: LocalCluster, namespace: string, service: string, cpu: string | undefined) {
+/** The Knative Service as the variant says (as rendered: 100m, no queue-proxy request); waits for its revision. */
+async function setVariant(c: LocalCluster, namespace: string, service: string, variant: Variant) {
   const url = `/apis/serving.knative.dev/v1/namespaces/${namespace}/services/${service}`;
   const ksvc = await c.admin.request<KnativeService>("GET", url);
-  const [container] = ksvc.spec.template.spec.containers;
+  const template = ksvc.spec.template;
+  const [container] = template.spec.containers;
   if (!container?.resources?.requests) throw new Error(`${service} has no resource requests`);
-  container.resources.requests.cpu = cpu ?? "100m";
+  container.resources.requests.cpu = variant.cpu ?? "100m";
+  const annotations = { ...template.metadata.annotations };
+  if (variant.queueCpu) annotations[QUEUE_CPU_ANNOTATION] = variant.queueCpu;
+  else delete annotations[QUEUE_CPU_ANNOTATION];
+  template.metadata.annotations = annotations;
+  const before = ksvc.status?.latestReadyRevisionName;
   const updated = await c.admin.request<KnativeService>("PUT", url, ksvc);
+  // The same template (the first block, as rendered) makes no new generation and no new revision.
+  if (updated.metadata.generation === ksvc.metadata.generation) return;
   await eventually(
-    `${service}'s revision with cpu request ${cpu ?? "100m"} Ready`,
+    `${service}'s revision ${variantName(variant)} Ready`,
     async () => {
       const now = await c.admin.request<KnativeService>("GET", url);
       const status = now.status;
+      // A new revision, not the old one still named in both fields before the new one is listed.
       return (
         status?.observedGeneration === updated.metadata.generation &&
         status?.latestReadyRevisionName !== undefined &&
+        status.latestReadyRevisionName !== before &&
         status.latestReadyRevisionName === status.latestCreatedRevisionName
       );
     },
@@ -227,14 +255,29 @@ async function setCpuRequest(c: LocalCluster, namespace: string, service: string
 
 const ms = (n: number | undefined) => (n === undefined ? "-" : String(Math.round(n)));
 
-function printSummary(cycles: Cycle[]): void {
+type Row = Partial<Record<string, number>>;
+
+/** p50 / p99 / max of each key over the rows, as a markdown table. */
+function printSummary(rows: Row[], keys: readonly string[]): void {
   console.log("\n| piece | p50 ms | p99 ms | max ms |");
   console.log("| --- | ---: | ---: | ---: |");
-  for (const piece of [...PIECES, "readyMs" as const]) {
-    const values = cycles.map((x) => x[piece]).filter((v): v is number => v !== undefined);
+  for (const key of keys) {
+    const values = rows.map((x) => x[key]).filter((v): v is number => v !== undefined);
     const sorted = values.sort((a, b) => a - b);
     const cells = [percentile(sorted, 50), percentile(sorted, 99), sorted.at(-1)].map(ms);
-    console.log(`| ${piece.replace(/Ms$/, "")} | ${cells.join(" | ")} |`);
+    console.log(`| ${key.replace(/Ms$/, "")} | ${cells.join(" | ")} |`);
+  }
+}
+
+const startCells = (p: StartPieces) => START_PIECES.map((k) => ms(p[k])).join(" | ");
+
+/** One pause pod of each kind, in turns so neither always goes first. */
+async function floorRound(c: LocalCluster, i: number, floors: Map<string, FloorStart[]>): Promise<void> {
+  const kinds = i % 2 === 0 ? FLOOR_KINDS : [...FLOOR_KINDS].reverse();
+  for (const kind of kinds) {
+    const f = await floorStart(c, `floor-${i}-${kind.split(" ")[0]}`, kind);
+    floors.get(kind)?.push(f);
+    console.log(`  floor ${kind}: running ${ms(f.runningMs)} | ready ${ms(f.readyMs)} | ${startCells(f)}`);
   }
 }
 
@@ -245,25 +288,59 @@ async function main(): Promise<void> {
     const o = resolveOptions(deployed.options);
     const service = serviceName(deployed.options, "mutate-create");
     await createVirtualNamespace(c, clientsFor(c.kubeconfig).core, NS);
+    await createFloorNamespace(c);
+    const other: Variant = {
+      ...(CPU_REQUEST ? { cpu: CPU_REQUEST } : {}),
+      ...(QUEUE_CPU_REQUEST ? { queueCpu: QUEUE_CPU_REQUEST } : {}),
+    };
+    const variants: Variant[] = [{}, ...(Object.keys(other).length > 0 ? [other] : [])];
     console.log(
-      `bench:knative-cold: ${CYCLES} cycles${CPU_REQUEST ? ` as rendered and ${CYCLES} with cpu request ${CPU_REQUEST}` : ""}, each from no pod at all; times in ms from the create sent`,
+      `bench:knative-cold: ${CYCLES} cycles${variants.length > 1 ? ` of each variant (${variants.map(variantName).join(" / ")}) in blocks of ${BLOCK}` : ""}, each from no pod at all, and a pause pod of each kind after each; times in ms from the create sent`,
     );
     console.log(
-      "cycle | created | +started | +listening | +answered | (of it the review) | total | pod Ready (kubelet)",
+      "cycle | created | +started | +listening | +answered | (of it the review) | (process CPU) | total | pod Ready (kubelet) | load",
     );
-    const variants = [undefined, ...(CPU_REQUEST ? [CPU_REQUEST] : [])];
-    const cycles = new Map<string | undefined, Cycle[]>(variants.map((v) => [v, []]));
+    console.log(`  started taken apart: ${START_PIECES.map((k) => k.replace(/Ms$/, "")).join(" | ")}`);
+    const cycles = new Map<Variant, Cycle[]>(variants.map((v) => [v, []]));
+    const floors = new Map<string, FloorStart[]>(FLOOR_KINDS.map((k) => [k, []]));
     for (let i = 0; i < CYCLES * variants.length; i++) {
-      const variant = variants[Math.floor(i / BLOCK) % variants.length];
-      if (variants.length > 1 && i % BLOCK === 0) await setCpuRequest(c, o.namespace, service, variant);
+      const variant = variants[Math.floor(i / BLOCK) % variants.length] ?? {};
+      if (variants.length > 1 && i % BLOCK === 0) await setVariant(c, o.namespace, service, variant);
       const r = await cycle(c, i, o.namespace, service, o.pathSecret ?? "");
-      cycles.get(variant)?.push(r);
-      const cells = [r.createdMs, r.startedMs, r.listeningMs, r.answeredMs, r.reviewMs, r.totalMs, r.readyMs];
-      console.log(`${i + 1} | ${cells.map(ms).join(" | ")}${variant ? ` | cpu request ${variant}` : ""}`);
+      // Answered before the new pod listened: another pod answered (one deleted at once whose process still ran
+      // and that the activator still knew), so the cycle measured no cold start; it is shown, not counted.
+      const stale = r.answeredMs < 0;
+      if (!stale) cycles.get(variant)?.push(r);
+      const cells = [
+        r.createdMs,
+        r.startedMs,
+        r.listeningMs,
+        r.answeredMs,
+        r.reviewMs,
+        r.cpuMs,
+        r.totalMs,
+        r.readyMs,
+      ];
+      const load = loadavg()[0]?.toFixed(1);
+      console.log(
+        `${i + 1} | ${cells.map(ms).join(" | ")} | ${load}${variants.length > 1 ? ` | ${variantName(variant)}` : ""}${stale ? " | answered by another pod: not counted" : ""}`,
+      );
+      console.log(
+        `  started taken apart: ${startCells(r.start)} | containers asked/created/started: ${r.containers}`,
+      );
+      await floorRound(c, i, floors);
     }
     for (const [variant, list] of cycles) {
-      console.log(`\n${variant ? `cpu request ${variant}` : "as rendered"}: ${list.length} cycles`);
-      printSummary(list);
+      console.log(`\n${variantName(variant)}: ${list.length} cycles`);
+      printSummary(list as unknown as Row[], [...PIECES, "readyMs"]);
+      printSummary(
+        list.map((x) => x.start as Row),
+        START_PIECES,
+      );
+    }
+    for (const [kind, list] of floors) {
+      console.log(`\npause pod, ${kind}: ${list.length} pods`);
+      printSummary(list as Row[], ["runningMs", "readyMs", ...START_PIECES]);
     }
   } finally {
     await c.stop();

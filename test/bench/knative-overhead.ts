@@ -17,10 +17,22 @@ import type { LocalCluster } from "../../functions/local-cluster/cluster-types.j
 import { TRAEFIK_PORTS } from "../../functions/local-cluster/knative/traefik.js";
 import { resolveOptions } from "../../knative/deployment-options.js";
 import { gatewayHost } from "../../knative/gateway-route.js";
-import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
+import {
+  caBundleInjected,
+  deployThroughKnative,
+  type KnativeDeployment,
+  revisionPods,
+  serviceName,
+} from "../support/cluster/knative-functions.js";
 import { eventually } from "../support/cluster/kube.js";
 import { startKnativeBenchCluster } from "./bench-clusters.js";
-import { measureRounds, type Target as OverheadTarget, overheadSettings, summary } from "./overhead-rows.js";
+import {
+  measureRounds,
+  type Target as OverheadTarget,
+  overheadSettings,
+  type Row,
+  summary,
+} from "./overhead-rows.js";
 
 const SETTINGS = overheadSettings("BENCH_KNATIVE");
 const QUEUE_PROXY_PORT = 8012;
@@ -38,7 +50,18 @@ async function podIp(c: LocalCluster, namespace: string, selector: string): Prom
   return ip;
 }
 
-async function targets(c: LocalCluster, options: Parameters<typeof resolveOptions>[0]): Promise<Target[]> {
+/**
+ * The CA the API server trusts for the webhooks: cert-manager issued the ingress's certificate from the rendered
+ * CA, and its cainjector put that CA into the webhook configuration (the cluster's own CA signed none of it).
+ */
+async function webhookTrust(c: LocalCluster, deployed: KnativeDeployment): Promise<string> {
+  const webhook = deployed.objects.find((m) => m.kind === "MutatingWebhookConfiguration");
+  const bundle = await caBundleInjected(c, webhook?.metadata?.name ?? "");
+  return Buffer.from(bundle, "base64").toString("utf8");
+}
+
+async function targets(c: LocalCluster, deployed: KnativeDeployment): Promise<Target[]> {
+  const options = deployed.options;
   const o = resolveOptions(options);
   const service = serviceName(options, "mutate-create");
   const [pod] = await eventually(
@@ -72,7 +95,7 @@ async function targets(c: LocalCluster, options: Parameters<typeof resolveOption
       name: "ingress",
       url: new URL(`https://${traefik}:${TRAEFIK_PORTS.websecure}${secretPath}`),
       headers: { host },
-      tls: { ca: c.caCertPem, servername: host },
+      tls: { ca: await webhookTrust(c, deployed), servername: host },
     },
   ];
 }
@@ -85,11 +108,20 @@ async function serverlessServiceMode(c: LocalCluster, namespace: string, revisio
   return sks.spec.mode;
 }
 
+/**
+ * Paths on which no review got an answer: their figures are no figures, so the bench fails instead of printing
+ * a summary with nulls (a wrong CA once made the ingress path all errors and the run still looked done).
+ */
+function failedPaths(rows: readonly Row[]): string[] {
+  const answered = new Set(rows.filter((r) => r.errors < r.reviews).map((r) => r.path));
+  return [...new Set(rows.map((r) => r.path))].filter((p) => !answered.has(p));
+}
+
 async function main(): Promise<void> {
   const { cluster: c, archive } = await startKnativeBenchCluster();
   try {
     const deployed = await deployThroughKnative(c, archive, 1);
-    const all = await targets(c, deployed.options);
+    const all = await targets(c, deployed);
     const o = resolveOptions(deployed.options);
     const revision = all.find((t) => t.name === "activator")?.headers?.["Knative-Serving-Revision"] ?? "";
     const rows = await measureRounds(SETTINGS, all, (line) =>
@@ -101,6 +133,9 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({ concurrency: SETTINGS.concurrency, serverlessServiceMode: mode, replicasAfter: replicas, summary: summary(rows, PATHS, "direct"), rows }, null, 2)}\n`,
     );
+    const failed = failedPaths(rows);
+    if (failed.length > 0)
+      throw new Error(`every review failed on: ${failed.join(", ")} (see the rows above)`);
   } finally {
     await c.stop();
   }
