@@ -12,8 +12,12 @@ export const DEFAULT_BASE_NAME = "simkube-fn";
  * so kind and k3s start it from the node's image store; `:latest` would always be pulled.
  */
 export const DEFAULT_IMAGE = `dev.local/simkube-fn:${VERSION}`;
-/** OpenFaaS: the name faas-cli builds from (openfaas-stack.ts adds the function to it). */
-export const DEFAULT_OPENFAAS_IMAGE = "simkube-fn:latest";
+/**
+ * OpenFaaS: the same name (openfaas-stack.ts adds the function to it), which is what
+ * scripts/build-openfaas-image.sh builds, so the local cluster's images start with no --image. On a real
+ * gateway, faas-cli builds and pushes whatever --image names.
+ */
+export const DEFAULT_OPENFAAS_IMAGE = DEFAULT_IMAGE;
 export const DEFAULT_VIRTUAL_NS_PREFIX = "virtual";
 export const DEFAULT_MAX_SCALE: Readonly<Record<DeployedFunction, number>> = {
   // The cluster sequence store batches concurrent reservations inside one process; every extra replica

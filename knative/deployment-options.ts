@@ -23,6 +23,7 @@ import {
   DEFAULT_OPENFAAS_NAMESPACE,
   DEFAULT_VIRTUAL_NS_PREFIX,
 } from "./defaults.js";
+import { resolveMonitors } from "./monitor-options.js";
 import {
   DEPLOYED_FUNCTIONS,
   DEPLOYMENT_TARGETS,
@@ -384,6 +385,7 @@ function resolveChecked(options: DeploymentOptions): ResolvedOptions {
     ...webhook,
     ...scaling,
     ...addons,
+    ...resolveMonitors(options, platform),
     caInjectFrom:
       options.caInjectFrom ??
       defaultCaInjectFrom(options, {

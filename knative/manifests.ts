@@ -14,6 +14,7 @@ import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/base/index.js
 import { resolveOptions } from "./deployment-options.js";
 import { CONTAINER_PORT, functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
 import { buildGatewayRoutes } from "./gateway-route.js";
+import { buildMonitors } from "./monitors.js";
 import { buildStack } from "./openfaas-stack.js";
 import {
   type DeployedFunction,
@@ -306,7 +307,7 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
 /**
  * Everything `kubectl apply -f` needs, in apply order: the pod-create policy, RBAC, the path secret, the
  * functions (Knative Services, or Deployments and Services on plain Kubernetes; OpenFaaS functions come from
- * stack.yml), the route to them (kind/k3s), and last
+ * stack.yml), their Prometheus monitors when asked for, the route to them (kind/k3s), and last
  * the webhook configuration, so the API server is pointed at the functions only after they exist.
  */
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
@@ -332,6 +333,7 @@ export function buildAllManifestsFrom(o: ResolvedOptions): Manifest[] {
       );
     }
   } else if (o.platform === "knative") for (const fn of o.functions) objects.push(buildService(o, fn));
+  objects.push(...buildMonitors(o, (fn) => commonLabels(o, fn)));
   objects.push(...buildGatewayRoutes(o, commonLabels(o)));
   if (o.webhookConfiguration) objects.push(buildWebhookConfigurationFrom(o));
   return objects as Manifest[];
@@ -403,6 +405,11 @@ function header(o: ResolvedOptions, what: string): string {
         `# First: kubectl -n ${o.namespace} create secret tls ${tlsSecretName(o, fn)} --cert CERT --key KEY (a certificate for ${service} from the --ca-bundle CA)`,
       );
     }
+  }
+  if (o.monitors.pod || o.monitors.service) {
+    lines.push(
+      "# The PodMonitor/ServiceMonitor objects need the Prometheus Operator's monitoring.coreos.com CRDs.",
+    );
   }
   lines.push(...trustNote(o));
   return `${lines.join("\n")}\n`;

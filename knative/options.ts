@@ -97,7 +97,7 @@ export interface DeploymentOptions {
   namespace?: string;
   /** Base of every resource name: <name>-mutate-create, ClusterRole <name>, ... Default "simkube-fn". */
   name?: string;
-  /** Knative: the simkube-fn image (Dockerfile), default DEFAULT_IMAGE. OpenFaaS: the image faas-cli builds; may contain {function}; default "simkube-fn:latest". */
+  /** Knative: the simkube-fn image (Dockerfile), default DEFAULT_IMAGE. OpenFaaS: the image faas-cli builds; may contain {function}; default DEFAULT_OPENFAAS_IMAGE (DEFAULT_IMAGE with the function added). */
   image?: string;
   /** TRACE_PATH: an http(s):// URL (or a path inside the image); unset = no lifecycles. */
   tracePath?: string;
@@ -197,6 +197,15 @@ export interface DeploymentOptions {
   openfaasHandlerDir?: string;
   /** OpenFaaS Pro: idle time before scale to zero (com.openfaas.scale.zero-duration). Default "15m". */
   scaleToZeroDuration?: string;
+  /**
+   * A Prometheus Operator PodMonitor per function for its GET /metrics (Knative and plain Kubernetes; needs
+   * the monitoring.coreos.com CRDs). Default false.
+   */
+  podMonitor?: boolean;
+  /** A ServiceMonitor per function's ClusterIP Service (clusterPlatform kubernetes only). Default false. */
+  serviceMonitor?: boolean;
+  /** Extra labels on the monitors, e.g. what the Prometheus's podMonitorSelector/serviceMonitorSelector matches. */
+  monitorLabels?: Readonly<Record<string, string>>;
 }
 
 export interface PolicyRuleInput {
@@ -264,4 +273,5 @@ export interface ResolvedOptions {
   openfaasLang: string;
   openfaasHandlerDir: string;
   scaleToZeroDuration: string;
+  monitors: { pod: boolean; service: boolean; labels: Record<string, string> };
 }

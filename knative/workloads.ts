@@ -29,7 +29,7 @@ export function tlsSecretName(o: ResolvedOptions, fn: DeployedFunction): string 
   return `${functionResourceName(o.name, fn)}-tls`;
 }
 
-function selectorOf(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
+export function selectorOf(o: ResolvedOptions, fn: DeployedFunction): Record<string, string> {
   return { "app.kubernetes.io/instance": o.name, "app.kubernetes.io/component": fn };
 }
 

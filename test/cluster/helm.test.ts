@@ -2,7 +2,8 @@
 // side by side, alpha by Helm 4 with its generated path secret, beta by Helm 3 reading an existing Secret
 // (so both major lines install, list and uninstall the chart), an upgrade that keeps the secret, an upgrade
 // with unchanged values that changes and restarts nothing, and uninstalls that leave nothing of theirs
-// behind. Platform `kubernetes`: its
+// behind; and its Prometheus Operator monitors, taken by the API server with the operator's own CRDs and
+// selecting the release's pods and Services, then removed by an upgrade that turns them off. Platform `kubernetes`: its
 // objects need no Knative CRDs, so the cluster is the plain one (no --knative); the API server still judges
 // every object (the policy's CEL, the webhooks, RBAC). That the chart renders what `manifests` renders is
 // test/e2e/helm-chart.test.ts. Skipped with one loud line without Go; fails under CI=true.
@@ -10,6 +11,7 @@
 import assert from "node:assert/strict";
 import { after } from "node:test";
 import { clientsFor, eventually, isNotFound } from "../support/cluster/kube.js";
+import { installMonitorCrds } from "../support/cluster/monitor-crds.js";
 import { type ClusterSuite, openClusterSuite, registerClusterCases } from "../support/cluster/suite.js";
 import { CHART, helmBinary, runHelm } from "../support/helm.js";
 
@@ -237,6 +239,73 @@ registerClusterCases("test/cluster/helm.test.ts", suite, [
       assert.deepEqual(await rolloutState(ALPHA), before);
       const history = JSON.parse(helmRun(["history", ALPHA.release, "-n", ALPHA.namespace, "-o", "json"]));
       assert.equal((history as unknown[]).length, 3, "the upgrade itself ran");
+    },
+  },
+  {
+    name: "helm: metrics.podMonitor and serviceMonitor are taken by the API server (the operator's CRDs) and select the release's pods and Services; off removes them",
+    timeoutMs: 120_000,
+    run: async () => {
+      const c = clientsFor(cluster().kubeconfig);
+      const namespace = ALPHA.namespace;
+      await installMonitorCrds(cluster(), namespace);
+      const metrics = {
+        podMonitor: { enabled: true },
+        serviceMonitor: { enabled: true },
+        labels: { release: "prom" },
+      };
+      helmRun(["upgrade", ALPHA.release, CHART, "-n", namespace], values({ logLevel: "debug", metrics }));
+      const ca = await c.core.readNamespacedConfigMap({ name: `${ALPHA.fullname}-metrics-ca`, namespace });
+      assert.equal(ca.data?.["ca.crt"], `${cluster().caCertPem.trim()}\n`);
+      const monitor = (plural: string, name: string) =>
+        c.custom.getNamespacedCustomObject({
+          group: "monitoring.coreos.com",
+          version: "v1",
+          namespace,
+          plural,
+          name,
+        });
+      for (const fn of ["mutate-create", "reschedule-delete"]) {
+        const name = `${ALPHA.fullname}-${fn}`;
+        // biome-ignore lint/suspicious/noExplicitAny: the stored monitors are read field by field
+        const pod: any = await monitor("podmonitors", name);
+        // biome-ignore lint/suspicious/noExplicitAny: as above
+        const service: any = await monitor("servicemonitors", name);
+        assert.equal(pod.metadata.labels.release, "prom");
+        const [endpoint] = pod.spec.podMetricsEndpoints;
+        assert.equal(endpoint.tlsConfig.serverName, `${name}.${namespace}.svc`);
+        const selector = (labels: Record<string, string>) =>
+          Object.entries(labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(",");
+        const pods = (
+          await c.core.listNamespacedPod({
+            namespace,
+            labelSelector: selector(pod.spec.selector.matchLabels),
+          })
+        ).items;
+        assert.ok(pods.length >= 1, `${name}: the PodMonitor selects a pod`);
+        for (const p of pods) {
+          const ports = p.spec?.containers.flatMap((k) => k.ports ?? []).map((port) => port.name);
+          assert.ok(ports?.includes(endpoint.port), `${p.metadata?.name} has port ${endpoint.port}`);
+        }
+        const services = (
+          await c.core.listNamespacedService({
+            namespace,
+            labelSelector: selector(service.spec.selector.matchLabels),
+          })
+        ).items;
+        assert.deepEqual(
+          services.map((x) => x.metadata?.name),
+          [name],
+        );
+        assert.ok(services[0]?.spec?.ports?.some((port) => port.name === service.spec.endpoints[0].port));
+      }
+      helmRun(["upgrade", ALPHA.release, CHART, "-n", namespace], values({ logLevel: "debug" }));
+      for (const plural of ["podmonitors", "servicemonitors"]) {
+        await assert.rejects(monitor(plural, `${ALPHA.fullname}-mutate-create`), (err: unknown) =>
+          isNotFound(err),
+        );
+      }
     },
   },
   {

@@ -1,8 +1,9 @@
 // Schema validation of rendered manifests against published models: kubernetes-models (Kubernetes' OpenAPI:
 // the plain platform's Deployments and Services too),
 // @kubernetes-models/knative (Knative's CRD openAPIV3Schema: Service, DomainMapping, ClusterDomainClaim) and
-// @kubernetes-models/cert-manager (cert-manager's CRDs: Certificate, ClusterIssuer). validate() throws on a
-// violation.
+// @kubernetes-models/cert-manager (cert-manager's CRDs: Certificate, ClusterIssuer) and
+// @kubernetes-models/prometheus-operator (the Prometheus Operator's CRDs: PodMonitor, ServiceMonitor).
+// validate() throws on a violation.
 
 import assert from "node:assert/strict";
 import { Certificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate";
@@ -10,6 +11,8 @@ import { ClusterIssuer } from "@kubernetes-models/cert-manager/cert-manager.io/v
 import { ClusterDomainClaim } from "@kubernetes-models/knative/networking.internal.knative.dev/v1alpha1/ClusterDomainClaim";
 import { Service as KnativeService } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
 import { DomainMapping } from "@kubernetes-models/knative/serving.knative.dev/v1beta1/DomainMapping";
+import { PodMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor";
+import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 import { MutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
 import { ValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 import { ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
@@ -18,6 +21,7 @@ import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Secret } from "kubernetes-models/v1/Secret";
 import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
@@ -47,6 +51,9 @@ const VALIDATORS: Record<string, Validator> = {
   "networking.internal.knative.dev/v1alpha1/ClusterDomainClaim": model(ClusterDomainClaim),
   "cert-manager.io/v1/Certificate": model(Certificate),
   "cert-manager.io/v1/ClusterIssuer": model(ClusterIssuer),
+  "v1/ConfigMap": model(ConfigMap),
+  "monitoring.coreos.com/v1/PodMonitor": model(PodMonitor),
+  "monitoring.coreos.com/v1/ServiceMonitor": model(ServiceMonitor),
 };
 
 export function validateAgainstSchema(object: { apiVersion: string; kind: string }): void {

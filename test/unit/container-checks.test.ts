@@ -49,12 +49,17 @@ describe("--image", () => {
     }
   });
 
-  it("the Knative default is dev.local/simkube-fn:<package.json version>; OpenFaaS keeps its own", () => {
+  it("the default is dev.local/simkube-fn:<package.json version> on Knative and on OpenFaaS", () => {
     assert.equal(DEFAULT_IMAGE, `dev.local/simkube-fn:${VERSION}`);
     assert.match(VERSION, /^\d+\.\d+\.\d+/);
     assert.equal(resolveOptions({ clusterPlatform: "kind", simName: "s" }).image, DEFAULT_IMAGE);
     const openfaas = resolveOptions({ clusterPlatform: "openfaas", gateway: "https://gw.example.com" });
     assert.equal(openfaas.image, DEFAULT_OPENFAAS_IMAGE);
+    // scripts/build-openfaas-image.sh builds dev.local/simkube-fn-<function>:<version>: the stack's default.
+    assert.equal(
+      openfaasImage(openfaas.image, "mutate-create"),
+      `dev.local/simkube-fn-mutate-create:${VERSION}`,
+    );
   });
 
   it("manifests --help names the defaults the rendering uses, on Knative and on OpenFaaS", () => {

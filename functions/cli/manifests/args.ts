@@ -83,10 +83,25 @@ export const OPTION_FLAGS: Readonly<Record<keyof Required<DeploymentOptions>, re
   openfaasLang: ["--openfaas-lang"],
   openfaasHandlerDir: ["--openfaas-handler-dir"],
   scaleToZeroDuration: ["--scale-to-zero-duration"],
+  podMonitor: ["--pod-monitor"],
+  serviceMonitor: ["--service-monitor"],
+  monitorLabels: ["--monitor-label"],
 };
 
-const BOOLEAN_FLAGS = new Set(["reschedule", "no-reschedule", "without-webhook", "help"]);
-const MULTIPLE_FLAGS = new Set(["owner-resource", "allow-trace-location", "client-cert-subject"]);
+const BOOLEAN_FLAGS = new Set([
+  "reschedule",
+  "no-reschedule",
+  "without-webhook",
+  "pod-monitor",
+  "service-monitor",
+  "help",
+]);
+const MULTIPLE_FLAGS = new Set([
+  "owner-resource",
+  "allow-trace-location",
+  "client-cert-subject",
+  "monitor-label",
+]);
 
 type Spec = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
@@ -165,6 +180,14 @@ export const MANIFESTS_COMMAND_USAGE = `  simkube-fn manifests [--sim-name NAME]
   Scaling and timeouts (per function: mutate-create, reschedule-delete; defaults in docs/deploying.md):
       --min-scale N (both)  --min-scale-FUNCTION N  --max-scale-FUNCTION N  --timeout-FUNCTION SECONDS
       --activation-scale-FUNCTION N  --scale-down-delay-FUNCTION DURATION (Knative)
+  Metrics (GET /metrics; needs the Prometheus Operator's CRDs; not on OpenFaaS, whose functions serve none):
+      --pod-monitor             a PodMonitor per function: on Knative the pod's user-port (plain http, not
+                                through queue-proxy: a scrape never wakes a function at zero); on kubernetes
+                                port https, checked against NAME-FUNCTION.NAMESPACE.svc and the --ca-bundle
+                                (a ConfigMap NAME-metrics-ca) or, with --ca-inject-from, the TLS Secret's ca.crt
+      --service-monitor         a ServiceMonitor per function's Service, the same way (--platform kubernetes)
+      --monitor-label KEY=VALUE (repeatable) on the monitors, e.g. what your Prometheus's
+                                podMonitorSelector/serviceMonitorSelector matches
   OpenFaaS stack.yml: --openfaas-lang (node22)  --openfaas-handler-dir DIR  --scale-to-zero-duration D (Pro)
   Env: --owner-kinds-from-trace at an object-store URL: ${OBJECT_STORE_ENV}
 `;
@@ -244,6 +267,19 @@ function ownerRules(values: Values): PolicyRuleInput[] | undefined {
     }
     return { apiGroups: [entry.slice(dot + 1)], resources: [entry.slice(0, dot)], verbs: ["get"] };
   });
+}
+
+/** --monitor-label KEY=VALUE, repeatable: the monitors' extra labels (checked by resolveOptions). */
+function monitorLabels(values: Values): Record<string, string> | undefined {
+  const raw = values["monitor-label"];
+  if (!Array.isArray(raw)) return undefined;
+  const labels: Record<string, string> = {};
+  for (const entry of raw) {
+    const eq = entry.indexOf("=");
+    if (eq <= 0) throw new ManifestsUsageError(`--monitor-label takes KEY=VALUE, got "${entry}"`);
+    labels[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return labels;
 }
 
 function boolFlag(values: Values, key: string): boolean | undefined {
@@ -337,6 +373,9 @@ export function toDeploymentOptions(values: Values): DeploymentOptions {
   set(options, "resources", resources(values));
   set(options, "extraRules", ownerRules(values));
   if (values["without-webhook"] === true) options.webhookConfiguration = false;
+  if (values["pod-monitor"] === true) options.podMonitor = true;
+  if (values["service-monitor"] === true) options.serviceMonitor = true;
+  set(options, "monitorLabels", monitorLabels(values));
   return options;
 }
 
