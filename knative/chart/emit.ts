@@ -119,11 +119,36 @@ function emitSplit(
   return [...lines, "{{- end }}"];
 }
 
+/**
+ * A map with a marker key (a map value of the chart, e.g. metrics.labels, spread into the builders' own):
+ * its entries by range, and the builders' entries only where it has no such key, as the spread does.
+ */
+function spliceEntries(entries: readonly Entry[], indent: number, switches: Switches): string[] | undefined {
+  const splice = entries.find((e) => MARKERS.has(e.key));
+  if (!splice) return undefined;
+  const helm = MARKERS.get(splice.key) as string;
+  const own = entries
+    .filter((e) => e !== splice)
+    .flatMap((e) => [
+      `{{- if not (hasKey (${helm}) ${JSON.stringify(e.key)}) }}`,
+      ...wrap(e.when, emitField(`${keyText(e.key)}:`, e.node, indent, switches), switches),
+      "{{- end }}",
+    ]);
+  const range = [
+    `{{- range $key, $value := ${helm} }}`,
+    `${pad(indent)}{{ toJson $key }}: {{ toJson $value }}`,
+    "{{- end }}",
+  ];
+  return [...own, ...wrap(splice.when, range, switches)];
+}
+
 /** The entries of a map-shaped node, at `indent`. */
 export function emitMapBody(node: Node, indent: number, switches: Switches): string[] {
   if (node.kind === "split") return emitSplit(node, (n) => emitMapBody(n, indent, switches), switches);
   const map = node.kind === "leaf" ? toNode(node.value) : node;
   if (map.kind !== "map") throw new Error("an object that is not a map");
+  const spliced = spliceEntries(map.entries, indent, switches);
+  if (spliced) return spliced;
   return map.entries.flatMap((e) =>
     wrap(e.when, emitField(`${keyText(e.key)}:`, e.node, indent, switches), switches),
   );

@@ -135,12 +135,12 @@ function spread(dim: string, variants: readonly Variant[]): number {
     variants.map((v) => v.assign),
   )) {
     const group = variants.filter((v) => v.assign[dim] === value);
-    total += new Set(group.map((v) => JSON.stringify(v.value))).size;
+    total += new Set(group.map((v) => JSON.stringify(v.value))).size - 1;
   }
   return total;
 }
 
-/** Variants that disagree on a value: branch on the switch after which the fewest distinct values remain. */
+/** Variants that disagree on a value: branch on the switch after which the fewest values still disagree. */
 function split(variants: readonly Variant[], dims: readonly string[]): Node {
   const universe = variants.map((v) => v.assign);
   const candidates = dims.filter((d) => valuesOf(d, universe).length > 1);

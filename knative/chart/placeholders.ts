@@ -46,7 +46,8 @@ export const P = {
   certManagerNamespace: t("certmanagerns", ".Values.certManagerNamespace"),
   issuer: t("issuer", ".Values.issuer"),
   caInjectFrom: t("cainjectfrom", ".Values.caInjectFrom"),
-  caBundle: t("cabundle", `include "simkube-fn.caBundle" .`),
+  /** The caBundle's PEM text; the builders are given its base64 (CA_BUNDLE). */
+  caPem: t("capem", `printf "%s\\n" (trim .Values.caBundle)`),
   // 24 characters: a path secret must be at least that long.
   pathSecret: { text: "zqpathsecretpathsecretqz", helm: "$pathSecret" },
   existingSecret: t("existingsecret", ".Values.pathSecret.existingSecret"),
@@ -81,14 +82,20 @@ export const WHOLE = {
   resources: { marker: "zqresourcesqz", helm: ".Values.resources" },
   /** A list item that stands for every item of a list (range in the template). */
   ownerRules: { marker: "zqownerrulesqz", helm: `include "simkube-fn.ownerRules" . | fromYamlArray` },
+  /** A map key that stands for every entry of a map, which win over the builders' own (range). */
+  monitorLabels: { marker: "zqmonitorlabelsqz", helm: ".Values.metrics.labels" },
 } as const;
 
 export function marker(key: keyof typeof WHOLE): Record<string, true> {
   return { [WHOLE[key].marker]: true };
 }
 
+/** The caBundle as the builders take it: base64 of the PEM. */
+export const CA_BUNDLE = Buffer.from(P.caPem.text).toString("base64");
+
 /** Text the builders compute from a placeholder, and the same computation in Helm. */
 export const DERIVED: readonly { text: string; helm: string }[] = [
+  { text: CA_BUNDLE, helm: `include "simkube-fn.caBundle" .` },
   {
     text: createHash("sha256").update(P.pathSecret.text).digest("hex").slice(0, 16),
     helm: "sha256sum $pathSecret | trunc 16",

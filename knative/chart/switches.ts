@@ -50,6 +50,8 @@ export const SWITCHES: readonly Switch[] = [
   onOff("traceLocations", ".Values.allowTraceLocations"),
   onOff("driverUsers", ".Values.driverUsers"),
   onOff("clusterLocal", `include "simkube-fn.clusterLocal" .`),
+  onOff("podMonitor", ".Values.metrics.podMonitor.enabled"),
+  onOff("serviceMonitor", ".Values.metrics.serviceMonitor.enabled"),
   onOff("activationCreate", "ne (int $tuneCreate.activationScale) 1"),
   onOff("activationDelete", "ne (int $tuneDelete.activationScale) 1"),
 ];
@@ -77,6 +79,8 @@ export const BASE: Readonly<Record<string, string>> = {
   traceLocations: "off",
   driverUsers: "on",
   clusterLocal: "on",
+  podMonitor: "off",
+  serviceMonitor: "off",
   activationCreate: "off",
   activationDelete: "on",
 };

@@ -74,6 +74,16 @@ export const TEMPLATE_FILES: readonly TemplateFile[] = [
     local: [],
   },
   {
+    file: "monitors.yaml",
+    what: "Optional Prometheus Operator monitors for the functions' GET /metrics, one per function (knative/monitors.ts).",
+    holds: (o) =>
+      o.kind === "PodMonitor" ||
+      o.kind === "ServiceMonitor" ||
+      (o.kind === "ConfigMap" && named("-metrics-ca")(o)),
+    core: ["platform", "podMonitor", "serviceMonitor", "caBundle", "reschedule"],
+    local: ["sim"],
+  },
+  {
     file: "webhook.yaml",
     what: "The MutatingWebhookConfiguration (knative/manifests.ts), for one Simulation.",
     holds: (o) => o.kind === "MutatingWebhookConfiguration",

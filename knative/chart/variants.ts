@@ -8,7 +8,7 @@ import { buildAllManifestsFrom } from "../manifests.js";
 import type { DeployedFunction, DeploymentOptions, ResolvedOptions } from "../options.js";
 import type { Assignment } from "./conditions.js";
 import type { Json } from "./merge.js";
-import { marker, N, P } from "./placeholders.js";
+import { CA_BUNDLE, marker, N, P, WHOLE } from "./placeholders.js";
 
 const on = (a: Assignment, name: string) => a[name] === "on";
 const when = <T>(condition: boolean, value: T): T | undefined => (condition ? value : undefined);
@@ -37,7 +37,9 @@ function optionsOf(a: Assignment): DeploymentOptions {
     rescheduleInterruptedBarePods: on(a, "reschedule"),
     pathSecret: when(on(a, "secretKnown"), P.pathSecret.text),
     pathSecretFrom: when(on(a, "existingSecret"), P.existingSecret.text),
-    caBundle: when(on(a, "caBundle"), P.caBundle.text),
+    caBundle: when(on(a, "caBundle"), CA_BUNDLE),
+    podMonitor: on(a, "podMonitor"),
+    serviceMonitor: on(a, "serviceMonitor"),
     caInjectFrom: when(on(a, "caInjectFrom"), P.caInjectFrom.text),
     issuer: when(on(a, "issuer"), P.issuer.text),
     podReads: a.podReads as "cluster" | "virtual-namespaces",
@@ -98,6 +100,7 @@ function withPlaceholders(o: ResolvedOptions, a: Assignment): ResolvedOptions {
     traceAllowedLocations: on(a, "traceLocations") ? [P.traceLocations.text] : [],
     resources: marker("resources") as unknown as ResolvedOptions["resources"],
     extraRules: [marker("ownerRules") as unknown as ResolvedOptions["extraRules"][number]],
+    monitors: { ...o.monitors, labels: { [WHOLE.monitorLabels.marker]: "" } },
     traefikInternalService: { name: P.traefikService.text, port: N.traefikPort.value },
     ...(a.platform === "managed" ? { webhookUrlBase: `https://${P.domain.text}` } : {}),
   };

@@ -146,6 +146,7 @@ pathSecret.existingSecret. Empty for an existing Secret that cannot be read.
 {{- if hasPrefix (printf "%s-" .Values.virtualNsPrefix) .Release.Namespace -}}
 {{- fail (printf "namespace %q starts with the virtual namespace prefix \"%s-\"" .Release.Namespace .Values.virtualNsPrefix) -}}
 {{- end -}}
+{{- include "simkube-fn.checkMonitors" . -}}
 {{- if and .Values.pathSecret.existingSecret (include "simkube-fn.webhookConfiguration" .) (not (include "simkube-fn.pathSecret" .)) -}}
 {{- fail (printf "pathSecret.existingSecret %s: the webhook configuration's paths end in the secret itself, and it cannot be read (no such Secret, or no cluster: helm template); give it as pathSecret.value too" .Values.pathSecret.existingSecret) -}}
 {{- end -}}
@@ -180,4 +181,20 @@ pathSecret.existingSecret. Empty for an existing Secret that cannot be read.
 {{- $rules = append $rules (dict "apiGroups" (list $parts._1) "resources" (list $parts._0) "verbs" (list "get")) -}}
 {{- end -}}
 {{- toYaml $rules -}}
+{{- end -}}
+
+{{/* The monitors a platform can have, as knative/monitor-options.ts checks them. */}}
+{{- define "simkube-fn.checkMonitors" -}}
+{{- $m := .Values.metrics -}}
+{{- $pod := $m.podMonitor.enabled -}}
+{{- $service := $m.serviceMonitor.enabled -}}
+{{- if and (not $pod) (not $service) $m.labels -}}
+{{- fail "metrics.labels needs metrics.podMonitor.enabled or metrics.serviceMonitor.enabled" -}}
+{{- end -}}
+{{- if and (or $pod $service) (eq .Values.platform "openfaas") -}}
+{{- fail "metrics.podMonitor and metrics.serviceMonitor need Knative or plain Kubernetes: on OpenFaaS the template sends every path to the handler, so no function serves /metrics (the gateway's own metrics are scraped by OpenFaaS's Prometheus)" -}}
+{{- end -}}
+{{- if and $service (ne .Values.platform "kubernetes") -}}
+{{- fail "metrics.serviceMonitor needs platform kubernetes: on Knative the Services lead to queue-proxy, not to the functions' /metrics; use metrics.podMonitor" -}}
+{{- end -}}
 {{- end -}}
