@@ -260,13 +260,15 @@ function resolveWebhookMode(
 function resolveScaling(
   options: DeploymentOptions,
   platform: ResolvedOptions["platform"],
-): Pick<ResolvedOptions, "openfaasEdition" | "tuning" | "maxScale"> {
+): Pick<ResolvedOptions, "openfaasEdition" | "tuning" | "maxScale" | "replicas"> {
   if (options.minScale !== undefined) checkScale(options.minScale, "minScale");
   const openfaasEdition = resolveEdition(options);
   const tuning = resolveAllTuning(options);
   const ce = platform === "openfaas" && openfaasEdition === "ce";
   const maxScale = resolveMaxScale(options, platform, ce, tuning);
-  return { openfaasEdition, tuning, maxScale };
+  const replicas = {} as Record<DeployedFunction, number>;
+  for (const fn of DEPLOYED_FUNCTIONS) replicas[fn] = Math.max(1, tuning[fn].minScale);
+  return { openfaasEdition, tuning, maxScale, replicas };
 }
 
 type AddonOptions = "certManagerNamespace" | "kourierNamespace" | "ingress" | "traefikNamespace";

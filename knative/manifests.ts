@@ -311,7 +311,11 @@ export function buildRbac(options: DeploymentOptions): RbacObject[] {
  * the webhook configuration, so the API server is pointed at the functions only after they exist.
  */
 export function buildAllManifests(options: DeploymentOptions): Manifest[] {
-  const o = resolveOptions(options);
+  return buildAllManifestsFrom(resolveOptions(options));
+}
+
+/** buildAllManifests from resolved options (knative/chart renders them with placeholders). */
+export function buildAllManifestsFrom(o: ResolvedOptions): Manifest[] {
   // The policy first: no function account may create a pod before the guard on those creates is in place.
   const objects: object[] = [
     ...buildPodCreatePolicy(o, commonLabels(o)),

@@ -264,6 +264,8 @@ export interface ResolvedOptions {
   clientCaSecret: string | undefined;
   clientCertSubjects: string[];
   maxScale: Record<DeployedFunction, number>;
+  /** Plain Kubernetes Deployments: min-scale replicas, at least one (no scale to zero without Knative). */
+  replicas: Record<DeployedFunction, number>;
   clusterLocal: boolean;
   resources: ResourceOptions;
   extraRules: PolicyRuleInput[];

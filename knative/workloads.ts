@@ -75,8 +75,8 @@ export function buildDeployment(
     kind: "Deployment",
     metadata: { name: functionResourceName(o.name, fn), namespace: o.namespace, labels },
     spec: {
-      // No scale to zero without Knative: min-scale replicas, at least one.
-      replicas: Math.max(1, o.tuning[fn].minScale),
+      // No scale to zero without Knative: min-scale replicas, at least one (resolved with the options).
+      replicas: o.replicas[fn],
       selector: { matchLabels: selector },
       template: {
         metadata: { labels: { ...labels, ...selector }, annotations: pathSecretRevisionAnnotation(o) },

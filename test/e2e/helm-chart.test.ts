@@ -1,7 +1,8 @@
 // charts/simkube-fn against the builders: helm (built from helm.sh/helm/v4) lints the chart and templates it
 // for every platform and the settings that reach an object, and each rendering must equal `simkube-fn
-// manifests` for the same settings object by object (only Helm's own two labels removed). So the chart's
-// hand-written templates cannot drift from knative/*.ts unseen. What the CLI refuses, the chart refuses.
+// manifests` for the same settings object by object (only Helm's own two labels removed). So the chart
+// (templates generated from knative/*.ts, helpers by hand) cannot drift from the builders unseen. What the
+// CLI refuses, the chart refuses.
 // Helm 3 (helm.sh/helm/v3), which many platforms still run, lints the chart, applies its draft-07 values schema
 // and renders every case the same. Needs Go for helm's first build: skipped loudly without it, failed under
 // CI=true.

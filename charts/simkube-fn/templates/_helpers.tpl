@@ -1,6 +1,7 @@
 {{/*
-The same names, labels and derived values as the builders (knative/*.ts), so the chart renders the objects
-`simkube-fn manifests` does (test/e2e/helm-chart.test.ts compares them).
+Hand-written: what turns the values into the builders' options, as the CLI's flags do for `simkube-fn
+manifests` (the base name, the path secret, the scaling knobs, the checks). The objects themselves are in the
+other templates, generated from the builders (knative/*.ts) by `npm run gen:chart`, which name these helpers.
 */}}
 
 {{/* Base of every name (--name): <release>-simkube-fn, or the release name when it contains simkube-fn. */}}
@@ -31,43 +32,12 @@ The same names, labels and derived values as the builders (knative/*.ts), so the
 {{- if include "simkube-fn.reschedule" . -}}["mutate-create","reschedule-delete"]{{- else -}}["mutate-create"]{{- end -}}
 {{- end -}}
 
-{{- define "simkube-fn.knative" -}}
-{{- if has .Values.platform (list "kind" "k3s" "managed" "kubernetes") -}}true{{- end -}}
-{{- end -}}
-
 {{- define "simkube-fn.gatewayRoute" -}}
 {{- if has .Values.platform (list "kind" "k3s") -}}true{{- end -}}
 {{- end -}}
 
-{{/* Where the per-function gateway Services go: Kourier's namespace, or Traefik's (ingress traefik). */}}
-{{- define "simkube-fn.ingressNamespace" -}}
-{{- ternary .Values.traefikNamespace .Values.kourierNamespace (eq .Values.ingress "traefik") -}}
-{{- end -}}
-
-{{/* commonLabels (knative/manifests.ts) as a dict; pass (dict "root" $ "component" fn). */}}
-{{- define "simkube-fn.labels" -}}
-{{- $labels := dict "app.kubernetes.io/name" "simkube-fn" "app.kubernetes.io/instance" (include "simkube-fn.fullname" .root) "app.kubernetes.io/part-of" "simkube" -}}
-{{- if .root.Values.simName -}}{{- $_ := set $labels "simkube.io/simulation" .root.Values.simName -}}{{- end -}}
-{{- if .component -}}{{- $_ := set $labels "app.kubernetes.io/component" .component -}}{{- end -}}
-{{- toYaml $labels -}}
-{{- end -}}
-
-{{/* The labels of an object's own metadata: the builders' and Helm's. */}}
-{{- define "simkube-fn.metaLabels" -}}
-{{- $labels := include "simkube-fn.labels" . | fromYaml -}}
-{{- $_ := set $labels "app.kubernetes.io/managed-by" .root.Release.Service -}}
-{{- $_ := set $labels "helm.sh/chart" (printf "%s-%s" .root.Chart.Name .root.Chart.Version) -}}
-{{- toYaml $labels -}}
-{{- end -}}
-
 {{- define "simkube-fn.image" -}}
 {{- default (printf "dev.local/simkube-fn:%s" .Chart.AppVersion) .Values.image -}}
-{{- end -}}
-
-{{/* The account a function runs as; OpenFaaS CE runs every function as the namespace's default one. */}}
-{{- define "simkube-fn.serviceAccount" -}}
-{{- if and (eq .root.Values.platform "openfaas") (eq .root.Values.openfaas.edition "ce") -}}default
-{{- else -}}{{ include "simkube-fn.fullname" .root }}-{{ .fn }}{{- end -}}
 {{- end -}}
 
 {{- define "simkube-fn.celString" -}}
@@ -121,14 +91,6 @@ pathSecret.existingSecret. Empty for an existing Secret that cannot be read.
 {{- if and .Values.simName .Values.webhook.enabled -}}true{{- end -}}
 {{- end -}}
 
-{{/* A digest of the secret in the pod template: a new secret rolls new pods (env is read at start). */}}
-{{- define "simkube-fn.pathSecretAnnotation" -}}
-{{- $secret := include "simkube-fn.pathSecret" . -}}
-{{- if $secret -}}
-simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }}
-{{- end -}}
-{{- end -}}
-
 {{/* One function's scaling knobs (knative/tuning.ts, knative/scale-bounds.ts), checked as the CLI checks them. */}}
 {{- define "simkube-fn.tuning" -}}
 {{- $v := .root.Values -}}
@@ -152,13 +114,7 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 {{- $derived := ternary $default (min $default $max) (eq $max 0) | int -}}
 {{- $activation = ternary 1 $derived (or (lt $derived 2) (lt $derived $min)) | int -}}
 {{- end -}}
-{{- toYaml (dict "minScale" $min "maxScale" $max "activationScale" $activation "timeoutSeconds" (int $t.timeoutSeconds) "scaleDownDelay" $t.scaleDownDelay) -}}
-{{- end -}}
-
-{{/* Namespaces no webhook may ever see: the functions' own and the platform's. */}}
-{{- define "simkube-fn.excludedNamespaces" -}}
-{{- $platform := ternary (list "knative-serving" (include "simkube-fn.ingressNamespace" .)) (list "openfaas") (eq (include "simkube-fn.knative" .) "true") -}}
-{{- toYaml (concat (list .Release.Namespace) $platform (list .Values.certManagerNamespace "kube-system") | uniq) -}}
+{{- toYaml (dict "minScale" $min "maxScale" $max "activationScale" $activation "timeoutSeconds" (int $t.timeoutSeconds) "scaleDownDelay" $t.scaleDownDelay "replicas" (max $min 1)) -}}
 {{- end -}}
 
 {{- define "simkube-fn.caBundle" -}}
@@ -168,37 +124,6 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 {{- end -}}
 {{- printf "%s\n" (trim .Values.caBundle) | b64enc -}}
 {{- end -}}
-{{- end -}}
-
-{{/* cert-manager's CA injection: the value given, or on kind/k3s without a caBundle the CA the chart creates (or the issuer's). */}}
-{{- define "simkube-fn.caInjectFrom" -}}
-{{- if .Values.caInjectFrom -}}{{ .Values.caInjectFrom }}
-{{- else if and (include "simkube-fn.gatewayRoute" .) (not .Values.caBundle) -}}
-{{- if .Values.issuer -}}{{ ternary .Values.traefikNamespace .Release.Namespace (eq .Values.ingress "traefik") }}/{{ include "simkube-fn.fullname" . }}-mutate-create-tls
-{{- else -}}{{ .Values.certManagerNamespace }}/{{ include "simkube-fn.fullname" . }}-ca{{- end -}}
-{{- end -}}
-{{- end -}}
-
-{{/* How the API server reaches one function (deployment-options.ts webhookClientConfig), path secret last. */}}
-{{- define "simkube-fn.clientConfig" -}}
-{{- $v := .root.Values -}}
-{{- $full := include "simkube-fn.fullname" .root -}}
-{{- $resource := printf "%s-%s" $full .fn -}}
-{{- $secret := include "simkube-fn.pathSecret" .root -}}
-{{- $path := ternary (printf "/%s" $secret) "/" (ne $secret "") -}}
-{{- $config := dict -}}
-{{- if has $v.platform (list "kind" "k3s") -}}
-{{- $_ := set $config "service" (dict "namespace" (include "simkube-fn.ingressNamespace" .root) "name" $resource "port" 443 "path" $path) -}}
-{{- else if eq $v.platform "kubernetes" -}}
-{{- $_ := set $config "service" (dict "namespace" .root.Release.Namespace "name" $resource "port" 443 "path" $path) -}}
-{{- else if eq $v.platform "managed" -}}
-{{- $_ := set $config "url" (printf "https://%s.%s.%s%s" $resource .root.Release.Namespace (lower (trim $v.domain)) $path) -}}
-{{- else -}}
-{{- $suffix := ternary "" (printf ".%s" .root.Release.Namespace) (eq .root.Release.Namespace "openfaas-fn") -}}
-{{- $_ := set $config "url" (printf "%s/function/%s%s%s" (trimSuffix "/" $v.openfaas.webhookGatewayUrl) $resource $suffix (ternary (printf "/%s" $secret) "" (ne $secret ""))) -}}
-{{- end -}}
-{{- with include "simkube-fn.caBundle" .root -}}{{- $_ := set $config "caBundle" . -}}{{- end -}}
-{{- toYaml $config -}}
 {{- end -}}
 
 {{/* Checks the platform's own needs, as knative/platforms.ts does. */}}
@@ -221,7 +146,55 @@ simkube.io/webhook-path-secret-sha256: {{ sha256sum $secret | trunc 16 | quote }
 {{- if hasPrefix (printf "%s-" .Values.virtualNsPrefix) .Release.Namespace -}}
 {{- fail (printf "namespace %q starts with the virtual namespace prefix \"%s-\"" .Release.Namespace .Values.virtualNsPrefix) -}}
 {{- end -}}
+{{- include "simkube-fn.checkMonitors" . -}}
 {{- if and .Values.pathSecret.existingSecret (include "simkube-fn.webhookConfiguration" .) (not (include "simkube-fn.pathSecret" .)) -}}
 {{- fail (printf "pathSecret.existingSecret %s: the webhook configuration's paths end in the secret itself, and it cannot be read (no such Secret, or no cluster: helm template); give it as pathSecret.value too" .Values.pathSecret.existingSecret) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A list of strings as CEL string literals, comma-separated (the inside of a CEL list). */}}
+{{- define "simkube-fn.celList" -}}
+{{- $quoted := list -}}
+{{- range . -}}{{- $quoted = append $quoted (include "simkube-fn.celString" .) -}}{{- end -}}
+{{- join ", " $quoted -}}
+{{- end -}}
+
+{{/* Knative: label the Services cluster-local; null: in service mode (kind, k3s, kubernetes). */}}
+{{- define "simkube-fn.clusterLocal" -}}
+{{- if ternary (include "simkube-fn.serviceMode" . | eq "true") .Values.clusterLocal (kindIs "invalid" .Values.clusterLocal) -}}true{{- end -}}
+{{- end -}}
+
+{{/* traefikInternalService NAME[:PORT]: the port, 80 when none is given. */}}
+{{- define "simkube-fn.traefikPort" -}}
+{{- $parts := splitList ":" .Values.traefikInternalService -}}
+{{- if eq (len $parts) 2 -}}{{ index $parts 1 }}{{- else -}}80{{- end -}}
+{{- end -}}
+
+{{/* ownerResources RESOURCE.GROUP as mutate-create's extra ClusterRole rules (get), as --owner-resource gives them. */}}
+{{- define "simkube-fn.ownerRules" -}}
+{{- $rules := list -}}
+{{- range $entry := .Values.ownerResources -}}
+{{- $parts := splitn "." 2 $entry -}}
+{{- if or (not $parts._0) (not $parts._1) -}}
+{{- fail (printf "ownerResources takes RESOURCE.GROUP (e.g. widgets.example.com), got %q" $entry) -}}
+{{- end -}}
+{{- $rules = append $rules (dict "apiGroups" (list $parts._1) "resources" (list $parts._0) "verbs" (list "get")) -}}
+{{- end -}}
+{{- toYaml $rules -}}
+{{- end -}}
+
+{{/* The monitors a platform can have, as knative/monitor-options.ts checks them. */}}
+{{- define "simkube-fn.checkMonitors" -}}
+{{- $m := .Values.metrics -}}
+{{- $pod := $m.podMonitor.enabled -}}
+{{- $service := $m.serviceMonitor.enabled -}}
+{{- if and (not $pod) (not $service) $m.labels -}}
+{{- fail "metrics.labels needs metrics.podMonitor.enabled or metrics.serviceMonitor.enabled" -}}
+{{- end -}}
+{{- if and (or $pod $service) (eq .Values.platform "openfaas") -}}
+{{- fail "metrics.podMonitor and metrics.serviceMonitor need Knative or plain Kubernetes: on OpenFaaS the template sends every path to the handler, so no function serves /metrics (the gateway's own metrics are scraped by OpenFaaS's Prometheus)" -}}
+{{- end -}}
+{{- if and $service (ne .Values.platform "kubernetes") -}}
+{{- fail "metrics.serviceMonitor needs platform kubernetes: on Knative the Services lead to queue-proxy, not to the functions' /metrics; use metrics.podMonitor" -}}
 {{- end -}}
 {{- end -}}
