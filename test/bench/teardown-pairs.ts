@@ -6,7 +6,9 @@
 // namespace and every pod, all owned by the root) in a Go map's order, deletes the pods one by one at its
 // client's rate, and only when it happens to reach the namespace does the namespace controller delete the
 // rest at once. So the summary also gives the two phases apart: the garbage collector's time per pod while it
-// deletes them one by one, and the namespace's own end (its delete until it is gone), each as pair ratios.
+// deletes them one by one, and the namespace's own end (its delete until it is gone), each as pair ratios; and,
+// per side, a line through the namespace's end against the pods it had left, from which the teardown expected
+// over the namespace's (uniform) place follows.
 
 import type { BurstRound } from "../support/cluster/teardown-burst.js";
 
@@ -81,6 +83,50 @@ function phaseRatios(
   };
 }
 
+export interface LineFit {
+  interceptMs: number;
+  msPerPodLeft: number;
+}
+
+/** Least squares of the namespace's end against the pods left at its delete; undefined below two distinct x. */
+export function namespaceEndFit(rounds: readonly BurstRound[]): LineFit | undefined {
+  const points = rounds.map((r) => [r.podsUndeletedAtNamespaceDelete, namespaceEndMs(r)] as const);
+  const n = points.length;
+  const mx = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const my = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  const sxx = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0);
+  if (n < 2 || sxx === 0) return undefined;
+  const slope = points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0) / sxx;
+  return { interceptMs: Math.round(my - slope * mx), msPerPodLeft: round3(slope) };
+}
+
+/**
+ * What one side's teardown takes on average over the namespace's place, which is uniform among the root's
+ * dependents: half the pods one by one at the median pace, the other half left to the namespace's end.
+ */
+function expectedSide(rounds: readonly BurstRound[]) {
+  const paces = rounds.map(oneByOneMsPerPod).filter((x): x is number => x !== undefined);
+  const fit = namespaceEndFit(rounds);
+  const pods = rounds[0]?.pods ?? 0;
+  if (paces.length === 0 || !fit) return undefined;
+  const pace = median(paces);
+  return {
+    oneByOneMsPerPod: round3(pace),
+    namespaceEnd: fit,
+    expectedMs: Math.round((pace * pods) / 2 + fit.interceptMs + (fit.msPerPodLeft * pods) / 2),
+  };
+}
+
+export function expectedTeardown(rounds: readonly BurstRound[]) {
+  const withHook = expectedSide(rounds.filter((r) => r.webhook));
+  const without = expectedSide(rounds.filter((r) => !r.webhook));
+  return {
+    with: withHook,
+    without,
+    ratio: withHook && without ? round3(withHook.expectedMs / without.expectedMs) : undefined,
+  };
+}
+
 export interface TeardownPhases {
   /** The garbage collector's ms per pod deleted one by one, with / without, per pair. */
   oneByOne: PhaseRatios;
@@ -91,6 +137,8 @@ export interface TeardownPhases {
    * the pods deleted one by one) or late.
    */
   modes: Record<"early" | "late", { withMs: number[]; withoutMs: number[] }>;
+  /** Per side, the namespace's end against the pods left, and the teardown expected over the namespace's place. */
+  expected: ReturnType<typeof expectedTeardown>;
 }
 
 export function teardownPhases(rounds: readonly BurstRound[]): TeardownPhases {
@@ -106,6 +154,7 @@ export function teardownPhases(rounds: readonly BurstRound[]): TeardownPhases {
     oneByOne: phaseRatios(rounds, oneByOneMsPerPod),
     namespaceEnd: phaseRatios(rounds, namespaceEndMs),
     modes,
+    expected: expectedTeardown(rounds),
   };
 }
 

@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   alternatingOrder,
+  expectedTeardown,
+  namespaceEndFit,
   oneByOneMsPerPod,
   teardownPhases,
   teardownSummary,
@@ -80,5 +82,29 @@ describe("teardown pairs", () => {
       early: { withMs: [40_000], withoutMs: [35_000] },
       late: { withMs: [150_000], withoutMs: [120_000] },
     });
+  });
+
+  it("fits the namespace's end against the pods left, per side, and expects half the pods one by one and half at the end", () => {
+    // 75 ms a pod one by one; the namespace's end 10 s plus 20 ms (with) or 5 ms (without) a pod left.
+    const at = (webhook: boolean, left: number) => {
+      const deleting = 75 * (2000 - left);
+      const end = 10_000 + (webhook ? 20 : 5) * left;
+      return {
+        ...round(webhook, deleting + end),
+        pods: 2000,
+        namespaceDeletingMs: deleting,
+        podsUndeletedAtNamespaceDelete: left,
+      };
+    };
+    const rounds = [at(true, 800), at(false, 1200), at(false, 300), at(true, 1500)];
+    assert.deepEqual(namespaceEndFit(rounds.filter((r) => r.webhook)), {
+      interceptMs: 10_000,
+      msPerPodLeft: 20,
+    });
+    const expected = expectedTeardown(rounds);
+    assert.equal(expected.with?.expectedMs, 75_000 + 10_000 + 20_000);
+    assert.equal(expected.without?.expectedMs, 75_000 + 10_000 + 5_000);
+    assert.equal(expected.ratio, 1.167);
+    assert.equal(namespaceEndFit([at(true, 800)]), undefined, "one round: no line");
   });
 });
