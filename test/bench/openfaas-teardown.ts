@@ -4,7 +4,10 @@
 // with reschedule-delete's webhook registered and without it, in pairs whose order flips every pair (with,
 // without; without, with; ...), so a slower machine phase does not land on one side only. Per round: the
 // teardown time, webhook errors in the API server's log, clones seen, reschedule-delete's ready replicas once
-// a second, and both function pods' restarts. Then each pair's ratio (with / without) and their spread.
+// a second, both function pods' restarts, and when the garbage collector reached the namespace. Then each
+// pair's ratio (with / without) of the total, of the garbage collector's time per pod deleted one by one, and
+// of the namespace's end (teardown-pairs.ts says why the total alone is mostly chance), with their spread.
+// A failed round, or one with webhook errors, keeps the OpenFaaS pods' and the API server's logs.
 // BENCH_OPENFAAS_PODS (2000) and BENCH_OPENFAAS_PAIRS (3) override the sizes. One JSON object on stdout.
 
 import type { LocalCluster } from "../../functions/local-cluster/cluster-types.js";
@@ -16,35 +19,15 @@ import {
   type OpenfaasDeployment,
   openfaasFunctionName,
 } from "../support/cluster/openfaas-functions.js";
-import { type BurstRound, runTeardownBurst } from "../support/cluster/teardown-burst.js";
+import { keepOpenfaasLogs } from "../support/cluster/openfaas-logs.js";
+import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
 import { startOpenfaasBenchCluster } from "./bench-clusters.js";
+import { alternatingOrder, teardownSummary } from "./teardown-pairs.js";
 
 const PODS = Number(process.env.BENCH_OPENFAAS_PODS ?? 2000);
 const PAIRS = Number(process.env.BENCH_OPENFAAS_PAIRS ?? 3);
 
 const log = (line: string) => process.stderr.write(`  openfaas teardown bench: ${line}\n`);
-
-/** with, without; without, with; ...: each pair's order flipped. */
-export function alternatedOrder(pairs: number): boolean[] {
-  return Array.from({ length: pairs }, (_, i) => (i % 2 === 0 ? [true, false] : [false, true])).flat();
-}
-
-/** Each pair's teardown time with the webhook over without it, and the median, lowest and highest. */
-export function pairRatios(rounds: readonly BurstRound[]) {
-  const ratios: number[] = [];
-  for (let i = 0; i + 1 < rounds.length; i += 2) {
-    const pair = [rounds[i], rounds[i + 1]] as [BurstRound, BurstRound];
-    const withHook = pair.find((r) => r.webhook);
-    const without = pair.find((r) => !r.webhook);
-    if (withHook && without)
-      ratios.push(Math.round((withHook.teardownMs / without.teardownMs) * 1000) / 1000);
-  }
-  const sorted = [...ratios].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  const median =
-    sorted.length % 2 === 1 ? sorted[mid] : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  return { ratios, median, lowest: sorted[0], highest: sorted.at(-1) };
-}
 
 function deploymentReplicas(c: LocalCluster, namespace: string, name: string): () => Promise<number> {
   return async () => {
@@ -75,25 +58,29 @@ async function main(): Promise<void> {
     log(`deployed; functions: ${(await functionStates(c, deployed)).join(" | ")}`);
     const rounds = await runTeardownBurst(c, {
       pods: PODS,
-      order: alternatedOrder(PAIRS),
+      order: alternatingOrder(PAIRS),
       replicas: deploymentReplicas(c, o.namespace, name),
       log,
-      afterRound: async () => {
+      afterRound: async (round) => {
         log(`functions: ${(await functionStates(c, deployed)).join(" | ")}`);
+        if (round.webhookErrors > 0)
+          log(
+            `logs kept in ${await keepOpenfaasLogs(c, `${round.webhookErrors} webhook errors in a round`)}`,
+          );
       },
     }).catch(async (err: Error) => {
       log(`a round failed: ${err.stack ?? err.message}`);
       log(`functions: ${(await functionStates(c, deployed)).join(" | ")}`);
+      log(`OpenFaaS and API server logs kept in ${await keepOpenfaasLogs(c, err.message)}`);
       throw err;
     });
     const summary = {
       pods: PODS,
       order: rounds.map((r) => (r.webhook ? "with" : "without")),
       teardownMs: rounds.map((r) => r.teardownMs),
-      webhookErrors: rounds.reduce((n, r) => n + r.webhookErrors, 0),
-      clonesSeen: rounds.reduce((n, r) => n + r.clonesSeen, 0),
-      peakReplicas: Math.max(...rounds.flatMap((r) => r.replicas.map(([, n]) => n))),
-      withOverWithout: pairRatios(rounds),
+      namespaceDeletingMs: rounds.map((r) => r.namespaceDeletingMs),
+      podsUndeletedAtNamespaceDelete: rounds.map((r) => r.podsUndeletedAtNamespaceDelete),
+      ...teardownSummary(rounds),
     };
     process.stdout.write(`${JSON.stringify({ summary, rounds }, null, 2)}\n`);
   } finally {

@@ -14,6 +14,8 @@
 //   one failing open;
 // - a teardown of SIMKUBE_FN_OPENFAAS_BURST (300) running pods with and without the DELETE webhook, one round
 //   each: no webhook error, no clone (the timed rounds are `npm run bench:openfaas`).
+// A failed case keeps the gateway's, faas-netes' and the function pods' logs and the API server's log
+// (test/support/cluster/openfaas-logs.ts) and names the directory in its diagnostics.
 // Skipped with one loud line when Go, the node's programs or the image tools are missing; fails under CI=true.
 
 import assert from "node:assert/strict";
@@ -57,6 +59,7 @@ import {
   type OpenfaasDeployment,
   openfaasFunctionName,
 } from "../support/cluster/openfaas-functions.js";
+import { keepOpenfaasLogs } from "../support/cluster/openfaas-logs.js";
 import {
   type ClusterCase,
   type ClusterSuite,
@@ -472,16 +475,36 @@ after(async () => {
   if ("cluster" in opened.suite) await opened.suite.cluster.stop();
 });
 
-registerClusterCases("openfaas.test.ts", opened.suite, [
-  listed,
-  created,
-  adopted,
-  evicted,
-  forged,
-  missingImage,
-  probeFailing,
-  gatewayDown,
-  gatewayHung,
-  // Last: it removes the cluster's own SimulationRoot.
-  ...(BURST > 0 ? [burst] : []),
-]);
+/** A failed case keeps the gateway's, faas-netes' and the function pods' logs and says where. */
+function keepingLogs(c: ClusterCase): ClusterCase {
+  return {
+    ...c,
+    run: async (t) => {
+      try {
+        await c.run(t);
+      } catch (err) {
+        const dir = await keepOpenfaasLogs(cluster(), `${c.name}: ${(err as Error).message}`);
+        t.diagnostic(`OpenFaaS and API server logs kept in ${dir}`);
+        throw err;
+      }
+    },
+  };
+}
+
+registerClusterCases(
+  "openfaas.test.ts",
+  opened.suite,
+  [
+    listed,
+    created,
+    adopted,
+    evicted,
+    forged,
+    missingImage,
+    probeFailing,
+    gatewayDown,
+    gatewayHung,
+    // Last: it removes the cluster's own SimulationRoot.
+    ...(BURST > 0 ? [burst] : []),
+  ].map(keepingLogs),
+);

@@ -67,6 +67,14 @@ test("the gateway forwards to faas-netes on the pod's loopback, both with basic 
   assert.deepEqual(secret.stringData, { "basic-auth-user": "admin", "basic-auth-password": "pw" });
 });
 
+test("faas-netes closes an idle connection only after the gateway's 90 s, so the gateway never writes on one being closed", () => {
+  const [gateway, provider] = containers();
+  assert.ok(gateway && provider);
+  const seconds = (v: string | undefined) => Number(/^(\d+)s$/.exec(v ?? "")?.[1]);
+  assert.ok(seconds(envOf(provider).read_timeout) > 90, "faas-netes' read (and so idle) timeout past 90 s");
+  assert.equal(envOf(gateway).read_timeout, "65s", "the gateway's own timeouts unchanged");
+});
+
 test("the gateway's Prometheus queries get an empty vector from the stand-in in its pod", () => {
   const [gateway, , standIn] = containers();
   assert.ok(gateway && standIn);

@@ -45,9 +45,18 @@ export interface OpenfaasImages {
 export interface OpenfaasSettings {
   images: OpenfaasImages;
   password: string;
-  /** The gateway's and faas-netes' read/write timeouts, and the gateway's upstream timeout. */
+  /** The gateway's read/write and upstream timeouts, and faas-netes' write timeout. */
   timeout: string;
 }
+
+/**
+ * The gateway keeps an idle connection to faas-netes for 90 s (hard-coded in its proxy client), while faas-netes'
+ * server closes one after its read_timeout (it sets no idle timeout, and Go's server then uses the read
+ * timeout). With faas-netes closing first, a request the gateway writes on a connection just being closed fails
+ * ("broken pipe") and the gateway answers 502 with an empty body: a refused CREATE. So faas-netes' read timeout
+ * stays above the gateway's 90 s and the gateway always closes first.
+ */
+export const PROVIDER_READ_TIMEOUT = "95s";
 
 const rbac = "rbac.authorization.k8s.io";
 
@@ -136,7 +145,7 @@ function providerContainer(s: OpenfaasSettings): Record<string, unknown> {
     env: env({
       port: String(PROVIDER_PORT),
       function_namespace: OPENFAAS_FUNCTION_NAMESPACE,
-      read_timeout: s.timeout,
+      read_timeout: PROVIDER_READ_TIMEOUT,
       write_timeout: s.timeout,
       basic_auth: "true",
       secret_mount_path: SECRET_MOUNT,

@@ -139,23 +139,87 @@ export interface BurstRound {
   pods: number;
   /** Root deleted (foreground) until the virtual namespace is gone. */
   teardownMs: number;
+  /**
+   * Root deleted until the namespace was first seen with a deletionTimestamp: when the garbage collector, which
+   * works through the root's dependents (the namespace and every pod) in no set order, reached the namespace.
+   */
+  namespaceDeletingMs: number;
+  /** Root deleted until no pod was left in the namespace. */
+  podsGoneMs: number;
+  /**
+   * Pods with no deletionTimestamp yet when the namespace's was first seen: the ones the garbage collector had
+   * not deleted one by one before it reached the namespace (the namespace controller deletes them).
+   */
+  podsUndeletedAtNamespaceDelete: number;
   webhookErrors: number;
   /** Pods named <pod>-clone-* seen in the namespace while it was torn down. */
   clonesSeen: number;
   /** [seconds since the root's delete, reschedule-delete's replicas], once a second. */
   replicas: [number, number][];
+  /** [seconds since the root's delete, pods left, of them terminating], once a second. */
+  podsLeft: [number, number, number][];
 }
 
-async function clonesNow(admin: RestClient): Promise<string[]> {
-  try {
-    const list = await admin.request<{ items: { metadata: { name: string } }[] }>(
-      "GET",
-      `/api/v1/namespaces/${BURST_NAMESPACE}/pods`,
-    );
-    return list.items.map((p) => p.metadata.name).filter((n) => n.includes("-clone-"));
-  } catch {
-    return [];
-  }
+interface NamespaceSample {
+  /** The namespace exists and has a deletionTimestamp. */
+  deleting: boolean;
+  pods: number;
+  terminating: number;
+  clones: string[];
+}
+
+interface PodMeta {
+  metadata: { name: string; deletionTimestamp?: string };
+}
+
+async function sampleNamespace(admin: RestClient): Promise<NamespaceSample> {
+  const [ns, pods] = await Promise.all([
+    admin
+      .request<{ metadata?: { deletionTimestamp?: string } }>("GET", `/api/v1/namespaces/${BURST_NAMESPACE}`)
+      .catch(() => undefined),
+    admin
+      .request<{ items: PodMeta[] }>("GET", `/api/v1/namespaces/${BURST_NAMESPACE}/pods`)
+      .then((l) => l.items)
+      .catch(() => [] as PodMeta[]),
+  ]);
+  return {
+    deleting: Boolean(ns?.metadata?.deletionTimestamp),
+    pods: pods.length,
+    terminating: pods.filter((p) => p.metadata.deletionTimestamp).length,
+    clones: pods.map((p) => p.metadata.name).filter((n) => n.includes("-clone-")),
+  };
+}
+
+/** Samples the namespace and reschedule-delete's replicas once a second until stopped. */
+function startSampler(admin: RestClient, replicasOf: () => Promise<number>, t0: number) {
+  const clones = new Set<string>();
+  const replicas: [number, number][] = [];
+  const podsLeft: [number, number, number][] = [];
+  let namespaceDeletingMs = -1;
+  let podsGoneMs = -1;
+  let podsUndeletedAtNamespaceDelete = -1;
+  let done = false;
+  const loop = (async () => {
+    while (!done) {
+      const [n, sample] = await Promise.all([replicasOf().catch(() => -1), sampleNamespace(admin)]);
+      const ms = Date.now() - t0;
+      const s = Math.round(ms / 1000);
+      replicas.push([s, n]);
+      podsLeft.push([s, sample.pods, sample.terminating]);
+      for (const name of sample.clones) clones.add(name);
+      if (sample.deleting && namespaceDeletingMs < 0) {
+        namespaceDeletingMs = ms;
+        podsUndeletedAtNamespaceDelete = sample.pods - sample.terminating;
+      }
+      if (sample.pods === 0 && podsGoneMs < 0) podsGoneMs = ms;
+      await sleep(1_000);
+    }
+  })();
+  return async () => {
+    done = true;
+    await loop;
+    return { clones, replicas, podsLeft, namespaceDeletingMs, podsGoneMs, podsUndeletedAtNamespaceDelete };
+  };
 }
 
 async function tearDown(
@@ -166,18 +230,8 @@ async function tearDown(
   replicasOf: () => Promise<number>,
 ): Promise<BurstRound> {
   const errorsBefore = webhookErrorCount(cluster);
-  const clones = new Set<string>();
-  const replicas: [number, number][] = [];
   const t0 = Date.now();
-  let done = false;
-  const sampler = (async () => {
-    while (!done) {
-      const [n, seen] = await Promise.all([replicasOf().catch(() => -1), clonesNow(cluster.admin)]);
-      replicas.push([Math.round((Date.now() - t0) / 1000), n]);
-      for (const name of seen) clones.add(name);
-      await sleep(1_000);
-    }
-  })();
+  const stopSampler = startSampler(cluster.admin, replicasOf, t0);
   await cluster.admin.request("DELETE", `/apis/simkube.io/v1/simulationroots/${root.metadata?.name}`, {
     propagationPolicy: "Foreground",
   });
@@ -187,16 +241,20 @@ async function tearDown(
     900_000,
   );
   const teardownMs = Date.now() - t0;
-  done = true;
-  await sampler;
+  const sampled = await stopSampler();
   await sleep(1_000);
   return {
     webhook,
     pods,
     teardownMs,
+    // A namespace gone between two samples: its delete was last seen no later than its end.
+    namespaceDeletingMs: sampled.namespaceDeletingMs < 0 ? teardownMs : sampled.namespaceDeletingMs,
+    podsGoneMs: sampled.podsGoneMs < 0 ? teardownMs : sampled.podsGoneMs,
+    podsUndeletedAtNamespaceDelete: sampled.podsUndeletedAtNamespaceDelete,
     webhookErrors: webhookErrorCount(cluster) - errorsBefore,
-    clonesSeen: clones.size,
-    replicas,
+    clonesSeen: sampled.clones.size,
+    replicas: sampled.replicas,
+    podsLeft: sampled.podsLeft,
   };
 }
 
@@ -223,7 +281,7 @@ export async function runTeardownBurst(cluster: LocalCluster, o: BurstOptions): 
     const peak = Math.max(...round.replicas.map(([, n]) => n));
     const over = round.replicas.map(([s, n]) => `${s}s:${n}`).join(" ");
     o.log(
-      `${webhook ? "with" : "without"} the DELETE webhook: ${round.pods} pods torn down in ${round.teardownMs} ms, ${round.webhookErrors} webhook errors, ${round.clonesSeen} clones, reschedule-delete peak ${peak} replicas (${over})`,
+      `${webhook ? "with" : "without"} the DELETE webhook: ${round.pods} pods torn down in ${round.teardownMs} ms (namespace deleting at ${round.namespaceDeletingMs} ms with ${round.podsUndeletedAtNamespaceDelete} pods not yet deleted, pods gone at ${round.podsGoneMs} ms), ${round.webhookErrors} webhook errors, ${round.clonesSeen} clones, reschedule-delete peak ${peak} replicas (${over})`,
     );
     rounds.push(round);
     await o.afterRound?.(round);
