@@ -10,7 +10,7 @@ import type { IMutatingWebhook } from "kubernetes-models/admissionregistration.k
 import type { IMutatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/MutatingWebhookConfiguration";
 import type { ISecret } from "kubernetes-models/v1/Secret";
 import { stringify } from "yaml";
-import { SIMULATION_LABEL_KEY, VIRTUAL_LABEL_KEY } from "../shared/base/index.js";
+import { SIMULATION_LABEL_KEY, TEARDOWN_CONTROLLER_USERS, VIRTUAL_LABEL_KEY } from "../shared/base/index.js";
 import { resolveOptions } from "./deployment-options.js";
 import { CONTAINER_PORT, functionContainer, pathSecretRevisionAnnotation } from "./function-container.js";
 import { buildGatewayRoutes } from "./gateway-route.js";
@@ -175,6 +175,14 @@ export function matchConditionsFor(
       expression: `!(request.userInfo.username in [${o.driverUsers.map(celString).join(", ")}])`,
     });
   }
+  // Teardown: the garbage collector's and the namespace controller's first-phase deletes are never
+  // interruptions (the handler says so too), and the namespace controller's DeleteCollection sends its pods
+  // through the webhook one at a time. Final-phase reviews (deletionTimestamp already set) are still sent.
+  // `has` on an absent map key is false, not an error.
+  conditions.push({
+    name: "not-teardown-controller-deletes",
+    expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in [${TEARDOWN_CONTROLLER_USERS.map(celString).join(", ")}])`,
+  });
   return conditions;
 }
 

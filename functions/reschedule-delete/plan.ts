@@ -19,12 +19,11 @@
 import type { AdmissionRequest } from "../../shared/admission/index.js";
 import {
   CONTROLLER_MANAGER_USER,
-  GARBAGE_COLLECTOR_USER,
   isRecord,
-  NAMESPACE_CONTROLLER_USER,
   ORIG_OWNER_ANNOTATION_KEY,
   SIMKUBE_API_VERSION,
   SIMULATION_ROOT_KIND,
+  TEARDOWN_CONTROLLER_USERS,
 } from "../../shared/base/index.js";
 import type { Pod, PodCondition } from "../../shared/kube/index.js";
 import {
@@ -40,10 +39,9 @@ import { buildCloneName } from "./clone-name.js";
 import { CLONE_OF_ANNOTATION, cloneLineFor } from "./clone-record.js";
 import type { TriageSkip } from "./outcomes.js";
 
-const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set([
-  GARBAGE_COLLECTOR_USER,
-  NAMESPACE_CONTROLLER_USER,
-]);
+// The webhook's match conditions already keep these actors' first-phase deletes away; checked again here
+// for servers that ignore matchConditions (the API double) and for hand-written webhook configurations.
+const TEARDOWN_CONTROLLERS: ReadonlySet<string> = new Set(TEARDOWN_CONTROLLER_USERS);
 
 export type InterruptionCause = "disruption-target" | "deleted-by-user";
 

@@ -14,6 +14,15 @@ export const POD_GC_USER = "system:serviceaccount:kube-system:pod-garbage-collec
 // the taint manager and podgc, always carry DisruptionTarget, and that condition is checked first for it.
 export const CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
 
+/**
+ * The controllers that tear a simulation down. Their first-phase pod deletes are never interruptions: the
+ * DELETE webhook's match conditions keep them from reschedule-delete, which checks them again.
+ */
+export const TEARDOWN_CONTROLLER_USERS: readonly string[] = [
+  GARBAGE_COLLECTOR_USER,
+  NAMESPACE_CONTROLLER_USER,
+];
+
 /** KWOK's controller, which plays the kubelet on virtual nodes. */
 export const KWOK_USER = "system:serviceaccount:kube-system:kwok-controller";
 

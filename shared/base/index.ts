@@ -11,6 +11,7 @@ export {
   NAMESPACE_CONTROLLER_USER,
   NODE_CONTROLLER_USER,
   SIMKUBE_DRIVER_USER,
+  TEARDOWN_CONTROLLER_USERS,
 } from "./identities.js";
 export type { JsonObject } from "./json.js";
 export { errorMessage, isRecord } from "./json.js";

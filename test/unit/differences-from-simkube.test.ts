@@ -523,9 +523,14 @@ const DIFFERENCES: Record<string, Check> = {
     ]);
   },
   "delete-driver-match-condition": () => {
-    assert.deepEqual(webhooks().del.matchConditions?.[1], {
+    const conditions = webhooks().del.matchConditions;
+    assert.deepEqual(conditions?.[1], {
       name: "not-driver-deletes",
       expression: `!(request.userInfo.username in ['${SIMKUBE_DRIVER_USER}'])`,
+    });
+    assert.deepEqual(conditions?.[2], {
+      name: "not-teardown-controller-deletes",
+      expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in ['${GARBAGE_COLLECTOR_USER}', '${NAMESPACE_CONTROLLER_USER}'])`,
     });
   },
   "side-effects": () => {

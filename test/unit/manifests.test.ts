@@ -26,7 +26,13 @@ import {
 } from "../../knative/manifests.js";
 import type { DeploymentOptions } from "../../knative/options.js";
 import { newPathSecret } from "../../knative/path-secret-options.js";
-import { DEFAULT_DRIVER_USERS } from "../../shared/base/identities.js";
+import {
+  CONTROLLER_MANAGER_USER,
+  DEFAULT_DRIVER_USERS,
+  GARBAGE_COLLECTOR_USER,
+  KWOK_USER,
+  NAMESPACE_CONTROLLER_USER,
+} from "../../shared/base/identities.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // Validation against the published schemas: kubernetes-models (Kubernetes 1.27 OpenAPI) and
@@ -352,6 +358,33 @@ describe("match conditions (evaluated as CEL, with the variables the API server 
     assert.equal(matches("reschedule-delete", del("it's-me", "virtual-ns")), false, "quotes are escaped");
     // What the DELETE condition would do if it read `object` like mutate-create's: an evaluation error.
     assert.throws(() => evaluate("object.metadata.namespace.startsWith('virtual-')", del("x", "virtual-ns")));
+  });
+
+  it("reschedule-delete skips the teardown controllers' first-phase deletes, never their final-phase ones", () => {
+    const del = (username: string, deletionTimestamp?: string) => ({
+      object: null,
+      oldObject: {
+        metadata: { ...pod("virtual-ns").metadata, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+      },
+      request: { operation: "DELETE", userInfo: { username } },
+    });
+    const terminating = "2024-01-01T00:00:30Z";
+    for (const controller of [GARBAGE_COLLECTOR_USER, NAMESPACE_CONTROLLER_USER]) {
+      assert.equal(matches("reschedule-delete", del(controller)), false, `${controller}, first phase`);
+      assert.equal(
+        matches("reschedule-delete", del(controller, terminating)),
+        true,
+        `${controller}, final phase`,
+      );
+    }
+    assert.equal(matches("reschedule-delete", del("kubernetes-admin")), true, "a user's delete");
+    assert.equal(matches("reschedule-delete", del(KWOK_USER, terminating)), true, "KWOK's final delete");
+    assert.equal(
+      matches("reschedule-delete", del(CONTROLLER_MANAGER_USER)),
+      true,
+      "judged on its conditions",
+    );
+    assert.equal(matches("reschedule-delete", del("driver")), false, "the driver's, as before");
   });
 });
 

@@ -15,6 +15,9 @@ const DRIVER = DEFAULT_DRIVER_USERS[0] as string;
 const NAMESPACE = "virtual-deletions";
 const DOOMED = "virtual-doomed";
 
+/** The roles of the teardown controllers, whose first-phase reviews the real server's conditions filter. */
+const TEARDOWN_ROLES: ReadonlySet<string> = new Set(["namespace-controller", "generic-garbage-collector"]);
+
 /** The same roles the real-cluster rows use. */
 export const DOUBLE_ROLES: Record<string, string> = { [ADMIN_USER]: "admin", [KWOK_USER]: "kwok" };
 
@@ -163,9 +166,11 @@ export async function measureOnDouble(): Promise<Map<string, DeleteReviewRow[]>>
  *   KWOK's (seen under CPU load: admin, kwok, admin, all for the same delete); that repeat is dropped;
  * - the namespace controller repeats its DeleteCollection on every sync until the namespace is empty; how
  *   many syncs fall before KWOK's final delete is timing. Its rows for the pod already terminating are
- *   dropped (the first, which starts the termination, is kept);
+ *   dropped;
  * - the double does not evaluate matchConditions, so it sends the driver's first-phase review that the
- *   real server's "not-driver-deletes" condition filters: the driver's rows are dropped;
+ *   real server's "not-driver-deletes" condition filters: the driver's rows are dropped. Likewise the
+ *   teardown controllers' first-phase reviews ("not-teardown-controller-deletes"): with the row above, no
+ *   namespace controller row is left to compare;
  * - under CPU load KWOK may send its graceful delete again after its final grace-0 one (seen at a load average
  *   of ~30: kwok 30, kwok 0, kwok 30 for the driver's delete), from a cache that had not seen its own delete
  *   yet. A review identical to an earlier one asks the function nothing new, so such repeats are dropped.
@@ -175,6 +180,7 @@ export function comparableRows(path: string, rows: readonly DeleteReviewRow[]): 
   const kept = rows
     .filter((r) => r.user !== "driver")
     .filter((r) => !(r.user === "namespace-controller" && r.deletionTimestamp))
+    .filter((r) => !(TEARDOWN_ROLES.has(r.user) && !r.deletionTimestamp))
     .map((r) => (racedFinal && r.deletionTimestamp ? { ...r, user: "admin or kwok" } : r));
   return collapseRepeats(withoutEarlierRepeats(kept));
 }
