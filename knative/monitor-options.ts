@@ -1,26 +1,14 @@
 // The optional Prometheus Operator monitors (knative/monitors.ts): which kinds a platform can have, and their
 // extra labels (what a Prometheus's podMonitorSelector or serviceMonitorSelector matches), checked.
 
-import { isDns1123Subdomain } from "../shared/base/index.js";
+import { isLabelKey, isLabelValue } from "../shared/base/index.js";
 import type { DeploymentOptions, Platform, ResolvedOptions } from "./options.js";
 import { rejectOption } from "./options.js";
-
-/** A label name (an optional DNS-subdomain prefix and "/", then at most 63 of A-Z a-z 0-9 - _ . ). */
-const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
-
-function isLabelKey(key: string): boolean {
-  const slash = key.lastIndexOf("/");
-  const prefix = slash < 0 ? undefined : key.slice(0, slash);
-  const name = key.slice(slash + 1);
-  if (prefix !== undefined && !isDns1123Subdomain(prefix)) return false;
-  return name.length <= 63 && LABEL_NAME.test(name);
-}
 
 function resolveMonitorLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
   for (const [key, value] of Object.entries(labels)) {
     if (!isLabelKey(key)) rejectOption(`monitorLabels: "${key}" is not a valid label name`);
-    if (value.length > 63 || !LABEL_VALUE.test(value)) {
+    if (!isLabelValue(value)) {
       rejectOption(`monitorLabels: "${value}" (for ${key}) is not a valid label value`);
     }
   }

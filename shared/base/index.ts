@@ -1,5 +1,12 @@
 export { withDeadline } from "./deadline.js";
-export { DNS1123_LABEL_RULE, isDns1035Label, isDns1123Label, isDns1123Subdomain } from "./dns-names.js";
+export {
+  DNS1123_LABEL_RULE,
+  isDns1035Label,
+  isDns1123Label,
+  isDns1123Subdomain,
+  isLabelKey,
+  isLabelValue,
+} from "./dns-names.js";
 export type { FunctionName } from "./function-names.js";
 export { FUNCTION_NAMES, isFunctionName } from "./function-names.js";
 export {

@@ -2,7 +2,7 @@
 // against the API server's limit. Pure.
 
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { SIMULATION_LABEL_KEY } from "../base/index.js";
+import { isLabelValue, SIMULATION_LABEL_KEY } from "../base/index.js";
 import type { KubeObject } from "../kube/index.js";
 import type { SequenceOwner, SequenceScope } from "./store.js";
 
@@ -23,8 +23,6 @@ export function configMapDataSize(data: Record<string, string>): number {
   return size;
 }
 
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
 /** The ConfigMap as first created: labelled with the simulation, owned by its root so it goes with it. */
 export function buildSequenceConfigMap(
   ref: { namespace: string; name: string },
@@ -33,8 +31,7 @@ export function buildSequenceConfigMap(
   annotations?: Record<string, string>,
 ): ConfigMap {
   const labels: Record<string, string> = { "app.kubernetes.io/managed-by": "simkube-fn" };
-  if (scope.simName.length <= 63 && LABEL_VALUE.test(scope.simName))
-    labels[SIMULATION_LABEL_KEY] = scope.simName;
+  if (isLabelValue(scope.simName)) labels[SIMULATION_LABEL_KEY] = scope.simName;
   const metadata: ConfigMap["metadata"] = { name: ref.name, namespace: ref.namespace, labels };
   if (annotations) metadata.annotations = annotations;
   if (scope.owner) metadata.ownerReferences = [ownerReference(scope.owner)];
