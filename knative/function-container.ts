@@ -33,8 +33,12 @@ function pathSecretEnv(o: ResolvedOptions) {
  */
 export function pathSecretRevisionAnnotation(o: ResolvedOptions): Record<string, string> {
   if (o.pathSecret === undefined) return {};
-  const digest = createHash("sha256").update(o.pathSecret).digest("hex").slice(0, 16);
-  return { "simkube.io/webhook-path-secret-sha256": digest };
+  return { "simkube.io/webhook-path-secret-sha256": pathSecretDigest(o.pathSecret) };
+}
+
+/** The annotation's value: the first 16 hex digits of the secret's sha256 (the chart computes the same). */
+export function pathSecretDigest(pathSecret: string): string {
+  return createHash("sha256").update(pathSecret).digest("hex").slice(0, 16);
 }
 
 /** The one container: `serve <function>`, configured by environment, locked down. */

@@ -2,7 +2,7 @@
 // Helm expression each becomes in the templates. Strings are `zq<word>qz` (a DNS label, so names built from
 // them pass the builders' checks and can be told apart again); numbers are 777xxxx. Pure data.
 
-import { createHash } from "node:crypto";
+import { pathSecretDigest } from "../function-container.js";
 
 export interface Placeholder {
   /** What the builders are given. */
@@ -19,7 +19,7 @@ const t = (word: string, helm: string, celList?: string): Placeholder => ({
   ...(celList ? { celList } : {}),
 });
 
-/** Variables every generated template defines first (chart-templates.ts prelude). */
+/** Variables every generated template defines first (the prelude in generate.ts). */
 export const TUNING_VARIABLE = {
   "mutate-create": "$tuneCreate",
   "reschedule-delete": "$tuneDelete",
@@ -97,7 +97,7 @@ export const CA_BUNDLE = Buffer.from(P.caPem.text).toString("base64");
 export const DERIVED: readonly { text: string; helm: string }[] = [
   { text: CA_BUNDLE, helm: `include "simkube-fn.caBundle" .` },
   {
-    text: createHash("sha256").update(P.pathSecret.text).digest("hex").slice(0, 16),
+    text: pathSecretDigest(P.pathSecret.text),
     helm: "sha256sum $pathSecret | trunc 16",
   },
 ];
