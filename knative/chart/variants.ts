@@ -5,7 +5,12 @@
 
 import { resolveOptions } from "../deployment-options.js";
 import { buildAllManifestsFrom } from "../manifests.js";
-import type { DeployedFunction, DeploymentOptions, ResolvedOptions } from "../options.js";
+import {
+  type DeployedFunction,
+  type DeploymentOptions,
+  DeploymentOptionsError,
+  type ResolvedOptions,
+} from "../options.js";
 import type { Assignment } from "./conditions.js";
 import type { Json } from "./merge.js";
 import { CA_BUNDLE, marker, N, P, WHOLE } from "./placeholders.js";
@@ -122,8 +127,10 @@ export function renderVariant(a: Assignment): Json[] | undefined {
   let o: ResolvedOptions;
   try {
     o = resolveOptions(optionsOf(a));
-  } catch {
-    return undefined;
+  } catch (err) {
+    // A refusal (the CLI's one-line error) means no such variant; anything else is a bug to see.
+    if (err instanceof DeploymentOptionsError) return undefined;
+    throw err;
   }
   const objects = buildAllManifestsFrom(withPlaceholders(o, a));
   // The namespace openfaas-fn is tried as itself (the gateway's URLs differ there), then named like any other.
