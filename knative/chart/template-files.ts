@@ -2,12 +2,14 @@
 // `core` ones are tried in every combination, `local` ones one at a time (generate.ts checks the lists).
 
 import type { TemplateFile } from "./generate.js";
+import { P } from "./placeholders.js";
 
 const named = (suffix: string) => (o: { metadata: { name: string } }) => o.metadata.name.endsWith(suffix);
 const RBAC_KINDS = new Set(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
 const isPodReads = (o: { kind: string; metadata: { name: string } }) =>
   named("-pod-read-bindings")(o) || (o.kind === "ClusterRole" && named("-virtual-pod-reads")(o));
-const FUNCTION_NAMESPACE = "zqnsqz";
+/** The functions' namespace as the variants render it (its placeholder). */
+const FUNCTION_NAMESPACE = P.namespace.text;
 
 export const TEMPLATE_FILES: readonly TemplateFile[] = [
   {
