@@ -151,6 +151,10 @@ export function buildServices(options: DeploymentOptions): KnativeService[] {
   return o.functions.map((fn) => buildService(o, fn));
 }
 
+const DISRUPTION_TARGET_TRUE =
+  "has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, has(c.type) && c.type == 'DisruptionTarget' && has(c.status) && c.status == 'True')";
+const FINAL_PHASE_ONLY_WHEN_DISRUPTED = `!has(oldObject.metadata.deletionTimestamp) || (${DISRUPTION_TARGET_TRUE})`;
+
 /** Exported for tests: the match conditions each webhook carries. */
 export function matchConditionsFor(
   o: ResolvedOptions,
@@ -169,10 +173,11 @@ export function matchConditionsFor(
   ];
   if (o.driverUsers.length > 0) {
     // The driver's own deletes replay production and are never interruptions: filtering them here saves an
-    // HTTP call (and maybe a cold start) per replayed delete. The handler checks DRIVER_USERS again.
+    // HTTP call (and maybe a cold start) per replayed delete. The handler checks DRIVER_USERS again, and, as
+    // it does, only in the first phase: the driver's grace-0 delete of a pod already evicted is still one.
     conditions.push({
       name: "not-driver-deletes",
-      expression: `!(request.userInfo.username in [${o.driverUsers.map(celString).join(", ")}])`,
+      expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in [${o.driverUsers.map(celString).join(", ")}])`,
     });
   }
   // Teardown: the garbage collector's and the namespace controller's first-phase deletes are never
@@ -183,6 +188,11 @@ export function matchConditionsFor(
     name: "not-teardown-controller-deletes",
     expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in [${TEARDOWN_CONTROLLER_USERS.map(celString).join(", ")}])`,
   });
+  // Final-phase reviews (KWOK's or the kubelet's grace-0 delete, the namespace controller's repeated
+  // DeleteCollection over terminating pods) interrupt a pod only when it carries DisruptionTarget=True (an
+  // eviction shows no review of its own): judgeDeletion skips every other one, so they are not sent. At
+  // teardown that is every review left, two or more per pod.
+  conditions.push({ name: "final-phase-only-when-disrupted", expression: FINAL_PHASE_ONLY_WHEN_DISRUPTED });
   return conditions;
 }
 

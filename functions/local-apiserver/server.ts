@@ -23,9 +23,10 @@
 //   re-runs delete admission when the update or the storage delete retries (a conflict, or a stale
 //   watch-cache copy). The functions must be idempotent either way, so the double keeps one call.
 // - It ignores webhook matchConditions, so it sends the driver's and the teardown controllers' first-phase
-//   DELETE reviews that the real server's "not-driver-deletes" and "not-teardown-controller-deletes"
-//   conditions filter out. reschedule-delete checks those users itself, so the extra reviews exercise that
-//   check instead of hiding it.
+//   DELETE reviews, and the final-phase ones of undisrupted pods, that the real server's
+//   "not-driver-deletes", "not-teardown-controller-deletes" and "final-phase-only-when-disrupted"
+//   conditions filter out. reschedule-delete judges those reviews itself, so the extra reviews exercise that
+//   judgement instead of hiding it.
 // - It has no eviction subresource, and no taint manager, garbage collector or pod GC: those controllers
 //   live in kube-controller-manager, not the API server. Tests play their part by sending the requests
 //   those controllers send, with their users (test/support/cluster/double-scenarios.ts).

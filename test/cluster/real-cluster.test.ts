@@ -52,7 +52,7 @@ const doubleComparison: ClusterCase = {
       const onDouble = double.get(name) ?? [];
       // The whole of both sides in the message: a difference here is usually a race worth reading in full.
       const both = `${name}\n  double: ${onDouble.map(describeRow).join(" | ")}\n  real:   ${real.rows.map(describeRow).join(" | ")}`;
-      assert.deepEqual(comparableRows(name, onDouble), comparableRows(name, real.rows), both);
+      assert.deepEqual(comparableRows(onDouble), comparableRows(real.rows), both);
     }
   },
 };

@@ -1,6 +1,7 @@
 // The reduction that lets the API double be held to the real API server's DELETE reviews
-// (test/support/cluster/double-scenarios.ts): it must absorb the races seen on the real cluster, and nothing
-// else. The "real" sequences below are ones the real-cluster suite recorded.
+// (test/support/cluster/double-scenarios.ts): it must absorb what the real server's match conditions filter
+// and the races seen on the real cluster, and nothing else. The "real" sequences below are ones the
+// real-cluster suite recorded.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -15,70 +16,51 @@ const row = (user: string, ts: boolean, extra: Partial<DeleteReviewRow> = {}): D
   dryRun: false,
   ...extra,
 });
+const evicted = { disruptionTarget: "EvictionByEvictionAPI" };
 
-const FORCE = "force delete, grace 0 (user)";
-const NAMESPACE = "namespace deletion (namespace controller)";
-
-test("a grace-0 delete: whoever reviews the final step (the user, KWOK or both) compares equal", () => {
-  const double = [row("admin", false), row("admin", true, { grace: 0 })];
-  for (const real of [
-    [row("admin", false), row("admin", true, { grace: 0 })],
-    [row("admin", false), row("admin", true, { grace: 0 }), row("kwok", true, { grace: 0 })],
-    [row("admin", false), row("kwok", true, { grace: 0 })],
-    // The user's first review again after KWOK's (measured once under CPU load).
-    [row("admin", false), row("kwok", true, { grace: 0 }), row("admin", false)],
-  ]) {
-    assert.deepEqual(comparableRows(FORCE, real), comparableRows(FORCE, double));
-  }
-});
-
-test("a grace-0 delete still differs when the first phase or the final step's facts differ", () => {
-  const double = [row("admin", false), row("admin", true, { grace: 0 })];
-  assert.notDeepEqual(
-    comparableRows(FORCE, [row("admin", true, { grace: 0 })]),
-    comparableRows(FORCE, double),
-  );
-  assert.notDeepEqual(
-    comparableRows(FORCE, [row("admin", false), row("kwok", true, { grace: 30 })]),
-    comparableRows(FORCE, double),
-  );
-  assert.notDeepEqual(comparableRows(FORCE, [row("admin", false)]), comparableRows(FORCE, double));
-});
-
-test("namespace deletion: the controller's rows are absorbed (first phase filtered by the real server, repeats are timing); KWOK's are not", () => {
-  const controller = (ts: boolean) =>
-    row("namespace-controller", ts, { name: "", ...(ts ? { grace: 30 } : {}) });
-  // The double ignores matchConditions, so it sends the first phase "not-teardown-controller-deletes" filters.
-  const double = [controller(false), row("kwok", true, { grace: 30 }), row("kwok", true, { grace: 0 })];
-  const real = [
-    row("kwok", true, { grace: 30 }),
-    controller(true),
-    row("kwok", true, { grace: 30 }),
-    row("kwok", true, { grace: 0 }),
-    row("kwok", true, { grace: 0 }),
-  ];
-  assert.deepEqual(comparableRows(NAMESPACE, real), comparableRows(NAMESPACE, double));
-  assert.notDeepEqual(comparableRows(NAMESPACE, real.slice(0, 3)), comparableRows(NAMESPACE, double));
-});
-
-test("elsewhere KWOK's rows count: a missing final review is a difference", () => {
-  const path = "graceful delete (user)";
+test("final-phase rows of an undisrupted pod are what the real server no longer sends: dropped on both sides", () => {
+  // What the double sends for a user's graceful delete (it ignores matchConditions), and what the real server does.
   const double = [row("admin", false), row("kwok", true, { grace: 30 }), row("kwok", true, { grace: 0 })];
+  assert.deepEqual(comparableRows(double), comparableRows([row("admin", false)]));
+  // A grace-0 delete: whoever reviewed the storage delete (the user, KWOK or both), only the first phase counts.
   assert.deepEqual(
-    comparableRows(path, [...double, double[2] as DeleteReviewRow]),
-    comparableRows(path, double),
+    comparableRows([row("admin", false), row("admin", true, { grace: 0 }), row("kwok", true, { grace: 0 })]),
+    [row("admin", false)],
   );
-  assert.notDeepEqual(comparableRows(path, double.slice(0, 2)), comparableRows(path, double));
+  // The user's first review again after KWOK's (measured once under CPU load).
+  assert.deepEqual(
+    comparableRows([row("admin", false), row("kwok", true, { grace: 0 }), row("admin", false)]),
+    [row("admin", false)],
+  );
 });
 
-test("KWOK's graceful review sent again after its final one (seen under load) is absorbed; a new step is not", () => {
-  const path = "driver's delete";
-  const double = [row("kwok", true, { grace: 30 }), row("kwok", true, { grace: 0 })];
-  const real = [...double, row("kwok", true, { grace: 30 })];
-  assert.deepEqual(comparableRows(path, real), comparableRows(path, double));
-  // A review with facts no earlier review had still counts.
+test("the driver's rows and the teardown controllers' first-phase rows are dropped", () => {
+  const namespaceController = row("namespace-controller", false, { name: "" });
+  const gc = row("generic-garbage-collector", false);
+  assert.deepEqual(comparableRows([row("driver", false), namespaceController, gc]), []);
+  // A teardown controller's final-phase review of a disrupted pod would still count.
+  const disrupted = row("namespace-controller", true, { name: "", ...evicted });
+  assert.deepEqual(comparableRows([namespaceController, disrupted]), [disrupted]);
+});
+
+test("a missing or different first phase is a difference", () => {
+  const double = [row("admin", false), row("kwok", true, { grace: 0 })];
+  assert.notDeepEqual(comparableRows([row("kwok", true, { grace: 0 })]), comparableRows(double));
+  assert.notDeepEqual(comparableRows([row("admin", false, { phase: "Pending" })]), comparableRows(double));
+  assert.notDeepEqual(comparableRows([row("admin", false, { dryRun: true })]), comparableRows(double));
+});
+
+test("a disrupted pod's final rows count: a missing one is a difference, a repeat is not", () => {
+  const double = [row("kwok", true, { grace: 30, ...evicted }), row("kwok", true, { grace: 0, ...evicted })];
+  assert.notDeepEqual(comparableRows(double.slice(0, 1)), comparableRows(double));
+  // KWOK's graceful review sent again after its final one (seen under load) is absorbed...
+  assert.deepEqual(
+    comparableRows([...double, row("kwok", true, { grace: 30, ...evicted })]),
+    comparableRows(double),
+  );
+  // ...but a review with facts no earlier review had still counts.
   assert.notDeepEqual(
-    comparableRows(path, [...double, row("kwok", true, { grace: 30, phase: "Succeeded" })]),
-    comparableRows(path, double),
+    comparableRows([...double, row("kwok", true, { grace: 30, ...evicted, phase: "Failed" })]),
+    comparableRows(double),
   );
 });

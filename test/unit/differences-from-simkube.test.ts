@@ -526,12 +526,18 @@ const DIFFERENCES: Record<string, Check> = {
     const conditions = webhooks().del.matchConditions;
     assert.deepEqual(conditions?.[1], {
       name: "not-driver-deletes",
-      expression: `!(request.userInfo.username in ['${SIMKUBE_DRIVER_USER}'])`,
+      expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in ['${SIMKUBE_DRIVER_USER}'])`,
     });
     assert.deepEqual(conditions?.[2], {
       name: "not-teardown-controller-deletes",
       expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in ['${GARBAGE_COLLECTOR_USER}', '${NAMESPACE_CONTROLLER_USER}'])`,
     });
+    assert.equal(conditions?.[3]?.name, "final-phase-only-when-disrupted");
+    assert.match(conditions?.[3]?.expression ?? "", /^!has\(oldObject\.metadata\.deletionTimestamp\) \|\| /);
+    assert.match(
+      conditions?.[3]?.expression ?? "",
+      /c\.type == 'DisruptionTarget' && has\(c\.status\) && c\.status == 'True'/,
+    );
   },
   "side-effects": () => {
     const { create, del } = webhooks();

@@ -360,11 +360,13 @@ describe("match conditions (evaluated as CEL, with the variables the API server 
     assert.throws(() => evaluate("object.metadata.namespace.startsWith('virtual-')", del("x", "virtual-ns")));
   });
 
-  it("reschedule-delete skips the teardown controllers' first-phase deletes, never their final-phase ones", () => {
-    const del = (username: string, deletionTimestamp?: string) => ({
+  it("reschedule-delete skips the teardown controllers' first-phase deletes and undisrupted final phases", () => {
+    const disrupted = { conditions: [{ type: "DisruptionTarget", status: "True" }] };
+    const del = (username: string, deletionTimestamp?: string, status: object = { phase: "Running" }) => ({
       object: null,
       oldObject: {
         metadata: { ...pod("virtual-ns").metadata, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+        status,
       },
       request: { operation: "DELETE", userInfo: { username } },
     });
@@ -373,12 +375,27 @@ describe("match conditions (evaluated as CEL, with the variables the API server 
       assert.equal(matches("reschedule-delete", del(controller)), false, `${controller}, first phase`);
       assert.equal(
         matches("reschedule-delete", del(controller, terminating)),
-        true,
+        false,
         `${controller}, final phase`,
+      );
+      assert.equal(
+        matches("reschedule-delete", del(controller, terminating, disrupted)),
+        true,
+        `${controller}, final phase of a disrupted pod`,
       );
     }
     assert.equal(matches("reschedule-delete", del("kubernetes-admin")), true, "a user's delete");
-    assert.equal(matches("reschedule-delete", del(KWOK_USER, terminating)), true, "KWOK's final delete");
+    assert.equal(matches("reschedule-delete", del(KWOK_USER, terminating)), false, "KWOK's final delete");
+    assert.equal(
+      matches("reschedule-delete", del(KWOK_USER, terminating, disrupted)),
+      true,
+      "KWOK's final delete of an evicted pod",
+    );
+    assert.equal(
+      matches("reschedule-delete", del(KWOK_USER, terminating, {})),
+      false,
+      "no status: has() is false, not an error",
+    );
     assert.equal(
       matches("reschedule-delete", del(CONTROLLER_MANAGER_USER)),
       true,

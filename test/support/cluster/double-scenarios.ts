@@ -159,29 +159,21 @@ export async function measureOnDouble(): Promise<Map<string, DeleteReviewRow[]>>
 /**
  * The rows two API servers should agree on. Known, explained differences are taken out first:
  * - the real server may review one step twice in a row (collapseRepeats); the double reviews it once;
- * - on a user's grace-0 delete, KWOK sees the deletionTimestamp and races the user's own storage delete with
- *   its final delete. Either may review the last step first, and the loser's review may never come (its
- *   delete finds the pod gone before admission). So that path's final rows are kept as "someone's grace-0
- *   review of the terminating pod", whoever sent it. The user's first review may also come again after
- *   KWOK's (seen under CPU load: admin, kwok, admin, all for the same delete); that repeat is dropped;
- * - the namespace controller repeats its DeleteCollection on every sync until the namespace is empty; how
- *   many syncs fall before KWOK's final delete is timing. Its rows for the pod already terminating are
- *   dropped;
- * - the double does not evaluate matchConditions, so it sends the driver's first-phase review that the
- *   real server's "not-driver-deletes" condition filters: the driver's rows are dropped. Likewise the
- *   teardown controllers' first-phase reviews ("not-teardown-controller-deletes"): with the row above, no
- *   namespace controller row is left to compare;
- * - under CPU load KWOK may send its graceful delete again after its final grace-0 one (seen at a load average
- *   of ~30: kwok 30, kwok 0, kwok 30 for the driver's delete), from a cache that had not seen its own delete
- *   yet. A review identical to an earlier one asks the function nothing new, so such repeats are dropped.
+ * - the double does not evaluate matchConditions, so it sends reviews the real server's conditions filter:
+ *   the driver's ("not-driver-deletes"), the teardown controllers' first phase
+ *   ("not-teardown-controller-deletes"), and every final-phase review of a pod without DisruptionTarget
+ *   ("final-phase-only-when-disrupted": KWOK's final deletes, a user's grace-0 storage delete, the namespace
+ *   controller's repeats). Those rows are dropped on both sides;
+ * - the user's first review may come again after a later one (seen under CPU load: admin, kwok, admin, all
+ *   for the same delete), and under load KWOK may send its graceful delete of a disrupted pod again after its
+ *   final grace-0 one, from a cache that had not seen its own delete yet. A review identical to an earlier
+ *   one asks the function nothing new, so such repeats are dropped.
  */
-export function comparableRows(path: string, rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
-  const racedFinal = path.startsWith("force delete");
+export function comparableRows(rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
   const kept = rows
     .filter((r) => r.user !== "driver")
-    .filter((r) => !(r.user === "namespace-controller" && r.deletionTimestamp))
     .filter((r) => !(TEARDOWN_ROLES.has(r.user) && !r.deletionTimestamp))
-    .map((r) => (racedFinal && r.deletionTimestamp ? { ...r, user: "admin or kwok" } : r));
+    .filter((r) => !r.deletionTimestamp || r.disruptionTarget !== undefined);
   return collapseRepeats(withoutEarlierRepeats(kept));
 }
 
