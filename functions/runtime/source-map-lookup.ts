@@ -1,9 +1,9 @@
 // Where a position of a bundle came from, read from its source map's `mappings` one generated line at a time.
 //
 // Why not node:module's SourceMap: it decodes every segment into an array of its own when it is made. For the
-// serve bundle's map (0.97 MB of mappings) that held about 30 MiB of V8 heap from the first stack a function
-// logged (a refused API connection is enough) to the end of the process: the idle RSS went from ~76 to
-// ~107 MiB. Here one pass notes where each generated line starts and the running values there (a few numbers
+// serve bundle's map (0.97 MB of mappings) that held about 20 MiB of V8 heap from the first stack a function
+// logged (a refused API connection is enough) to the end of the process: measured with a refused API, RSS
+// 110.4 MiB with it against 75.5 MiB with this (docs/performance.md). Here one pass notes where each generated line starts and the running values there (a few numbers
 // per line), and a lookup decodes only the lines it needs. The answers are findEntry's: the segment at or
 // before the position (the last such, on this line or an earlier one), or none.
 
