@@ -25,7 +25,6 @@ import { lifecycleHeavyTraceOf } from "../bench/memory-trace.js";
 import { buildCreateReview } from "../support/builders.js";
 import {
   buildImage,
-  type DeployedPods,
   deployFunctionPods,
   execInPod,
   placeOnRealNode,
@@ -49,8 +48,8 @@ import {
 } from "../support/cluster/pod-memory.js";
 import {
   type ClusterCase,
-  type ClusterSuite,
-  openClusterSuite,
+  clusterOf,
+  openDeployedSuite,
   registerClusterCases,
 } from "../support/cluster/suite.js";
 import {
@@ -68,30 +67,14 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const NS = "virtual-pods";
 const FUNCTIONS_NS = "simkube";
 
-async function openSuite(): Promise<{ suite: ClusterSuite; pods?: DeployedPods; archive?: string }> {
-  let archive: string;
-  try {
-    archive = await buildImage(repoRoot);
-  } catch (err) {
-    const message = `scripts/build-image.sh failed: ${(err as { stderr?: string }).stderr?.trim().split("\n").at(-1) ?? err}`;
-    return { suite: process.env.CI === "true" ? { error: new Error(message) } : { skip: message } };
-  }
-  const suite = await openClusterSuite({ realNode: true, reschedule: true, recordReviews: true });
-  if (!("cluster" in suite)) return { suite };
-  try {
-    return { suite, pods: await deployFunctionPods(suite.cluster, archive), archive };
-  } catch (err) {
-    await suite.cluster.stop();
-    return { suite: { error: err as Error } };
-  }
-}
+const opened = await openDeployedSuite({
+  buildScript: "scripts/build-image.sh",
+  build: () => buildImage(repoRoot),
+  cluster: { realNode: true, reschedule: true, recordReviews: true },
+  deploy: async (c, archive: string) => ({ pods: await deployFunctionPods(c, archive), archive }),
+});
 
-const opened = await openSuite();
-
-function cluster(): LocalCluster {
-  if (!("cluster" in opened.suite)) throw new Error("no cluster");
-  return opened.suite.cluster;
-}
+const cluster = (): LocalCluster => clusterOf(opened.suite);
 
 const admin = () => clientsFor(cluster().kubeconfig).core;
 const hostReviewsOf = (name: string) =>
@@ -104,7 +87,7 @@ const hostReviewsOf = (name: string) =>
 async function functionPods(core: CoreV1Api, fn: string): Promise<V1Pod[]> {
   const list = await core.listNamespacedPod({
     namespace: FUNCTIONS_NS,
-    labelSelector: `app.kubernetes.io/instance=${resolveOptions(opened.pods?.options ?? {}).name},app.kubernetes.io/component=${fn}`,
+    labelSelector: `app.kubernetes.io/instance=${resolveOptions(opened.deployed?.pods.options ?? {}).name},app.kubernetes.io/component=${fn}`,
   });
   return list.items.filter((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp);
 }
@@ -149,7 +132,7 @@ const runsAsPods: ClusterCase = {
       assert.match(write, /Read-only file system/);
     }
     process.stderr.write(
-      `# function pods: Deployments applied to every replica Ready in ${opened.pods?.readyMs} ms\n`,
+      `# function pods: Deployments applied to every replica Ready in ${opened.deployed?.pods.readyMs} ms\n`,
     );
   },
 };
@@ -206,7 +189,7 @@ const escapeByPolicy: ClusterCase = {
     const pod = { ...barePod(cluster(), "escape-policy", { nodeName: REAL_NODE_NAME }) };
     const answer = await callAsFunction("reschedule-delete", "POST", `/api/v1/namespaces/${NS}/pods`, pod);
     assert.equal(answer.status, 403, answer.body);
-    const policy = podCreatePolicyName(resolveOptions(opened.pods?.options ?? {}));
+    const policy = podCreatePolicyName(resolveOptions(opened.deployed?.pods.options ?? {}));
     assert.match(answer.body, new RegExp(`ValidatingAdmissionPolicy '${policy}'`));
   },
 };
@@ -266,7 +249,7 @@ const sigtermDuringBurst: ClusterCase = {
 
 const MiB = 1024 * 1024;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(0)} MiB`;
-const pathSecret = () => resolveOptions(opened.pods?.options ?? {}).pathSecret;
+const pathSecret = () => resolveOptions(opened.deployed?.pods.options ?? {}).pathSecret;
 
 /** Bytes of a memory quantity as `manifests` renders them (Mi, Gi). */
 function quantityBytes(q: string): number {
@@ -331,7 +314,7 @@ const burstAtRenderedLimit: ClusterCase = {
     const core = admin();
     const [pod] = await functionPods(core, "mutate-create");
     assert.ok(pod?.metadata?.name && pod.status?.podIP);
-    const rendered = resolveOptions(opened.pods?.options ?? {}).resources.limits?.memory ?? "";
+    const rendered = resolveOptions(opened.deployed?.pods.options ?? {}).resources.limits?.memory ?? "";
     const before = await containerMemory(c, pod);
     assert.equal(
       before.limitBytes,
@@ -363,7 +346,7 @@ const oomAtLowLimit: ClusterCase = {
     const c = cluster();
     const core = admin();
     const options = {
-      ...opened.pods?.options,
+      ...opened.deployed?.pods.options,
       resources: { requests: { cpu: "100m", memory: LOW_LIMIT }, limits: { memory: LOW_LIMIT } },
     };
     const rendered = buildAllManifests(options).find(
@@ -507,8 +490,8 @@ function archiveConfig(archive: string): { labels: Record<string, string>; env: 
 const imageAnnotated: ClusterCase = {
   name: "the image the pods run names its version, source commit and digest-pinned base (OCI annotations, build info)",
   run: async () => {
-    assert.ok(opened.archive, "the image archive");
-    const { labels, env } = archiveConfig(opened.archive);
+    assert.ok(opened.deployed?.archive, "the image archive");
+    const { labels, env } = archiveConfig(opened.deployed?.archive);
     const pkg = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
     assert.equal(labels["org.opencontainers.image.version"], pkg.version);
     assert.equal(labels["org.opencontainers.image.licenses"], "MIT");

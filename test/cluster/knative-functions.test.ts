@@ -66,8 +66,8 @@ import {
 import { assertMutated } from "../support/cluster/mutation-scenarios.js";
 import {
   type ClusterCase,
-  type ClusterSuite,
-  openClusterSuite,
+  clusterOf,
+  openDeployedSuite,
   registerClusterCases,
 } from "../support/cluster/suite.js";
 import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
@@ -78,37 +78,16 @@ const NS = "virtual-knative";
 const COLD_CYCLES = Number(process.env.SIMKUBE_FN_KNATIVE_FN_COLD_CYCLES ?? "0");
 const BURST = Number(process.env.SIMKUBE_FN_KNATIVE_FN_BURST ?? "0");
 
-async function openSuite(): Promise<{ suite: ClusterSuite; deployed?: KnativeDeployment }> {
-  let archive: string;
-  try {
-    archive = await buildImage(repoRoot);
-  } catch (err) {
-    const message = `scripts/build-image.sh failed: ${(err as { stderr?: string }).stderr?.trim().split("\n").at(-1) ?? err}`;
-    return { suite: process.env.CI === "true" ? { error: new Error(message) } : { skip: message } };
-  }
-  const suite = await openClusterSuite({
-    realNode: true,
-    reschedule: true,
-    recordReviews: true,
-    withKnative: true,
-  });
-  if (!("cluster" in suite)) return { suite };
-  try {
-    return { suite, deployed: await deployThroughKnative(suite.cluster, archive) };
-  } catch (err) {
-    await suite.cluster.stop();
-    return { suite: { error: err as Error } };
-  }
-}
-
 // Built before the cluster starts: under CI=true a helm that cannot be built fails the file.
 const helm = helmBinary();
-const opened = await openSuite();
+const opened = await openDeployedSuite({
+  buildScript: "scripts/build-image.sh",
+  build: () => buildImage(repoRoot),
+  cluster: { realNode: true, reschedule: true, recordReviews: true, withKnative: true },
+  deploy: deployThroughKnative,
+});
 
-function cluster(): LocalCluster {
-  if (!("cluster" in opened.suite)) throw new Error("no cluster");
-  return opened.suite.cluster;
-}
+const cluster = (): LocalCluster => clusterOf(opened.suite);
 function deployed(): KnativeDeployment {
   if (!opened.deployed) throw new Error("not deployed");
   return opened.deployed;

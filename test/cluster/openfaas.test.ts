@@ -62,8 +62,8 @@ import {
 import { keepOpenfaasLogs } from "../support/cluster/openfaas-logs.js";
 import {
   type ClusterCase,
-  type ClusterSuite,
-  openClusterSuite,
+  clusterOf,
+  openDeployedSuite,
   registerClusterCases,
 } from "../support/cluster/suite.js";
 import { runTeardownBurst } from "../support/cluster/teardown-burst.js";
@@ -75,35 +75,14 @@ const NS = "virtual-openfaas";
  * multi-round comparison is `npm run bench:openfaas`. */
 const BURST = Number(process.env.SIMKUBE_FN_OPENFAAS_BURST ?? "300");
 
-async function openSuite(): Promise<{ suite: ClusterSuite; deployed?: OpenfaasDeployment }> {
-  let images: string;
-  try {
-    images = await buildOpenfaasImages(repoRoot);
-  } catch (err) {
-    const message = `scripts/build-openfaas-image.sh failed: ${(err as { stderr?: string }).stderr?.trim().split("\n").at(-1) ?? err}`;
-    return { suite: process.env.CI === "true" ? { error: new Error(message) } : { skip: message } };
-  }
-  const suite = await openClusterSuite({
-    realNode: true,
-    reschedule: true,
-    recordReviews: true,
-    withOpenfaas: true,
-  });
-  if (!("cluster" in suite)) return { suite };
-  try {
-    return { suite, deployed: await deployThroughOpenfaas(suite.cluster, images) };
-  } catch (err) {
-    await suite.cluster.stop();
-    return { suite: { error: err as Error } };
-  }
-}
+const opened = await openDeployedSuite({
+  buildScript: "scripts/build-openfaas-image.sh",
+  build: () => buildOpenfaasImages(repoRoot),
+  cluster: { realNode: true, reschedule: true, recordReviews: true, withOpenfaas: true },
+  deploy: deployThroughOpenfaas,
+});
 
-const opened = await openSuite();
-
-function cluster(): LocalCluster {
-  if (!("cluster" in opened.suite)) throw new Error("no cluster");
-  return opened.suite.cluster;
-}
+const cluster = (): LocalCluster => clusterOf(opened.suite);
 function deployed(): OpenfaasDeployment {
   if (!opened.deployed) throw new Error("not deployed");
   return opened.deployed;

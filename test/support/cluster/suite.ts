@@ -58,6 +58,46 @@ export async function openClusterSuite(
   }
 }
 
+/** A suite whose functions run as pods on the real node, and what was deployed there (absent: not started). */
+export interface DeployedSuite<D> {
+  suite: ClusterSuite;
+  deployed?: D;
+}
+
+/**
+ * Builds what the function pods run (`build`, by the script named `buildScript`), opens the cluster, deploys.
+ * A failed build fails the file under CI=true and skips it elsewhere, with the build's last line; a failed
+ * deploy stops the cluster and fails the file.
+ */
+export async function openDeployedSuite<B, D>(o: {
+  buildScript: string;
+  build: () => Promise<B>;
+  cluster: Parameters<typeof openClusterSuite>[0];
+  deploy: (cluster: LocalCluster, built: B) => Promise<D>;
+}): Promise<DeployedSuite<D>> {
+  let built: B;
+  try {
+    built = await o.build();
+  } catch (err) {
+    const message = `${o.buildScript} failed: ${(err as { stderr?: string }).stderr?.trim().split("\n").at(-1) ?? err}`;
+    return { suite: process.env.CI === "true" ? { error: new Error(message) } : { skip: message } };
+  }
+  const suite = await openClusterSuite(o.cluster);
+  if (!("cluster" in suite)) return { suite };
+  try {
+    return { suite, deployed: await o.deploy(suite.cluster, built) };
+  } catch (err) {
+    await suite.cluster.stop();
+    return { suite: { error: err as Error } };
+  }
+}
+
+/** The suite's cluster; only for cases, which run only when it started. */
+export function clusterOf(suite: ClusterSuite): LocalCluster {
+  if (!("cluster" in suite)) throw new Error("no cluster");
+  return suite.cluster;
+}
+
 /** Registers the cases, or one failing test (cannot start), or every case skipped with one loud line. */
 export function registerClusterCases(file: string, suite: ClusterSuite, cases: readonly ClusterCase[]): void {
   if ("error" in suite) {
