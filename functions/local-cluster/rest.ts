@@ -25,6 +25,8 @@ export interface RestClient {
     body?: unknown,
     contentType?: string,
   ): Promise<T>;
+  /** GET a plain-text answer (the API server's /metrics). */
+  getText(path: string): Promise<string>;
   /** POST, and treat 409 AlreadyExists as done. */
   ensure(path: string, body: unknown): Promise<void>;
   /** DELETE, and treat 404 NotFound as done. */
@@ -37,21 +39,22 @@ interface Connection {
   token: string;
 }
 
-function requestHeaders(token: string, payload: string | undefined, contentType: string) {
+function requestHeaders(token: string, payload: string | undefined, contentType: string, accept: string) {
   return {
     authorization: `Bearer ${token}`,
-    accept: "application/json",
+    accept,
     ...(payload !== undefined
       ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) }
       : {}),
   };
 }
 
-/** Collects the answer: its JSON on 2xx, a RestError otherwise. */
+/** Collects the answer: `parse` of its text on 2xx, a RestError otherwise. */
 function readAnswer<T>(
   res: IncomingMessage,
   method: string,
   path: string,
+  parse: (text: string) => T,
   resolve: (value: T) => void,
   reject: (err: Error) => void,
 ): void {
@@ -65,23 +68,35 @@ function readAnswer<T>(
   res.on("end", () => {
     const status = res.statusCode ?? 0;
     if (status >= 300) reject(new RestError(status, method, path, text));
-    else resolve((text ? JSON.parse(text) : {}) as T);
+    else resolve(parse(text));
   });
 }
 
-function sendRequest<T>(
-  c: Connection,
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = "application/json",
-): Promise<T> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
+const parseJson = <T>(text: string): T => (text ? JSON.parse(text) : {}) as T;
+
+interface Exchange<T> {
+  method: string;
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  parse: (text: string) => T;
+}
+
+function sendRequest<T>(c: Connection, x: Exchange<T>): Promise<T> {
+  const { method, path } = x;
+  const payload = x.body === undefined ? undefined : JSON.stringify(x.body);
+  const headers = requestHeaders(
+    c.token,
+    payload,
+    x.contentType ?? "application/json",
+    x.accept ?? "application/json",
+  );
   return new Promise<T>((resolve, reject) => {
     const req = https.request(
       `${c.server}${path}`,
-      { method, agent: c.agent, timeout: 15_000, headers: requestHeaders(c.token, payload, contentType) },
-      (res) => readAnswer(res, method, path, resolve, reject),
+      { method, agent: c.agent, timeout: 15_000, headers },
+      (res) => readAnswer(res, method, path, x.parse, resolve, reject),
     );
     // A deadline for the whole exchange (the socket timeout alone misses a request queued in the agent).
     const deadline = setTimeout(() => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)), 30_000);
@@ -99,10 +114,18 @@ export function createRestClient(server: string, ca: string, token: string): Res
     token,
   };
   const request = <T>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> =>
-    sendRequest<T>(connection, method, path, body, contentType);
+    sendRequest<T>(connection, {
+      method,
+      path,
+      body,
+      ...(contentType ? { contentType } : {}),
+      parse: parseJson<T>,
+    });
   return {
     server,
     request,
+    getText: (path) =>
+      sendRequest(connection, { method: "GET", path, accept: "text/plain", parse: (text) => text }),
     async ensure(path, body) {
       try {
         await request("POST", path, body);

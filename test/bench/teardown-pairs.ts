@@ -175,6 +175,9 @@ export interface TeardownSummary {
   medianWithoutMs: number;
   webhookErrors: number;
   clonesSeen: number;
+  /** Per round with the webhook: the API server's calls to reschedule-delete, and the DELETEs its match conditions kept from it. */
+  deleteWebhookCalls: number[];
+  matchConditionExclusions: number[];
   /** reschedule-delete's highest replica count in each round with the webhook. */
   peakReplicas: number[];
   phases: TeardownPhases;
@@ -191,6 +194,10 @@ export function teardownSummary(rounds: readonly BurstRound[]): TeardownSummary 
     medianWithoutMs: median(withoutMs),
     webhookErrors: rounds.reduce((n, r) => n + r.webhookErrors, 0),
     clonesSeen: rounds.reduce((n, r) => n + r.clonesSeen, 0),
+    deleteWebhookCalls: rounds.filter((r) => r.webhook).map((r) => r.deleteWebhook.calls),
+    matchConditionExclusions: rounds
+      .filter((r) => r.webhook)
+      .map((r) => r.deleteWebhook.matchConditionExclusions),
     peakReplicas: rounds.filter((r) => r.webhook).map((r) => Math.max(0, ...r.replicas.map(([, n]) => n))),
     phases: teardownPhases(rounds),
   };

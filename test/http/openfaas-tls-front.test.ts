@@ -55,7 +55,13 @@ function fakeAdmin(answer: () => Answer): { admin: RestClient; lookups: () => nu
       now === "endpoint" ? [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ port: gatewayPort }] }] : [];
     return Promise.resolve({ subsets });
   }) as RestClient["request"];
-  const admin = { server: "https://fake", request, ensure: async () => {}, remove: async () => {} };
+  const admin: RestClient = {
+    server: "https://fake",
+    request,
+    getText: async () => "",
+    ensure: async () => {},
+    remove: async () => {},
+  };
   return { admin, lookups: () => lookups };
 }
 

@@ -18,6 +18,7 @@ const round = (webhook: boolean, teardownMs: number, replicas: [number, number][
   pods: 10,
   teardownMs,
   namespaceDeletingMs: 0,
+  deleteWebhook: { calls: webhook ? teardownMs % 7 : 0, matchConditionExclusions: webhook ? teardownMs : 0 },
   podsGoneMs: teardownMs,
   podsUndeletedAtNamespaceDelete: 10,
   webhookErrors: 0,
@@ -53,6 +54,9 @@ describe("teardown pairs", () => {
     assert.equal(summary.medianWithoutMs, 100);
     assert.equal(summary.ratioOfMedians, 1.1);
     assert.deepEqual(summary.peakReplicas, [2, 3, 0]);
+    // The API server's counters, per round with the webhook, in round order.
+    assert.deepEqual(summary.deleteWebhookCalls, [110 % 7, 210 % 7, 90 % 7]);
+    assert.deepEqual(summary.matchConditionExclusions, [110, 210, 90]);
   });
 
   it("times the garbage collector's one-by-one deletes and the namespace's end apart, and splits the totals by when the namespace was reached", () => {

@@ -12,6 +12,7 @@ import {
 import type { LocalCluster } from "../../../functions/local-cluster/cluster-types.js";
 import type { RestClient } from "../../../functions/local-cluster/rest.js";
 import type { KubeObject } from "../../../shared/kube/api.js";
+import { countersBetween, type WebhookCounters, webhookCounters } from "./apiserver-metrics.js";
 import { webhookErrors } from "./teardown-scenario.js";
 
 export const BURST_NAMESPACE = "virtual-burst";
@@ -152,6 +153,12 @@ export interface BurstRound {
    */
   podsUndeletedAtNamespaceDelete: number;
   webhookErrors: number;
+  /**
+   * The API server's own count, over the round, of its calls to reschedule-delete and of the DELETEs its
+   * match conditions kept from it (kube-apiserver /metrics): with the webhook registered, exclusions show
+   * it was evaluated.
+   */
+  deleteWebhook: WebhookCounters;
   /** Pods named <pod>-clone-* seen in the namespace while it was torn down. */
   clonesSeen: number;
   /** [seconds since the root's delete, reschedule-delete's replicas], once a second. */
@@ -222,6 +229,10 @@ function startSampler(admin: RestClient, replicasOf: () => Promise<number>, t0: 
   };
 }
 
+async function deleteWebhookCounters(admin: RestClient): Promise<WebhookCounters> {
+  return webhookCounters(await admin.getText("/metrics"), "reschedule-delete.");
+}
+
 async function tearDown(
   cluster: LocalCluster,
   root: KubeObject,
@@ -230,6 +241,7 @@ async function tearDown(
   replicasOf: () => Promise<number>,
 ): Promise<BurstRound> {
   const errorsBefore = webhookErrorCount(cluster);
+  const countersBefore = await deleteWebhookCounters(cluster.admin);
   const t0 = Date.now();
   const stopSampler = startSampler(cluster.admin, replicasOf, t0);
   await cluster.admin.request("DELETE", `/apis/simkube.io/v1/simulationroots/${root.metadata?.name}`, {
@@ -252,6 +264,7 @@ async function tearDown(
     podsGoneMs: sampled.podsGoneMs < 0 ? teardownMs : sampled.podsGoneMs,
     podsUndeletedAtNamespaceDelete: sampled.podsUndeletedAtNamespaceDelete,
     webhookErrors: webhookErrorCount(cluster) - errorsBefore,
+    deleteWebhook: countersBetween(countersBefore, await deleteWebhookCounters(cluster.admin)),
     clonesSeen: sampled.clones.size,
     replicas: sampled.replicas,
     podsLeft: sampled.podsLeft,
@@ -281,7 +294,7 @@ export async function runTeardownBurst(cluster: LocalCluster, o: BurstOptions): 
     const peak = Math.max(...round.replicas.map(([, n]) => n));
     const over = round.replicas.map(([s, n]) => `${s}s:${n}`).join(" ");
     o.log(
-      `${webhook ? "with" : "without"} the DELETE webhook: ${round.pods} pods torn down in ${round.teardownMs} ms (namespace deleting at ${round.namespaceDeletingMs} ms with ${round.podsUndeletedAtNamespaceDelete} pods not yet deleted, pods gone at ${round.podsGoneMs} ms), ${round.webhookErrors} webhook errors, ${round.clonesSeen} clones, reschedule-delete peak ${peak} replicas (${over})`,
+      `${webhook ? "with" : "without"} the DELETE webhook: ${round.pods} pods torn down in ${round.teardownMs} ms (namespace deleting at ${round.namespaceDeletingMs} ms with ${round.podsUndeletedAtNamespaceDelete} pods not yet deleted, pods gone at ${round.podsGoneMs} ms), ${round.webhookErrors} webhook errors, ${round.deleteWebhook.calls} calls to reschedule-delete and ${round.deleteWebhook.matchConditionExclusions} DELETEs its match conditions kept from it, ${round.clonesSeen} clones, reschedule-delete peak ${peak} replicas (${over})`,
     );
     rounds.push(round);
     await o.afterRound?.(round);
