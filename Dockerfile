@@ -63,5 +63,8 @@ ENV NODE_ENV=production \
 USER 1000:1000
 
 EXPOSE 8080
-ENTRYPOINT ["node", "/app/simkube-fn.mjs"]
+# A young generation of at most 3 x 4 MiB: under a burst, Node 24's default let it grow to about 100 MiB of RSS
+# more for the same throughput and CPU per review; on Node 24 this flag costs nothing at start
+# (docs/performance.md, "Against SimKube"). The benches start the functions with these same flags.
+ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/simkube-fn.mjs"]
 CMD ["serve", "mutate-create"]

@@ -10,7 +10,7 @@ import { REPO, serveNodeFlags } from "./node-children.js";
 import { pinTo } from "./processes.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-// Node flags for the functions (BENCH_SERVE_FLAGS, to try some; none by default, as deployed); never the bare one.
+// Node flags for the functions: the image's (BENCH_SERVE_FLAGS to try others); never the bare one.
 export const SERVE_FLAGS = serveNodeFlags();
 export const BARE_SERVER = join(HERE, "bare-server.js");
 export const FLOOR_SERVER = join(HERE, "floor-server.js");

@@ -3,7 +3,7 @@
 // double, a child of its own.
 
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -75,12 +75,27 @@ export async function startApiDouble(pin: string[]): Promise<ApiDouble> {
 }
 
 /**
- * Node flags to start the functions with, to try them (BENCH_SERVE_FLAGS, space-separated): none by default,
- * as the image starts them. The bundle's code cache is then written with the same flags (bundleFor).
+ * The Node flags the image starts the functions with: those between `node` and the bundle in the
+ * Dockerfile's ENTRYPOINT (its exec form, a JSON array). Pure.
+ */
+export function imageNodeFlags(dockerfile: string): string[] {
+  const line = dockerfile.split("\n").find((l) => l.startsWith("ENTRYPOINT "));
+  if (!line) throw new Error("the Dockerfile has no ENTRYPOINT");
+  const words = JSON.parse(line.slice("ENTRYPOINT ".length)) as string[];
+  const bundle = words.findIndex((w) => w.endsWith(".mjs"));
+  if (words[0] !== "node" || bundle < 0) throw new Error(`not a node ENTRYPOINT: ${line}`);
+  return words.slice(1, bundle);
+}
+
+/**
+ * Node flags to start the functions with: as the image starts them (the Dockerfile's), or BENCH_SERVE_FLAGS
+ * (space-separated; "none" for no flag) to try others. The bundle's code cache is then written with the same
+ * flags (bundleFor).
  */
 export function serveNodeFlags(): string[] {
   const given = process.env.BENCH_SERVE_FLAGS?.trim();
-  return given ? given.split(/\s+/) : [];
+  if (given === "none") return [];
+  return given ? given.split(/\s+/) : imageNodeFlags(readFileSync(join(REPO, "Dockerfile"), "utf8"));
 }
 
 /**

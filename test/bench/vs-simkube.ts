@@ -30,7 +30,7 @@ import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_ROOT_NAME, BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
-import { REPO, SERVER_NODE, startApiDouble, startNode } from "./node-children.js";
+import { REPO, SERVER_NODE, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
 import { procStatusBytes } from "./proc-status.js";
 import { type Child, cpuTimesOf, pinTo, rssOf, startChild, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkReport, wrkErrors, wrkInstalled } from "./wrk.js";
@@ -182,7 +182,7 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?:
     env,
     SERVER_PIN,
     false,
-    variant?.flags ?? [],
+    variant ? variant.flags : serveNodeFlags(),
     SERVER_NODE,
   );
   const scheme = tls ? "https" : "http";
