@@ -155,6 +155,11 @@ const DISRUPTION_TARGET_TRUE =
   "has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, has(c.type) && c.type == 'DisruptionTarget' && has(c.status) && c.status == 'True')";
 const FINAL_PHASE_ONLY_WHEN_DISRUPTED = `!has(oldObject.metadata.deletionTimestamp) || (${DISRUPTION_TARGET_TRUE})`;
 
+/** True except for a first-phase delete by one of `users` (`has` on an absent key is false, not an error). */
+function notFirstPhaseDeleteBy(users: readonly string[]): string {
+  return `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in [${users.map(celString).join(", ")}])`;
+}
+
 /** Exported for tests: the match conditions each webhook carries. */
 export function matchConditionsFor(
   o: ResolvedOptions,
@@ -175,18 +180,14 @@ export function matchConditionsFor(
     // The driver's own deletes replay production and are never interruptions: filtering them here saves an
     // HTTP call (and maybe a cold start) per replayed delete. The handler checks DRIVER_USERS again, and, as
     // it does, only in the first phase: the driver's grace-0 delete of a pod already evicted is still one.
-    conditions.push({
-      name: "not-driver-deletes",
-      expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in [${o.driverUsers.map(celString).join(", ")}])`,
-    });
+    conditions.push({ name: "not-driver-deletes", expression: notFirstPhaseDeleteBy(o.driverUsers) });
   }
   // Teardown: the garbage collector's and the namespace controller's first-phase deletes are never
   // interruptions (the handler says so too), and the namespace controller's DeleteCollection sends its pods
-  // through the webhook one at a time. Final-phase reviews (deletionTimestamp already set) are still sent.
-  // `has` on an absent map key is false, not an error.
+  // through the webhook one at a time. Their final-phase reviews are left to the next condition.
   conditions.push({
     name: "not-teardown-controller-deletes",
-    expression: `has(oldObject.metadata.deletionTimestamp) || !(request.userInfo.username in [${TEARDOWN_CONTROLLER_USERS.map(celString).join(", ")}])`,
+    expression: notFirstPhaseDeleteBy(TEARDOWN_CONTROLLER_USERS),
   });
   // Final-phase reviews (KWOK's or the kubelet's grace-0 delete, the namespace controller's repeated
   // DeleteCollection over terminating pods) interrupt a pod only when it carries DisruptionTarget=True (an
