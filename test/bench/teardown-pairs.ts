@@ -185,7 +185,8 @@ export interface TeardownSummary {
 
 export function teardownSummary(rounds: readonly BurstRound[]): TeardownSummary {
   const total = phaseRatios(rounds, (r) => r.teardownMs);
-  const withMs = rounds.filter((r) => r.webhook).map((r) => r.teardownMs);
+  const withRounds = rounds.filter((r) => r.webhook);
+  const withMs = withRounds.map((r) => r.teardownMs);
   const withoutMs = rounds.filter((r) => !r.webhook).map((r) => r.teardownMs);
   return {
     ...total,
@@ -194,11 +195,9 @@ export function teardownSummary(rounds: readonly BurstRound[]): TeardownSummary 
     medianWithoutMs: median(withoutMs),
     webhookErrors: rounds.reduce((n, r) => n + r.webhookErrors, 0),
     clonesSeen: rounds.reduce((n, r) => n + r.clonesSeen, 0),
-    deleteWebhookCalls: rounds.filter((r) => r.webhook).map((r) => r.deleteWebhook.calls),
-    matchConditionExclusions: rounds
-      .filter((r) => r.webhook)
-      .map((r) => r.deleteWebhook.matchConditionExclusions),
-    peakReplicas: rounds.filter((r) => r.webhook).map((r) => Math.max(0, ...r.replicas.map(([, n]) => n))),
+    deleteWebhookCalls: withRounds.map((r) => r.deleteWebhook.calls),
+    matchConditionExclusions: withRounds.map((r) => r.deleteWebhook.matchConditionExclusions),
+    peakReplicas: withRounds.map((r) => Math.max(0, ...r.replicas.map(([, n]) => n))),
     phases: teardownPhases(rounds),
   };
 }

@@ -8,7 +8,7 @@ import { startFakeApiServer } from "../../../functions/local-apiserver/server.js
 import { ADMIN_USER, KWOK_USER } from "../../../functions/local-cluster/control-plane.js";
 import type { AdmissionReview } from "../../../shared/admission/review.js";
 import { DEFAULT_DRIVER_USERS } from "../../../shared/base/identities.js";
-import { collapseRepeats, type DeleteReviewRow, deleteReviewRow } from "./reviews.js";
+import { type DeleteReviewRow, deleteReviewRow } from "./reviews.js";
 
 const NAMESPACE_CONTROLLER = "system:serviceaccount:kube-system:namespace-controller";
 const DRIVER = DEFAULT_DRIVER_USERS[0] as string;
@@ -158,14 +158,14 @@ export async function measureOnDouble(): Promise<Map<string, DeleteReviewRow[]>>
 
 /**
  * The rows two API servers should agree on. Known, explained differences are taken out first:
- * - the real server may review one step twice in a row (collapseRepeats); the double reviews it once;
  * - the double does not evaluate matchConditions, so it sends reviews the real server's conditions filter:
  *   the driver's ("not-driver-deletes"), the teardown controllers' first phase
  *   ("not-teardown-controller-deletes"), and every final-phase review of a pod without DisruptionTarget
  *   ("final-phase-only-when-disrupted": KWOK's final deletes, a user's grace-0 storage delete, the namespace
  *   controller's repeats). Those rows are dropped on both sides;
- * - the user's first review may come again after a later one (seen under CPU load: admin, kwok, admin, all
- *   for the same delete), and under load KWOK may send its graceful delete of a disrupted pod again after its
+ * - the real server may review one step twice in a row (a retried update or storage delete); the double
+ *   reviews it once. The user's first review may also come again after a later one (seen under CPU load:
+ *   admin, kwok, admin, all for the same delete), and under load KWOK may send its graceful delete of a disrupted pod again after its
  *   final grace-0 one, from a cache that had not seen its own delete yet. A review identical to an earlier
  *   one asks the function nothing new, so such repeats are dropped.
  */
@@ -174,7 +174,8 @@ export function comparableRows(rows: readonly DeleteReviewRow[]): DeleteReviewRo
     .filter((r) => r.user !== "driver")
     .filter((r) => !(TEARDOWN_ROLES.has(r.user) && !r.deletionTimestamp))
     .filter((r) => !r.deletionTimestamp || r.disruptionTarget !== undefined);
-  return collapseRepeats(withoutEarlierRepeats(kept));
+  // Dropping every row equal to an earlier one also takes the consecutive repeats.
+  return withoutEarlierRepeats(kept);
 }
 
 /** Rows equal to an earlier row, not only to the one before, taken out. */
