@@ -449,20 +449,34 @@ export function listen(
 
 // ---------------------------------------------------------------------------------------------------------
 // Graceful shutdown. On SIGTERM every review already sent must be answered, including those on connections
-// the kernel has queued but node has not read yet. So the listener stays open while anything is in flight,
-// every answer from then on says `Connection: close`, and sockets idling in keep-alive (which would hold
-// server.close() open until their timeout) are closed at once. A connection that was accepted but has not
-// sent its request yet is not idle in this sense: it is a queued review, and it is served.
+// the kernel has queued but node has not read yet, and those the caller is writing onto a kept-alive
+// connection right now. So from the SIGTERM on every answer says `Connection: close` (the caller then never
+// reuses that connection), and the listener stays open while anything is in flight. A connection idling in
+// keep-alive is not closed at once: the caller may have written its next review onto it a moment ago (in the
+// kernel, not yet read), and closing it would lose that review: the API server reports EOF and, as its Go
+// client never resends a POST, the CREATE fails. Such a connection is given KEEP_ALIVE_GRACE_MS to carry one
+// more review (answered, then closed); after that it is closed, as a caller that has not used it meanwhile is
+// not about to. The listener stays open for the grace too, so a caller that has not yet seen the endpoint go
+// (the API server's endpoint list lags the pod's deletion) still connects. A connection that was accepted but
+// has not sent its request yet is not idle in this sense: it is a queued review, and it is served.
 //
 // Per request this costs one property read (has the socket served before?) and one flag test: no listener,
-// no set. The state of each socket is read when the drain starts, from what node:http keeps on it: the
-// response it is writing (`_httpMessage`, set from the request until the answer is out). Requests pipelined
-// behind that response are not waited for (the API server's Go client never pipelines).
+// no set. The state of each socket is read when the drain starts and when the grace ends, from what
+// node:http keeps on it: the response it is writing (`_httpMessage`, set from the request until the answer is
+// out). Requests pipelined behind that response are not waited for (the API server's Go client never
+// pipelines).
+
+/**
+ * How long after SIGTERM a kept-alive connection idle at that moment may still bring a review. The API server
+ * reuses a connection within milliseconds during a burst; a second covers a busy event loop and the lag of
+ * its endpoint list.
+ */
+export const KEEP_ALIVE_GRACE_MS = 1_000;
 
 interface ConnectionTracker {
   /** Wraps the request listener: marks sockets that have served, and closes connections once draining. */
   wrap(app: RequestListener): RequestListener;
-  drain(onDrained: () => void): void;
+  drain(graceMs: number, onDrained: () => void): void;
 }
 
 const trackers = new WeakMap<Server, ConnectionTracker>();
@@ -471,16 +485,18 @@ const SERVED = Symbol("simkube-fn.served");
 /** A socket as node:http leaves it: the response it is writing now, if any. */
 type HttpSocket = Socket & { [SERVED]?: true; _httpMessage?: ServerResponse | null };
 
+/** At the SIGTERM: a socket being answered closes once its answer is out. */
 function closeWhenAnswered(socket: HttpSocket): void {
   const current = socket._httpMessage;
-  if (current) {
-    // Still being answered (perhaps ended and flushing: node:http clears _httpMessage on "finish").
-    if (!current.headersSent) current.setHeader("connection", "close");
-    else current.once("close", () => socket.end());
-  } else if (socket[SERVED]) {
-    socket.destroy(); // idle in keep-alive: nothing to answer
-  }
-  // Otherwise accepted but not yet read from: its request is answered, with `Connection: close`.
+  if (!current) return; // idle, or accepted but not yet read from: its next request is answered with close
+  // Still being answered (perhaps ended and flushing: node:http clears _httpMessage on "finish").
+  if (!current.headersSent) current.setHeader("connection", "close");
+  else current.once("close", () => socket.end());
+}
+
+/** When the grace ends: a socket that has served and is idle brought nothing since, so nothing is lost. */
+function closeIfIdle(socket: HttpSocket): void {
+  if (socket[SERVED] && !socket._httpMessage) socket.destroy();
 }
 
 function trackConnections(server: Server): ConnectionTracker {
@@ -488,12 +504,13 @@ function trackConnections(server: Server): ConnectionTracker {
   /** Sockets that carried a request (for https the TLS sockets, not the TCP ones "connection" saw). */
   const served = new Set<HttpSocket>();
   let draining = false;
+  let graceOver = false;
   let onDrained: (() => void) | undefined;
 
   const checkDrained = () => {
     // After the poll phase (setImmediate): connections the kernel queued are accepted before we look.
     setImmediate(() => {
-      if (draining && open.size === 0 && onDrained) {
+      if (graceOver && open.size === 0 && onDrained) {
         const done = onDrained;
         onDrained = undefined;
         done();
@@ -519,11 +536,17 @@ function trackConnections(server: Server): ConnectionTracker {
       if (draining) res.setHeader("connection", "close");
       app(req, res);
     },
-    drain(done) {
+    drain(graceMs, done) {
       draining = true;
       onDrained = done;
       for (const socket of served) closeWhenAnswered(socket);
-      checkDrained();
+      const endGrace = () => {
+        graceOver = true;
+        for (const socket of served) closeIfIdle(socket);
+        checkDrained();
+      };
+      // Unref'd: the listener and the sockets keep the process alive as long as there is anything to wait for.
+      setTimeout(endGrace, graceMs).unref();
     },
   };
   trackers.set(server, tracker);
@@ -533,11 +556,17 @@ function trackConnections(server: Server): ConnectionTracker {
 export type DrainOutcome = "drained" | "timed-out";
 
 /**
- * Stops the server gracefully: answers everything in flight or queued, then closes the listener. Resolves
- * "drained" as soon as the last connection closed, or "timed-out" after `timeoutMs` if something hangs
- * (the server is then closed regardless; what is left is for the caller's exit to cut).
+ * Stops the server gracefully: answers everything in flight or queued, and every review that arrives on a
+ * kept-alive connection or a new one within `graceMs`, then closes the listener. Resolves "drained" as soon as
+ * the grace has passed and the last connection closed, or "timed-out" after `timeoutMs` if something hangs
+ * (the server is then closed regardless; what is left is for the caller's exit to cut). A `graceMs` of 0 is
+ * for a server no caller is still using (tests' clean-up).
  */
-export function drainAndClose(server: Server, timeoutMs = 10_000): Promise<DrainOutcome> {
+export function drainAndClose(
+  server: Server,
+  timeoutMs = 10_000,
+  graceMs = KEEP_ALIVE_GRACE_MS,
+): Promise<DrainOutcome> {
   return new Promise((resolve) => {
     const tracker = trackers.get(server);
     let settled = false;
@@ -550,7 +579,7 @@ export function drainAndClose(server: Server, timeoutMs = 10_000): Promise<Drain
     };
     const timer = setTimeout(() => finish("timed-out"), timeoutMs);
     timer.unref();
-    if (tracker) tracker.drain(() => finish("drained"));
+    if (tracker) tracker.drain(graceMs, () => finish("drained"));
     else server.close(() => finish("drained"));
   });
 }

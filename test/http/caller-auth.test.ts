@@ -141,7 +141,7 @@ describe("TLS with a client CA (the API server's client certificate)", () => {
     port = (server.address() as AddressInfo).port;
   });
   after(async () => {
-    await drainAndClose(server, 2_000);
+    await drainAndClose(server, 2_000, 0);
   });
 
   it("answers a review from a caller whose certificate the CA signed", async () => {
@@ -177,7 +177,7 @@ describe("TLS with a client CA (the API server's client certificate)", () => {
 describe("client certificates pinned to the API server's identity (CLIENT_CERT_SUBJECTS)", () => {
   const servers: Server[] = [];
   after(async () => {
-    for (const s of servers) await drainAndClose(s, 2_000);
+    for (const s of servers) await drainAndClose(s, 2_000, 0);
   });
 
   async function pinnedTo(subjects: AppOptions["clientCertSubjects"]) {

@@ -217,7 +217,7 @@ describe("GET /metrics", () => {
       ])
         assert.match(text, new RegExp(`^# TYPE ${name} `, "m"), name);
     } finally {
-      await drainAndClose(running.server, 1_000);
+      await drainAndClose(running.server, 1_000, 0);
     }
   });
 });

@@ -39,7 +39,7 @@ const handle: ReviewHandler = async (body) => {
 
 let server: Server | undefined;
 afterEach(async () => {
-  if (server) await drainAndClose(server, 1_000);
+  if (server) await drainAndClose(server, 1_000, 0);
   server = undefined;
 });
 
@@ -111,7 +111,7 @@ describe("pre-authentication limits", () => {
     assert.equal(server.headersTimeout, DEFAULT_SERVER_LIMITS.headersTimeoutMs);
     assert.equal(server.requestTimeout, DEFAULT_SERVER_LIMITS.requestTimeoutMs);
     assert.equal(server.maxConnections, DEFAULT_SERVER_LIMITS.maxConnections);
-    await drainAndClose(server, 1_000);
+    await drainAndClose(server, 1_000, 0);
     server = await listen(createApp(handle, quiet), 0, "127.0.0.1", undefined, { maxConnections: 7 });
     assert.equal(server.maxConnections, 7);
   });

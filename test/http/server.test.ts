@@ -112,7 +112,7 @@ describe("createApp", () => {
         }
         await request(server).post("/").send(review("after")).expect(200);
       } finally {
-        await drainAndClose(server, 1_000);
+        await drainAndClose(server, 1_000, 0);
       }
     });
   }
@@ -128,7 +128,7 @@ describe("createApp", () => {
         assert.ok(outcome.written < bodyBytes / 4, `${framing}: wrote ${outcome.written} bytes`);
       }
     } finally {
-      await drainAndClose(server, 1_000);
+      await drainAndClose(server, 1_000, 0);
     }
   });
 
