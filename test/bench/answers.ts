@@ -12,7 +12,7 @@
 // mutate-create is from that least.
 
 import { mutationPatch } from "../../functions/mutate-create/plan.js";
-import { reviewJson, withPatch } from "../../shared/admission/review.js";
+import { type AdmissionReview, reviewJson, withPatch } from "../../shared/admission/review.js";
 import { podSpecHash } from "../../shared/hash/pod-hash.js";
 import type { Pod } from "../../shared/kube/pod.js";
 import { BENCH_SIM_NAME, benchSimulation } from "./bench-world.js";
@@ -39,6 +39,12 @@ export const bareAnswer: Answer = (body) =>
  * (test/unit/bench-floor.test.ts holds the two to the same text). Sequence numbers count per answer function.
  */
 export function createFloorAnswer(): Answer {
+  const review = createFloorReview();
+  return (body) => reviewJson(review(body));
+}
+
+/** The floor's answer as the review object a ReviewHandler returns (adapter-floor-server.ts serves it). */
+export function createFloorReview(): (body: unknown) => AdmissionReview {
   const lifecycleParams = benchSimulation().spec?.lifecycleParams ?? {};
   const sequences = new Map<string, number>();
   return (body) => {
@@ -55,6 +61,6 @@ export function createFloorAnswer(): Answer {
       sequence,
       lifecycleParams,
     });
-    return reviewJson(withPatch({ uid: reviewUid(body) }, ops));
+    return withPatch({ uid: reviewUid(body) }, ops);
   };
 }

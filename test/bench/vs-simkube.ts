@@ -8,8 +8,9 @@
 // review at least once (both cache what they learn per pod: SimKube its owners, the function its sequences).
 // Per server: reviews/s, CPU µs per review (from /proc of its pid), p50/p99, RSS right after its last round, its
 // peak RSS and its RSS at the end, threads; the function over plain http and the floor over https
-// (floor-server.ts: what any Node server answering these reviews over TLS costs at the least) beside them; the
-// ratios function/SimKube last, also round by round.
+// (floor-server.ts: what any Node server answering these reviews over TLS costs at the least) and the floor's
+// answer through the function's HTTP adapter (adapter-floor-server.ts: the adapter's share of the gap) beside
+// them; the ratios function/SimKube last, also round by round.
 // BENCH_AGAINST=<another build's dist/bundle> adds that build's mutate-create over https to the same rounds, and
 // prints this build's reviews per core over it round by round (to measure one change).
 //
@@ -51,6 +52,7 @@ const SERVER_PIN = pinTo(1);
 const LOAD_PIN = pinTo(0);
 const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
 const FLOOR = join(REPO, "dist/test/bench/floor-server.js");
+const ADAPTER_FLOOR = join(REPO, "dist/test/bench/adapter-floor-server.js");
 
 interface Server {
   label: string;
@@ -138,7 +140,8 @@ interface Variant {
 /** BENCH_AGAINST=<another build's dist/bundle>: that build's mutate-create over https, in the same rounds. */
 function againstVariant(): Variant | undefined {
   const dir = process.env.BENCH_AGAINST?.trim();
-  return dir ? { label: "BENCH_AGAINST", flags: [], env: {}, bundleDir: dir } : undefined;
+  // Started with the same flags as this build's function, so the two differ only in their build.
+  return dir ? { label: "BENCH_AGAINST", flags: serveNodeFlags(), env: {}, bundleDir: dir } : undefined;
 }
 
 /**
@@ -200,6 +203,17 @@ async function startFloor(tls: Tls): Promise<Server> {
   const env = { ...process.env, PORT: String(port), TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile };
   const child = startNode([FLOOR], env, SERVER_PIN, false, [], SERVER_NODE);
   return { label: "floor, node:https", child, url: new URL(`https://127.0.0.1:${port}/`) };
+}
+
+/**
+ * The floor's answer through the function's HTTP adapter (adapter-floor-server.ts): its distance from the floor
+ * is what the adapter costs, its distance from mutate-create what the handler costs beyond the floor's work.
+ */
+async function startAdapterFloor(tls: Tls): Promise<Server> {
+  const port = await freePort();
+  const env = { ...process.env, PORT: String(port), TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile };
+  const child = startNode([ADAPTER_FLOOR], env, SERVER_PIN, false, [], SERVER_NODE);
+  return { label: "floor, through the adapter", child, url: new URL(`https://127.0.0.1:${port}/`) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -413,6 +427,10 @@ function printSummaries(summaries: Summary[]): void {
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
   const https = (x: Summary) => x.label.startsWith("mutate-create (https") || x.label.startsWith("floor");
   for (const s of summaries.filter(https)) printPerRound(s, sk);
+  const floor = summaries.find((x) => x.label === "floor, node:https");
+  const adapterFloor = summaries.find((x) => x.label === "floor, through the adapter");
+  if (floor && adapterFloor) printPerRound(adapterFloor, floor, "the floor's");
+  if (adapterFloor) printPerRound(fn, adapterFloor, "the floor through the adapter's");
   const against = summaries.find((x) => x.label.endsWith("BENCH_AGAINST)"));
   if (against) printPerRound(fn, against, "BENCH_AGAINST's");
 }
@@ -483,6 +501,7 @@ async function main(): Promise<number> {
     servers.push(await startSkDriver(binary, kubeconfig, tls, writeIdleTrace(dir)));
     servers.push(await startFunction(kubeconfig, undefined));
     servers.push(await startFloor(tls));
+    servers.push(await startAdapterFloor(tls));
     for (const variant of variants()) servers.push(await startFunction(kubeconfig, tls, variant));
     const against = againstVariant();
     if (against) servers.push(await startFunction(kubeconfig, tls, against));
