@@ -123,7 +123,7 @@ async function reserveSequence(
   // A dry run is never stored, so it must not consume a number (the webhook declares NoneOnDryRun).
   if (recorded !== undefined || facts.candidate.dryRun) return recorded;
   const owner = { apiVersion: root.apiVersion, kind: root.kind, name: root.name, uid: root.uid };
-  return ctx.deps.sequences.next(facts.hash, { simName: facts.simName, owner }, facts.requestUid);
+  return await ctx.deps.sequences.next(facts.hash, { simName: facts.simName, owner }, facts.requestUid);
 }
 
 /** TRACE_PATH's trace; without it and without SIM_NAME, the one the pod's Simulation names. */
@@ -291,7 +291,7 @@ async function admit(
     requestUid: request.uid,
   };
   const simLog = simName === undefined ? withBindings(log, { sim: resolved.simName }) : log;
-  return mutate(ctx, request, facts, resolved.mutation, simLog);
+  return await mutate(ctx, request, facts, resolved.mutation, simLog);
 }
 
 /** Fail closed: whatever goes wrong while judging or mutating a pod, it is denied, saying why. */
@@ -341,6 +341,6 @@ export function createMutateCreateHandler(deps: MutateCreateDeps): ReviewHandler
       ctx.stats.decision(triage.deny);
       return deny(request, `simkube-fn mutate-create: ${triage.message}`);
     }
-    return admitOrDeny(ctx, request, triage.candidate);
+    return await admitOrDeny(ctx, request, triage.candidate);
   };
 }

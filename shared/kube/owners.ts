@@ -92,7 +92,8 @@ interface Budget {
   maxReferences: number;
   walkMs: number;
   now: () => number;
-  started: number;
+  /** When the walk's clock started: at its first time check (the walk over the cache never reads the clock). */
+  started: number | undefined;
   objects: number;
   references: number;
 }
@@ -103,21 +104,38 @@ function newBudget(options: OwnerResolverOptions, now: () => number): Budget {
     maxReferences: options.maxReferences ?? DEFAULT_OWNER_WALK_MAX_REFERENCES,
     walkMs: options.walkMs ?? DEFAULT_OWNER_WALK_MS,
     now,
-    started: now(),
+    started: undefined,
     objects: 0,
     references: 0,
   };
 }
 
-/** Why the budget is spent, or undefined. `refs` more references and `objects` more owners are charged first. */
-function overBudget(budget: Budget, refs: number, objects: number): string | undefined {
+/** Milliseconds the walk has taken, its clock started by the first call. */
+function elapsedMs(budget: Budget): number {
+  const now = budget.now();
+  budget.started ??= now;
+  return now - budget.started;
+}
+
+/**
+ * Why the counts are over budget, or undefined. `refs` more references and `objects` more owners are charged
+ * first. The walk over the cache checks only these: bounded by them and by MAX_DEPTH, it cannot run long.
+ */
+function overCounts(budget: Budget, refs: number, objects: number): string | undefined {
   budget.references += refs;
   budget.objects += objects;
   if (budget.references > budget.maxReferences)
     return `the pod's owner graph has more than ${budget.maxReferences} owner references`;
   if (budget.objects > budget.maxObjects)
     return `the pod's owner graph has more than ${budget.maxObjects} owners`;
-  if (budget.now() - budget.started > budget.walkMs)
+  return undefined;
+}
+
+/** overCounts, and the walk's time (API reads included). */
+function overBudget(budget: Budget, refs: number, objects: number): string | undefined {
+  const counts = overCounts(budget, refs, objects);
+  if (counts) return counts;
+  if (elapsedMs(budget) > budget.walkMs)
     return `walking the pod's owner graph took longer than ${budget.walkMs} ms`;
   return undefined;
 }
@@ -290,7 +308,7 @@ async function fetchOwner(
   key: string,
 ): Promise<OwnerReference[] | undefined> {
   const { namespace, budget } = walk;
-  const left = Math.max(0, budget.walkMs - (budget.now() - budget.started));
+  const left = Math.max(0, budget.walkMs - elapsedMs(budget));
   const fetched = walk.cache.fetch(key, { context: { namespace, ref } }).catch((err: unknown) => {
     throw kubeErrorOf(err)?.status === 403 ? new OwnerReadForbidden(ref, err) : err;
   });
@@ -345,7 +363,7 @@ async function resolve(walk: OwnerWalk, refs: OwnerReference[], chain: OwnerLink
  * In a burst nearly every chain is cached, and the async walk paid a promise and a Set per level.
  */
 function cachedChain(walk: OwnerWalk, refs: OwnerReference[], chain: OwnerLink[]): boolean {
-  if (overBudget(walk.budget, refs.length, 0)) return false;
+  if (overCounts(walk.budget, refs.length, 0)) return false;
   const { path, visited } = walk;
   for (const ref of refs) {
     if (!isUsableRef(ref) || path.length >= MAX_DEPTH) return false;
@@ -353,7 +371,7 @@ function cachedChain(walk: OwnerWalk, refs: OwnerReference[], chain: OwnerLink[]
     if (path.includes(key)) return false;
     if (visited.has(key)) continue;
     visited.add(key);
-    if (overBudget(walk.budget, 0, 1)) return false;
+    if (overCounts(walk.budget, 0, 1)) return false;
     const ownedBy = walk.cache.get(key);
     if (ownedBy === undefined) return false;
     chain.push({ ref, ownedBy });
