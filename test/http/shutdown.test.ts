@@ -190,6 +190,28 @@ describe("graceful shutdown (SIGTERM)", () => {
     }
   });
 
+  it("answers a review on a new connection during the grace, and refuses connections after it", async () => {
+    const { handle, release } = slowHandler();
+    release();
+    const server = await listen(createApp(handle, quiet), 0, "127.0.0.1");
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const drained = drainAndClose(server, 10_000);
+      // A caller whose list of endpoints still holds the pod (the API server's lags its deletion) connects anew.
+      await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_GRACE_MS / 2));
+      const late = await post(agent, port, "late");
+      assert.equal(late.status, 200);
+      assert.equal(late.uid, "late");
+      assert.equal(late.connection, "close");
+      assert.equal(await drained, "drained");
+      await assert.rejects(post(agent, port, "after"), /ECONNREFUSED/, "the listener is closed once drained");
+    } finally {
+      agent.destroy();
+      server.close();
+    }
+  });
+
   it("finishes an answer whose headers were already out when the shutdown began, then closes", async () => {
     let finish: (() => void) | undefined;
     const server = await listen(
