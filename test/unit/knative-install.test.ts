@@ -1,7 +1,7 @@
 // The pure parts of `cluster up --knative`: reading Knative's YAML stream and ordering its creation, the
 // collection each object goes to, the image names read from the resolved YAML, the namespace placement on the
-// real node, the cluster DNS and Traefik objects, the kubelet's clusterDNS, and when a Deployment counts as
-// rolled out.
+// real node, the cluster DNS and Traefik objects, the kubelet's clusterDNS, when a Deployment counts as
+// rolled out, and config-network's patch waiting out Knative's webhook before its pod is ready.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -20,7 +20,12 @@ import {
 import { servingObjects } from "../../functions/local-cluster/knative/serving.js";
 import { servingImages } from "../../functions/local-cluster/knative/serving-build.js";
 import { deploymentRolledOut } from "../../functions/local-cluster/knative/serving-ready.js";
-import { TRAEFIK_INGRESS_CLASS, traefikObjects } from "../../functions/local-cluster/knative/traefik.js";
+import {
+  isWebhookUnreachable,
+  selectTraefikIngress,
+  TRAEFIK_INGRESS_CLASS,
+  traefikObjects,
+} from "../../functions/local-cluster/knative/traefik.js";
 import { nodeAddresses, SERVICE_CIDR } from "../../functions/local-cluster/real-node/addresses.js";
 import { kubeletConfig, REAL_NODE_TAINT } from "../../functions/local-cluster/real-node/configs.js";
 import {
@@ -28,6 +33,7 @@ import {
   NODE_SELECTOR_ANNOTATION,
   placedOnRealNode,
 } from "../../functions/local-cluster/real-node/placement.js";
+import { type RestClient, RestError } from "../../functions/local-cluster/rest.js";
 
 const STREAM = `
 apiVersion: v1
@@ -172,4 +178,54 @@ test("a Deployment is rolled out only when its newest generation is observed and
     false,
   );
   assert.equal(deploymentRolledOut(d({})), false);
+});
+
+const CONFIG_NETWORK = "/api/v1/namespaces/knative-serving/configmaps/config-network";
+// The API server's answer when Knative's webhook has registered itself and its pod is not ready (CI, 2026-12-07).
+const UNREACHABLE = new RestError(
+  500,
+  "PATCH",
+  CONFIG_NETWORK,
+  '{"kind":"Status","message":"Internal error occurred: failed calling webhook \\"config.webhook.serving.knative.dev\\": failed to call webhook: Post \\"https://webhook.knative-serving.svc:443/config-validation?timeout=10s\\": no endpoints available for service \\"webhook\\"","reason":"InternalError","code":500}',
+);
+
+/** A RestClient whose PATCHes fail with the given errors in turn, then succeed. */
+function patchingAdmin(failures: unknown[]): { admin: RestClient; patches: unknown[] } {
+  const patches: unknown[] = [];
+  const request = async (method: string, path: string, body?: unknown) => {
+    assert.equal(method, "PATCH");
+    assert.equal(path, CONFIG_NETWORK);
+    patches.push(body);
+    const failure = failures.shift();
+    if (failure) throw failure;
+    return {};
+  };
+  return { admin: { request } as unknown as RestClient, patches };
+}
+
+test("a webhook the API server cannot reach is told from the other failures", () => {
+  assert.equal(isWebhookUnreachable(UNREACHABLE), true);
+  assert.equal(
+    isWebhookUnreachable(new RestError(500, "PATCH", CONFIG_NETWORK, "etcdserver: timeout")),
+    false,
+  );
+  assert.equal(
+    isWebhookUnreachable(new RestError(403, "PATCH", CONFIG_NETWORK, "failed calling webhook")),
+    false,
+  );
+  assert.equal(isWebhookUnreachable(new Error("failed calling webhook")), false);
+});
+
+test("config-network's patch is retried while Knative's webhook cannot be reached, then lands", async () => {
+  const { admin, patches } = patchingAdmin([UNREACHABLE, UNREACHABLE]);
+  await selectTraefikIngress(admin);
+  assert.equal(patches.length, 3);
+  assert.deepEqual(patches[2], { data: { "ingress-class": TRAEFIK_INGRESS_CLASS } });
+});
+
+test("config-network's patch fails at once on any other error", async () => {
+  const forbidden = new RestError(403, "PATCH", CONFIG_NETWORK, "forbidden");
+  const { admin, patches } = patchingAdmin([forbidden]);
+  await assert.rejects(selectTraefikIngress(admin), forbidden);
+  assert.equal(patches.length, 1);
 });

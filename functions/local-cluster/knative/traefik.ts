@@ -5,7 +5,8 @@
 // Services' ClusterIPs it forwards to are reachable there (kube-proxy's rules live in the node's namespace).
 // The objects (namespace, account, RBAC, Deployment, Services) are ours; config-network is patched to the class.
 
-import type { RestClient } from "../rest.js";
+import { waitUntil } from "../readiness.js";
+import { type RestClient, RestError } from "../rest.js";
 import type { ManifestObject } from "./apply-yaml.js";
 import { nodeAppObjects } from "./node-app.js";
 import { KNATIVE_NAMESPACE } from "./serving-build.js";
@@ -97,12 +98,42 @@ export function traefikObjects(image: string): ManifestObject[] {
   ];
 }
 
-/** Knative's config-network switched to Traefik's ingress class (a merge patch: Knative's other keys stay). */
+/** How long Knative's webhook may take to answer for its ConfigMaps once it has registered itself. */
+const CONFIG_PATCH_TIMEOUT_MS = 300_000;
+
+/**
+ * The API server could not reach a webhook the request matched (HTTP 500 "failed calling webhook", e.g. "no
+ * endpoints available"). Knative's webhook registers its ConfigMap validation before its pod is ready, so a
+ * write to config-network in between fails this way (seen once in CI); it passes once the pod is ready.
+ */
+export function isWebhookUnreachable(err: unknown): boolean {
+  return err instanceof RestError && err.status === 500 && err.body.includes("failed calling webhook");
+}
+
+/**
+ * Knative's config-network switched to Traefik's ingress class (a merge patch: Knative's other keys stay),
+ * retried while Knative's own webhook cannot be reached yet.
+ */
 export async function selectTraefikIngress(admin: RestClient): Promise<void> {
-  await admin.request(
-    "PATCH",
-    `/api/v1/namespaces/${KNATIVE_NAMESPACE}/configmaps/config-network`,
-    { data: { "ingress-class": TRAEFIK_INGRESS_CLASS } },
-    "application/merge-patch+json",
+  // Any other failure ends the wait at once and is thrown as it came (waitUntil would retry it).
+  let failed: { err: unknown } | undefined;
+  await waitUntil(
+    "Knative's config-network to take Traefik's ingress class",
+    async () => {
+      try {
+        await admin.request(
+          "PATCH",
+          `/api/v1/namespaces/${KNATIVE_NAMESPACE}/configmaps/config-network`,
+          { data: { "ingress-class": TRAEFIK_INGRESS_CLASS } },
+          "application/merge-patch+json",
+        );
+      } catch (err) {
+        if (!isWebhookUnreachable(err)) failed = { err };
+        else throw err; // retried; the last one is named if the wait times out
+      }
+      return true;
+    },
+    { timeoutMs: CONFIG_PATCH_TIMEOUT_MS, intervalMs: 500 },
   );
+  if (failed) throw failed.err;
 }
