@@ -95,6 +95,13 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
+/** A server whose handler answers at once, on 127.0.0.1. */
+async function answeringServer() {
+  const { handle, release } = slowHandler();
+  release();
+  return listen(createApp(handle, quiet), 0, "127.0.0.1");
+}
+
 /** Sends REVIEWS reviews, starts the shutdown once `ready` holds, releases the handler a little later. */
 async function shutdownUnderLoad(ready: (entered: number) => boolean) {
   const { handle, entered, release } = slowHandler();
@@ -144,9 +151,7 @@ describe("graceful shutdown (SIGTERM)", () => {
   });
 
   it("an idle server closes its idle keep-alive sockets as soon as the grace has passed", async () => {
-    const { handle, release } = slowHandler();
-    release();
-    const server = await listen(createApp(handle, quiet), 0, "127.0.0.1");
+    const server = await answeringServer();
     const agent = new Agent({ keepAlive: true });
     try {
       const port = (server.address() as AddressInfo).port;
@@ -165,9 +170,7 @@ describe("graceful shutdown (SIGTERM)", () => {
   });
 
   it("answers a review written onto an idle keep-alive connection just before the SIGTERM", async () => {
-    const { handle, release } = slowHandler();
-    release();
-    const server = await listen(createApp(handle, quiet), 0, "127.0.0.1");
+    const server = await answeringServer();
     // One socket, so the second review goes onto the connection the first one left idle in keep-alive.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
@@ -191,9 +194,7 @@ describe("graceful shutdown (SIGTERM)", () => {
   });
 
   it("answers a review on a new connection during the grace, and refuses connections after it", async () => {
-    const { handle, release } = slowHandler();
-    release();
-    const server = await listen(createApp(handle, quiet), 0, "127.0.0.1");
+    const server = await answeringServer();
     const agent = new Agent({ keepAlive: true });
     try {
       const port = (server.address() as AddressInfo).port;
