@@ -5,7 +5,7 @@
 // Services' ClusterIPs it forwards to are reachable there (kube-proxy's rules live in the node's namespace).
 // The objects (namespace, account, RBAC, Deployment, Services) are ours; config-network is patched to the class.
 
-import { waitUntil } from "../readiness.js";
+import { withRetry } from "../../../shared/base/index.js";
 import { type RestClient, RestError } from "../rest.js";
 import type { ManifestObject } from "./apply-yaml.js";
 import { nodeAppObjects } from "./node-app.js";
@@ -112,28 +112,18 @@ export function isWebhookUnreachable(err: unknown): boolean {
 
 /**
  * Knative's config-network switched to Traefik's ingress class (a merge patch: Knative's other keys stay),
- * retried while Knative's own webhook cannot be reached yet.
+ * retried (shared/base/retry.ts) while Knative's own webhook cannot be reached yet; any other failure, or
+ * the last one at the deadline, is thrown as it came.
  */
 export async function selectTraefikIngress(admin: RestClient): Promise<void> {
-  // Any other failure ends the wait at once and is thrown as it came (waitUntil would retry it).
-  let failed: { err: unknown } | undefined;
-  await waitUntil(
-    "Knative's config-network to take Traefik's ingress class",
-    async () => {
-      try {
-        await admin.request(
-          "PATCH",
-          `/api/v1/namespaces/${KNATIVE_NAMESPACE}/configmaps/config-network`,
-          { data: { "ingress-class": TRAEFIK_INGRESS_CLASS } },
-          "application/merge-patch+json",
-        );
-      } catch (err) {
-        if (!isWebhookUnreachable(err)) failed = { err };
-        else throw err; // retried; the last one is named if the wait times out
-      }
-      return true;
-    },
-    { timeoutMs: CONFIG_PATCH_TIMEOUT_MS, intervalMs: 500 },
+  await withRetry(
+    () =>
+      admin.request(
+        "PATCH",
+        `/api/v1/namespaces/${KNATIVE_NAMESPACE}/configmaps/config-network`,
+        { data: { "ingress-class": TRAEFIK_INGRESS_CLASS } },
+        "application/merge-patch+json",
+      ),
+    { deadlineMs: CONFIG_PATCH_TIMEOUT_MS, isRetryable: isWebhookUnreachable },
   );
-  if (failed) throw failed.err;
 }
