@@ -494,9 +494,9 @@ function closeWhenAnswered(socket: HttpSocket): void {
   else current.once("close", () => socket.end());
 }
 
-/** When the grace ends: a socket that has served and is idle brought nothing since, so nothing is lost. */
+/** When the grace ends: a served socket now idle brought nothing since, so closing it loses nothing. */
 function closeIfIdle(socket: HttpSocket): void {
-  if (socket[SERVED] && !socket._httpMessage) socket.destroy();
+  if (!socket._httpMessage) socket.destroy();
 }
 
 function trackConnections(server: Server): ConnectionTracker {
