@@ -51,8 +51,6 @@ const BAD_ANSWERS_TOLERATED = 0.01;
 const SERVER_PIN = pinTo(1);
 const LOAD_PIN = pinTo(0);
 const BUNDLE = join(REPO, "dist/bundle/simkube-fn.mjs");
-const FLOOR = join(REPO, "dist/test/bench/floor-server.js");
-const ADAPTER_FLOOR = join(REPO, "dist/test/bench/adapter-floor-server.js");
 
 interface Server {
   label: string;
@@ -194,26 +192,27 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?:
 }
 
 /**
- * The floor over https (floor-server.ts): node:https, the JSON parse, and the pod hash, sequence number and
- * patch every faithful answer needs, written as the function writes them; no express, logger or metrics. What
- * any Node server answering these reviews over TLS costs at the least, measured in the same rounds.
+ * The reference servers over https, each a compiled entry started without flags:
+ * - the floor (floor-server.ts): node:https, the JSON parse, and the pod hash, sequence number and patch every
+ *   faithful answer needs, written as the function writes them; no express, logger or metrics. What any Node
+ *   server answering these reviews over TLS costs at the least, measured in the same rounds;
+ * - the floor's answer through the function's HTTP adapter (adapter-floor-server.ts): its distance from the
+ *   floor is what the adapter costs, its distance from mutate-create what the handler costs beyond the floor's work.
  */
-async function startFloor(tls: Tls): Promise<Server> {
-  const port = await freePort();
-  const env = { ...process.env, PORT: String(port), TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile };
-  const child = startNode([FLOOR], env, SERVER_PIN, false, [], SERVER_NODE);
-  return { label: "floor, node:https", child, url: new URL(`https://127.0.0.1:${port}/`) };
-}
+const FLOOR_SERVERS = {
+  floor: { label: "floor, node:https", entry: join(REPO, "dist/test/bench/floor-server.js") },
+  adapterFloor: {
+    label: "floor, through the adapter",
+    entry: join(REPO, "dist/test/bench/adapter-floor-server.js"),
+  },
+} as const;
 
-/**
- * The floor's answer through the function's HTTP adapter (adapter-floor-server.ts): its distance from the floor
- * is what the adapter costs, its distance from mutate-create what the handler costs beyond the floor's work.
- */
-async function startAdapterFloor(tls: Tls): Promise<Server> {
+async function startFloorServer(tls: Tls, which: keyof typeof FLOOR_SERVERS): Promise<Server> {
+  const { label, entry } = FLOOR_SERVERS[which];
   const port = await freePort();
   const env = { ...process.env, PORT: String(port), TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile };
-  const child = startNode([ADAPTER_FLOOR], env, SERVER_PIN, false, [], SERVER_NODE);
-  return { label: "floor, through the adapter", child, url: new URL(`https://127.0.0.1:${port}/`) };
+  const child = startNode([entry], env, SERVER_PIN, false, [], SERVER_NODE);
+  return { label, child, url: new URL(`https://127.0.0.1:${port}/`) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -427,8 +426,8 @@ function printSummaries(summaries: Summary[]): void {
   console.log(`  threads          ${ratio(fn.threads, sk.threads)}`);
   const https = (x: Summary) => x.label.startsWith("mutate-create (https") || x.label.startsWith("floor");
   for (const s of summaries.filter(https)) printPerRound(s, sk);
-  const floor = summaries.find((x) => x.label === "floor, node:https");
-  const adapterFloor = summaries.find((x) => x.label === "floor, through the adapter");
+  const floor = summaries.find((x) => x.label === FLOOR_SERVERS.floor.label);
+  const adapterFloor = summaries.find((x) => x.label === FLOOR_SERVERS.adapterFloor.label);
   if (floor && adapterFloor) printPerRound(adapterFloor, floor, "the floor's");
   if (adapterFloor) printPerRound(fn, adapterFloor, "the floor through the adapter's");
   const against = summaries.find((x) => x.label.endsWith("BENCH_AGAINST)"));
@@ -500,8 +499,8 @@ async function main(): Promise<number> {
     servers.push(await startFunction(kubeconfig, tls));
     servers.push(await startSkDriver(binary, kubeconfig, tls, writeIdleTrace(dir)));
     servers.push(await startFunction(kubeconfig, undefined));
-    servers.push(await startFloor(tls));
-    servers.push(await startAdapterFloor(tls));
+    servers.push(await startFloorServer(tls, "floor"));
+    servers.push(await startFloorServer(tls, "adapterFloor"));
     for (const variant of variants()) servers.push(await startFunction(kubeconfig, tls, variant));
     const against = againstVariant();
     if (against) servers.push(await startFunction(kubeconfig, tls, against));
