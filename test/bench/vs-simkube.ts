@@ -31,7 +31,16 @@ import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { buildTraceBytes } from "../support/trace-builder.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_ROOT_NAME, BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
-import { REPO, SERVER_NODE, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
+import {
+  imageNodeRelease,
+  nodeVersion,
+  REPO,
+  SERVER_NODE,
+  serveNodeFlags,
+  serverNodeLine,
+  startApiDouble,
+  startNode,
+} from "./node-children.js";
 import { procStatusBytes } from "./proc-status.js";
 import { type Child, cpuTimesOf, pinTo, rssOf, startChild, waitUntil } from "./processes.js";
 import { createWrkWorkspace, runWrk, type WrkReport, wrkErrors, wrkInstalled } from "./wrk.js";
@@ -512,6 +521,7 @@ async function main(): Promise<number> {
           .map((l) => l.toFixed(2))
           .join(" ")}`,
     );
+    console.log(`bench:vs-simkube: ${serverNodeLine(nodeVersion(SERVER_NODE), imageNodeRelease())}`);
     const summaries = await measure(servers, load);
     printSummaries(summaries);
     await printHeaps(servers);
