@@ -82,9 +82,23 @@ export function describeRow(row: DeleteReviewRow): string {
 }
 
 /**
- * Consecutive identical rows as one: the real API server re-runs delete admission when the update or the
- * storage delete retries (a conflict, or a stale watch-cache copy), so one step can be reviewed twice.
+ * Consecutive reviews of one step as one. The real API server re-runs delete admission when the update or the
+ * storage delete retries (a conflict, or a stale watch-cache copy), so one step can be reviewed twice: with the
+ * same pod (identical rows), or first with a copy from before the deleting controller's own status patch and
+ * then with the pod as patched (the same user, name, phase of the delete and dry run; the later row adds the
+ * DisruptionTarget the earlier lacks). Seen in CI on 2026-12-07 for the taint manager's delete: node-controller
+ * without, then with DeletionByTaintManager, one clone.
  */
 export function collapseRepeats(rows: readonly DeleteReviewRow[]): DeleteReviewRow[] {
-  return rows.filter((row, i) => i === 0 || JSON.stringify(row) !== JSON.stringify(rows[i - 1]));
+  const sameStep = (a: DeleteReviewRow, b: DeleteReviewRow) =>
+    a.user === b.user &&
+    a.name === b.name &&
+    a.deletionTimestamp === b.deletionTimestamp &&
+    a.dryRun === b.dryRun;
+  const staleCopyOf = (row: DeleteReviewRow, next: DeleteReviewRow | undefined) =>
+    next !== undefined && sameStep(row, next) && !row.disruptionTarget && Boolean(next.disruptionTarget);
+  return rows.filter(
+    (row, i) =>
+      !staleCopyOf(row, rows[i + 1]) && (i === 0 || JSON.stringify(row) !== JSON.stringify(rows[i - 1])),
+  );
 }
