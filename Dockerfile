@@ -55,8 +55,9 @@ LABEL org.opencontainers.image.title="simkube-fn" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 COPY --from=bundle /usr/local/bin/node /usr/local/bin/node
-COPY --from=bundle /node-libs/ /usr/local/lib/
-RUN ["ldconfig"]
+# Into /usr/lib, which the loader searches after its cache: no ldconfig run, whose cache files (with the files'
+# inode numbers and times) would make the layer differ from one build to the next.
+COPY --from=bundle /node-libs/ /usr/lib/
 COPY --from=bundle /src/dist/bundle/ /app/
 
 # SIMKUBE_FN_COMMIT: the commit label of simkube_fn_build_info, the same revision the annotations name.
