@@ -93,15 +93,8 @@ trap 'rm -rf "$work"' EXIT
 packages_key="$(printf %s "$DEBIAN_PACKAGES" | sha256sum | cut -c1-8)"
 base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$BASE_EPOCH-$packages_key"
 node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH-$packages_key"
-# check_integrity FILE SRI: FILE's sha512 must be the Subresource Integrity string SRI (npm's dist.integrity form).
-check_integrity() {
-  local got
-  got="sha512-$(openssl dgst -sha512 -binary "$1" | base64 -w0)"
-  if [ "$got" != "$2" ]; then
-    log "FAILED: $(basename "$1") is $got, expected the published $2"
-    exit 1
-  fi
-}
+# check_integrity FILE SRI
+. scripts/check-integrity.sh
 build_bases() {
   mkdir -p "$work/debian" "$work/node/usr/local/bin" "$work/node/usr/local/lib/node_modules"
   log "debian base: mmdebstrap $DEBIAN_SUITE"

