@@ -10,7 +10,7 @@
 # npm registry's Node, and builds this file reproducibly with podman (docs/deploying.md, "The image").
 
 # Node.js 26: the Active LTS line since 2026-10-28, supported until April 2029. On it mutate-create answers
-# 1.12-1.13x the reviews per core it does on Node 24 (docs/performance.md, "Against SimKube"). The defaults
+# 1.10-1.17x the reviews per core it does on Node 24 (docs/performance.md, "Against SimKube"). The defaults
 # name exact releases; pin them by digest for a build from a registry (NODE_IMAGE=name:tag@sha256:...,
 # docs/deploying.md, "The image"). scripts/build-image.sh passes its own bases, pinned by the digest it built.
 ARG NODE_IMAGE=node:26.12.1-bookworm-slim
