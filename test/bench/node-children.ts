@@ -101,7 +101,8 @@ export function imageNodeRelease(): string {
 
 /**
  * Which Node the servers run, and a hint when it is not the image's major: the benches' servers run the Node
- * that runs the bench (or BENCH_NODE), and Node 26 answers 10-17% more reviews per core than Node 24 (docs/performance.md).
+ * that runs the bench (or BENCH_NODE), and Node 26 answers 10-17% more reviews per core than Node 24
+ * (docs/performance.md).
  */
 export function serverNodeLine(serverVersion: string, imageVersion: string): string {
   const major = (v: string) => v.replace(/^v/, "").split(".")[0];
