@@ -26,15 +26,10 @@ NPM_VERSION=11.19.1
 # are checked by apt against the archive's signed Release files (mmdebstrap).
 NODE_INTEGRITY=sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==
 NPM_INTEGRITY=sha512-ztsxKxt/kkIaAs+2i0GU6I+DRmUdrNasxTZKJe9TCdSjKxlhah/4r/hl5ygMD6XAg1qZ9c2TNomR4qgOydp10g==
-DEBIAN_SUITE=bookworm
-# Beyond minbase: libstdc++ (node links it, debian:bookworm-slim has it) and libatomic (Node 26 links it too; the
-# public node image keeps it). Part of the bases' tags, so a base built from another list is never reused.
-DEBIAN_PACKAGES=libstdc++6,libatomic1
+# DEBIAN_SUITE, DEBIAN_PACKAGES, BASE_EPOCH and the Debian base's tag, shared with build-openfaas-image.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/debian-base.sh"
 DEBIAN_MIRROR=http://deb.debian.org/debian
 DEBIAN_SECURITY=http://deb.debian.org/debian-security
-# The bases' timestamps: fixed, so one pair of bases serves every commit (they are kept in podman's store and
-# built again only for new versions above or a new store).
-BASE_EPOCH=1735689600
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -90,9 +85,8 @@ trap 'rm -rf "$work"' EXIT
 # The Debian base: reproducible for one state of the archive (mmdebstrap honours SOURCE_DATE_EPOCH; a point
 # release or security update changes it, and a base already in the store is reused as it is). Slim as
 # debian:bookworm-slim: no manuals, documentation (copyright notices kept) or translations.
-packages_key="$(printf %s "$DEBIAN_PACKAGES" | sha256sum | cut -c1-8)"
-base_tag="localhost/simkube-fn-base/debian:$DEBIAN_SUITE-$BASE_EPOCH-$packages_key"
-node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH-$packages_key"
+base_tag="$DEBIAN_BASE_TAG"
+node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH-$PACKAGES_KEY"
 # check_integrity FILE SRI
 . scripts/check-integrity.sh
 build_bases() {

@@ -42,12 +42,10 @@ openfaas_bin="$(bash controlplane/openfaas/build.sh | tail -n 1)"
 template="$(dirname "$openfaas_bin")/template/node22"
 log "bundle:openfaas"
 node scripts/bundle-openfaas.mjs >&2
-# The Debian base of the project's image (its tag: the suite, epoch and package list pinned in build-image.sh,
-# the list as the first 8 hex of its sha256, as build-image.sh tags it).
-suite="$(sed -n 's/^DEBIAN_SUITE=//p' scripts/build-image.sh)"
-epoch="$(sed -n 's/^BASE_EPOCH=//p' scripts/build-image.sh)"
-packages="$(sed -n 's/^DEBIAN_PACKAGES=//p' scripts/build-image.sh)"
-base_tag="localhost/simkube-fn-base/debian:$suite-$epoch-$(printf %s "$packages" | sha256sum | cut -c1-8)"
+# The Debian base of the project's image, as build-image.sh pins and tags it.
+. scripts/debian-base.sh
+epoch="$BASE_EPOCH"
+base_tag="$DEBIAN_BASE_TAG"
 
 cache="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}"
 key="$(
