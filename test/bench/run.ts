@@ -64,6 +64,7 @@ import {
   ROUNDS,
   runs,
   SECONDS,
+  SERVE_ENV,
   SERVE_FLAGS,
   SERVER_PIN,
   TRACE_ONLY,
@@ -72,6 +73,7 @@ import type { TeardownRound } from "./cluster-teardown-bench.js";
 import { createRounds } from "./create-rounds.js";
 import {
   bundleFor,
+  envText,
   imageNodeRelease,
   nodeVersion,
   SERVER_NODE,
@@ -156,7 +158,7 @@ function printSetup(): void {
   process.stdout.write(
     `simkube-fn bench: node ${process.version}, ${os.cpus().length} cores, load average ${load.join(" ")}\n` +
       `  load: wrk, 1 thread, ${CONCURRENCY} connections, ${SECONDS} s per burst x ${ROUNDS} rounds, cycling ${REVIEWS} reviews (${pinText(LOAD_PIN)})\n` +
-      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}] (bare: none)\n` +
+      `  servers: ${pinText(SERVER_PIN)} ${SERVER_NODE} (${nodeVersion(SERVER_NODE)}), no NODE_OPTIONS, functions at LOG_LEVEL=${LOG_LEVEL} with node flags [${SERVE_FLAGS.join(" ")}] and the image's environment [${envText(SERVE_ENV)}] (bare: none)\n` +
       `  ${serverNodeLine(nodeVersion(SERVER_NODE), imageNodeRelease())}\n`,
   );
 }

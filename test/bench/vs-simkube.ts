@@ -32,10 +32,12 @@ import { buildTraceBytes } from "../support/trace-builder.js";
 import { benchReviews } from "./bench-reviews.js";
 import { BENCH_ROOT_NAME, BENCH_SIM_NAME, BENCH_STORE_NAMESPACE } from "./bench-world.js";
 import {
+  envText,
   imageNodeRelease,
   nodeVersion,
   REPO,
   SERVER_NODE,
+  serveNodeEnv,
   serveNodeFlags,
   serverNodeLine,
   startApiDouble,
@@ -153,7 +155,8 @@ function againstVariant(): Variant | undefined {
 
 /**
  * BENCH_VS_VARIANTS="label: --a-node-flag NAME=value; other: ...": each an extra mutate-create over https in
- * the same alternating rounds, started with those Node flags and environment variables.
+ * the same alternating rounds, started with those Node flags (instead of the image's) and environment variables
+ * (over the image's; `NAME=` unsets one).
  */
 function variants(): Variant[] {
   const given = process.env.BENCH_VS_VARIANTS?.trim();
@@ -174,6 +177,7 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?:
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...serveNodeEnv(),
     ...variant?.env,
     PORT: String(port),
     SIM_NAME: BENCH_SIM_NAME,
@@ -182,7 +186,15 @@ async function startFunction(kubeconfig: string, tls: Tls | undefined, variant?:
     SEQUENCE_STORE: "memory",
     SEQUENCE_NAMESPACE: BENCH_STORE_NAMESPACE,
   };
-  for (const key of ["TRACE_PATH", "DRIVER_USERS", "POD_NAMESPACE", "TLS_CERT_FILE", "TLS_KEY_FILE"]) {
+  const unset = Object.keys(variant?.env ?? {}).filter((key) => variant?.env[key] === "");
+  for (const key of [
+    "TRACE_PATH",
+    "DRIVER_USERS",
+    "POD_NAMESPACE",
+    "TLS_CERT_FILE",
+    "TLS_KEY_FILE",
+    ...unset,
+  ]) {
     delete env[key];
   }
   const tlsArgs = tls ? ["--tls-cert", tls.certFile, "--tls-key", tls.keyFile] : [];
@@ -522,6 +534,9 @@ async function main(): Promise<number> {
           .join(" ")}`,
     );
     console.log(`bench:vs-simkube: ${serverNodeLine(nodeVersion(SERVER_NODE), imageNodeRelease())}`);
+    console.log(
+      `bench:vs-simkube: the function with node flags [${serveNodeFlags().join(" ")}] and the image's environment [${envText(serveNodeEnv())}]`,
+    );
     const summaries = await measure(servers, load);
     printSummaries(summaries);
     await printHeaps(servers);
