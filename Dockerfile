@@ -66,8 +66,8 @@ ENV NODE_ENV=production \
     SIMKUBE_FN_COMMIT=${REVISION}
 
 # glibc's malloc gives threads arenas of their own, up to 8 per core; Node's threads (V8's GC and compiler
-# helpers, libuv's pool) then keep freed memory in several. Two arenas: 6-7 MiB less RSS under a burst, same CPU
-# per review (docs/performance.md, "glibc's malloc arenas").
+# helpers, libuv's pool) then keep freed memory in several. Two arenas: 6-8 MiB less RSS under a burst, same CPU
+# per review (docs/performance.md, "glibc's malloc arenas, and other start settings on Node 26").
 ENV MALLOC_ARENA_MAX=2
 
 # Numeric non-root user: Kubernetes can only verify runAsNonRoot (set by the generated manifests) for a numeric
