@@ -3,7 +3,7 @@
 // double, a child of its own.
 
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -169,9 +169,14 @@ export function bundleFor(
   const dir = mkdtempSync(join(os.tmpdir(), "simkube-fn-bundle-"));
   cpSync(built, dir, { recursive: true });
   const entry = join(dir, "simkube-fn.mjs");
+  // The functions refuse to start without a kubeconfig: one whose API server refuses connections (port 1), so
+  // the check below loads everything and then reports it unreachable, on a machine with no kubeconfig too.
+  const kubeconfig = join(dir, "code-cache.kubeconfig");
+  writeFileSync(kubeconfig, JSON.stringify(unreachableKubeconfig()));
   for (const fn of ["mutate-create", "reschedule-delete"]) {
     const env = {
       ...process.env,
+      KUBECONFIG: kubeconfig,
       SIM_NAME: "code-cache",
       SIMKUBE_FN_WRITE_CODE_CACHE: "1",
       LOG_LEVEL: "error",
@@ -185,6 +190,18 @@ export function bundleFor(
     }
   }
   return { entry, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A kubeconfig (JSON is YAML) whose API server is 127.0.0.1:1, where nothing listens. */
+function unreachableKubeconfig(): object {
+  return {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "none", cluster: { server: "http://127.0.0.1:1", "insecure-skip-tls-verify": true } }],
+    users: [{ name: "none", user: { token: "none" } }],
+    contexts: [{ name: "none", context: { cluster: "none", user: "none" } }],
+    "current-context": "none",
+  };
 }
 
 /** `node --version` of a Node binary. */
