@@ -22,14 +22,12 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
+import { bundleBuildId } from "../runtime/bundle-build-id.js";
 import { mapBundleStacks } from "../runtime/bundle-stacks.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bundleFile = path.join(here, process.argv[2] === "serve" ? "simkube-fn-serve.cjs" : "simkube-fn.cjs");
 const cacheFile = `${bundleFile}.cache`;
-
-/** The build appends `//# simkube-fn-build <id>` to the bundle. */
-const BUILD_ID_PATTERN = /\/\/# simkube-fn-build ([0-9a-f]+)\s*$/;
 
 /** The V8 data in the cache file, if the file exists and belongs to this build. */
 function readCache(buildId: string | undefined): Buffer | undefined {
@@ -47,7 +45,7 @@ function readCache(buildId: string | undefined): Buffer | undefined {
 
 // The build checks that the bundle is ASCII (esbuild escapes the rest): read as latin1, the cheapest decoding.
 const source = readFileSync(bundleFile, "latin1");
-const buildId = BUILD_ID_PATTERN.exec(source.slice(-100))?.[1];
+const buildId = bundleBuildId(source);
 // The CommonJS wrapper, as Node's own loader would apply it (on the first line: line numbers stay right).
 const WRAPPER = "(function (exports, require, module, __filename, __dirname) {";
 mapBundleStacks(bundleFile, WRAPPER.length);

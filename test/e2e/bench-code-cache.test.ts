@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { bundleBuildId } from "../../functions/runtime/bundle-build-id.js";
 import { bundleFor } from "../bench/node-children.js";
 
 test("the benches write the bundle's code cache on a machine with no kubeconfig", () => {
@@ -20,9 +21,7 @@ test("the benches write the bundle's code cache on a machine with no kubeconfig"
     try {
       const dir = join(bundle.entry, "..");
       const cache = join(dir, "simkube-fn-serve.cjs.cache");
-      const buildId = /\/\/# simkube-fn-build ([0-9a-f]+)\s*$/.exec(
-        readFileSync(join(dir, "simkube-fn-serve.cjs"), "latin1").slice(-100),
-      )?.[1];
+      const buildId = bundleBuildId(readFileSync(join(dir, "simkube-fn-serve.cjs"), "latin1"));
       assert.ok(buildId, "the serve bundle names its build");
       assert.equal(readFileSync(cache, "latin1").split("\n", 1)[0], buildId);
       assert.ok(statSync(cache).mtimeMs >= started - 1_000, "the cache was written by this call");
